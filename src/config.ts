@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
+import { ID_PATTERN } from './domain/types.js';
+
+/** A rate in the `N/window` form of CONTRACT.md (`600/60s`, `20/1m`), or off. */
+export interface Rate {
+  points: number;
+  durationSec: number;
+}
+
+const WINDOW_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+function parseRate(name: string, raw: string | undefined, fallback: Rate | null): Rate | null {
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'off') return null;
+  const match = /^(\d+)\/(\d+)(s|m|h)$/.exec(raw);
+  if (!match) throw new ConfigError(name, `expected N/window such as 600/60s, or off; got "${raw}"`);
+  const points = Number(match[1]);
+  const durationSec = Number(match[2]) * WINDOW_UNITS[match[3]!]!;
+  if (points < 1 || durationSec < 1) throw new ConfigError(name, 'N and the window must be at least 1');
+  return { points, durationSec };
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`Invalid configuration: ${variable}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v));
+const list = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
+
+const envSchema = z.object({
+  SERVICE_HOST: z.string().min(1).default('0.0.0.0'),
+  SERVICE_PORT: int(0, 65535).default(8420),
+  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  SERVICE_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default('agentplane'),
+  SERVICE_MAX_BODY_BYTES: int(1).default(1024 * 1024),
+  SERVICE_SWAGGER: bool.default(true),
+  SERVICE_APPROVALS: bool.default(true),
+  SERVICE_SCHEDULES: bool.default(true),
+  SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
+  SERVICE_EVENTS_RETAIN: int(1).default(10_000),
+  SERVICE_SHUTDOWN_TIMEOUT_MS: int(0).default(25_000),
+  SERVICE_REPLICA_ID: optionalString,
+  SERVICE_AUTH: z.enum(['none', 'jwt', 'apikey']).default('none'),
+  SERVICE_RBAC: bool.default(false),
+  SERVICE_JWT_SECRET: optionalString,
+  SERVICE_JWT_ISSUER: optionalString,
+  SERVICE_JWT_AUDIENCE: optionalString,
+  SERVICE_JWT_JWKS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  SERVICE_JWT_PUBLIC_KEY: optionalString,
+  SERVICE_JWT_TRUSTED_ISSUERS: list,
+  SERVICE_JWT_TENANT_CLAIM: z.string().min(1).default('tenant_id'),
+  SERVICE_JWT_DEFAULT_TENANT: optionalString.pipe(z.string().regex(ID_PATTERN).optional()),
+  SERVICE_API_KEYS: optionalString,
+  SERVICE_API_KEY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/).default('X-Api-Key'),
+  SERVICE_RATE_LIMIT: z.string().optional(),
+  SERVICE_QUOTA_PER_KEY: z.string().optional(),
+  SERVICE_QUOTA_PER_TENANT: z.string().optional(),
+  SERVICE_TRUST_PROXY: bool.default(false),
+  WORKER_PORT: int(0, 65535).default(8421),
+  WORKER_CONCURRENCY: int(1, 1000).default(8),
+  WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),
+  RUN_STEP_LIMIT: int(1).default(100),
+  AGENTS_MODULE: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+type Env = z.infer<typeof envSchema>;
+
+export type { ApiKeyEntry };
+
+export interface Config extends Omit<Env, 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_PER_KEY' | 'SERVICE_QUOTA_PER_TENANT' | 'SERVICE_API_KEYS'> {
+  /** Global limit per client address; null when off. */
+  rateLimit: Rate | null;
+  quotaPerKey: Rate | null;
+  quotaPerTenant: Rate | null;
+  apiKeys: readonly ApiKeyEntry[];
+}
+
+/**
+ * Reads and validates the environment once. Throws {@link ConfigError} naming the first bad
+ * variable; the entry points print it and exit 1. The result is frozen.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  const { SERVICE_RATE_LIMIT, SERVICE_QUOTA_PER_KEY, SERVICE_QUOTA_PER_TENANT, SERVICE_API_KEYS, ...rest } =
+    parsed.data;
+  const config: Config = {
+    ...rest,
+    rateLimit: parseRate('SERVICE_RATE_LIMIT', SERVICE_RATE_LIMIT, { points: 1200, durationSec: 60 }),
+    quotaPerKey: parseRate('SERVICE_QUOTA_PER_KEY', SERVICE_QUOTA_PER_KEY, null),
+    quotaPerTenant: parseRate('SERVICE_QUOTA_PER_TENANT', SERVICE_QUOTA_PER_TENANT, null),
+    apiKeys: [],
+  };
+  validateAuth(config, SERVICE_API_KEYS);
+  try {
+    config.apiKeys = parseApiKeys(SERVICE_API_KEYS);
+  } catch (error) {
+    throw new ConfigError('SERVICE_API_KEYS', (error as Error).message);
+  }
+  return Object.freeze(config);
+}
+
+function validateAuth(config: Config, apiKeys: string | undefined): void {
+  if (config.SERVICE_AUTH === 'jwt' && !config.SERVICE_JWT_SECRET && !config.SERVICE_JWT_JWKS_URL && !config.SERVICE_JWT_PUBLIC_KEY) {
+    throw new ConfigError(
+      'SERVICE_JWT_SECRET',
+      'SERVICE_AUTH=jwt needs SERVICE_JWT_SECRET, SERVICE_JWT_JWKS_URL or SERVICE_JWT_PUBLIC_KEY',
+    );
+  }
+  if (config.SERVICE_AUTH === 'apikey' && !apiKeys) {
+    throw new ConfigError('SERVICE_API_KEYS', 'SERVICE_AUTH=apikey needs at least one key');
+  }
+}
+
+/** Entry-point helper: load the config or print the reason and exit 1. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The one error type of agentplane. Domain, runtime and adapters throw it with a stable
+ * `code`; only `src/http/` maps a code to an HTTP status and renders it.
+ */
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'precondition_failed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal'
+  | 'unavailable'
+  | 'invalid_cron'
+  | 'unknown_agent';
+
+export interface AppErrorOptions {
+  /** Whether the message may be shown to a client. @defaultValue true except for `internal` */
+  expose?: boolean;
+  cause?: unknown;
+  /** Extra response headers the renderer adds (e.g. `Allow`, `Retry-After`). */
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly expose: boolean;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.expose = options.expose ?? code !== 'internal';
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError('not_found', `${what} was not found.`);
+export const badRequest = (message: string): AppError => new AppError('bad_request', message);
+export const conflict = (message: string): AppError => new AppError('conflict', message);
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

@@ -1,0 +1,142 @@
+/** Plain data types shared by every layer. Field names are the wire names of the API. */
+
+export type JsonObject = Record<string, unknown>;
+
+/** The tenant used for all traffic when authentication is off. */
+export const DEFAULT_TENANT = 'DefaultTenant';
+
+/** Client-supplied ids and tenant names must match this. */
+export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** `node_id` of a checkpoint once its run has completed. */
+export const END_NODE = '__end__';
+
+export interface Session {
+  id: string;
+  agent_id: string;
+  tenant_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Checkpoint {
+  session_id: string;
+  checkpoint_id: string;
+  /** The node the session runs next when resumed; `__end__` once its run completed. */
+  node_id: string;
+  state: JsonObject;
+  /** Starts at 1, rises by exactly 1 per checkpoint of a session. */
+  seq_num: number;
+  created_at: string;
+}
+
+export interface Span {
+  span_id: string;
+  /** Empty string for a root span. */
+  parent_id: string;
+  name: string;
+  start: string;
+  end: string;
+  attributes: JsonObject;
+}
+
+export type RunStatus = 'queued' | 'running' | 'interrupted' | 'completed' | 'failed';
+
+/** Statuses during which a session may not start another run. */
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'interrupted'];
+
+export interface Run {
+  id: string;
+  session_id: string;
+  agent_id: string;
+  status: RunStatus;
+  created_at: string;
+  updated_at: string;
+  error?: string;
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
+
+export interface Approval {
+  id: string;
+  session_id: string;
+  node_id: string;
+  prompt: string;
+  requested_at: string;
+  run_id: string;
+  agent_id: string;
+  status: ApprovalStatus;
+  comment?: string;
+  decided_by?: string;
+  decided_at?: string;
+}
+
+export interface Schedule {
+  id: string;
+  agent_id: string;
+  cron_expr: string;
+  input: JsonObject;
+  new_session: boolean;
+  timezone: string;
+  next_run: string;
+  created_at: string;
+  /** The session reused by every fire when `new_session` is false. */
+  session_id?: string;
+}
+
+export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'skipped';
+
+export interface ScheduleHistoryRecord {
+  schedule_id: string;
+  session_id: string;
+  fired_at: string;
+  status: ScheduleFireStatus;
+  run_id?: string;
+  error?: string;
+}
+
+export type RunEventType =
+  | 'node_start'
+  | 'node_end'
+  | 'interrupted'
+  | 'approval_decided'
+  | 'completed'
+  | 'failed';
+
+/** A run event as published on the EventBus and framed on the SSE stream. */
+export interface RunEvent {
+  type: RunEventType;
+  session: string;
+  run_id: string;
+  agent_id: string;
+  ts: string;
+  node?: string;
+  status?: 'ok' | 'error';
+  approval_id?: string;
+  approved?: boolean;
+  error?: string;
+}
+
+/** A RunEvent with the id the bus assigned and the tenant it belongs to. */
+export interface StoredEvent {
+  id: string;
+  tenant: string;
+  event: RunEvent;
+}
+
+export type Role = 'viewer' | 'user' | 'admin';
+
+export const ROLE_RANK: Readonly<Record<Role, number>> = { viewer: 1, user: 2, admin: 3 };
+
+export function roleAtLeast(role: Role, minimum: Role): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[minimum];
+}
+
+/** Who is calling: resolved by `src/auth/` from a credential, or the anonymous default. */
+export interface Principal {
+  subject: string;
+  tenant: string;
+  role: Role;
+  /** How the caller authenticated. */
+  kind: 'anonymous' | 'jwt' | 'apikey';
+}

@@ -1,0 +1,116 @@
+import type {
+  Approval,
+  Checkpoint,
+  JsonObject,
+  Run,
+  RunStatus,
+  Session,
+  Span,
+} from '../domain/types.js';
+
+/** Paging of list reads. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface SessionListOptions extends Page {
+  agent_id?: string;
+}
+
+/** One checkpoint write: the state patch and the conditions under which it applies. */
+export interface CheckpointWrite {
+  /** Shallow-merged into the latest state: keys present overwrite, absent keys are kept. */
+  patch: JsonObject;
+  /** Start from an empty state instead of the latest one. @defaultValue false */
+  replace?: boolean;
+  /** Node of the new checkpoint. @defaultValue the latest checkpoint's node_id */
+  node_id?: string;
+  /** Apply only when the latest checkpoint has this seq_num, else `precondition_failed`. */
+  ifSeq?: number;
+  /** Refuse with `conflict` while the session's current run is `running`. @defaultValue false */
+  rejectWhileRunning?: boolean;
+}
+
+/**
+ * Sessions, checkpoints and trace spans. Every method takes the tenant first; a session of
+ * another tenant is indistinguishable from a missing one.
+ */
+export interface SessionStore {
+  getSession(tenant: string, sessionId: string): Promise<Session | null>;
+  /** Newest `created_at` first, ties by id. */
+  listSessions(tenant: string, options: SessionListOptions): Promise<Session[]>;
+  /**
+   * Atomically appends a checkpoint: seq_num = latest + 1, state = merge(latest, patch).
+   * Throws AppError `not_found` when the session does not exist or (without `node_id`)
+   * has no checkpoint, `precondition_failed` on an `ifSeq` mismatch, `conflict` when
+   * `rejectWhileRunning` is set and a run is running.
+   */
+  appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint>;
+  getCheckpoint(tenant: string, sessionId: string): Promise<Checkpoint | null>;
+  /** Every checkpoint of the session, newest first. */
+  listCheckpoints(tenant: string, sessionId: string, page: Page): Promise<Checkpoint[]>;
+  addSpan(tenant: string, sessionId: string, span: Span): Promise<void>;
+  /** Spans of the session ordered by `start`. */
+  listSpans(tenant: string, sessionId: string): Promise<Span[]>;
+}
+
+export interface NewRun {
+  run_id: string;
+  session_id: string;
+  agent_id: string;
+}
+
+export interface RunUpdate {
+  status: RunStatus;
+  error?: string;
+}
+
+/** Runs; a session has at most one active (queued, running, interrupted) run at a time. */
+export interface RunStore {
+  /**
+   * Atomically creates the run as `queued`, creating its session when absent. Throws
+   * `conflict` when the session has an active run or belongs to another agent.
+   */
+  createRun(tenant: string, run: NewRun): Promise<Run>;
+  /**
+   * Atomically makes an existing run `queued` again for a resume. Throws `not_found` when the
+   * run does not exist, `conflict` when the session has another active run or this one is running.
+   */
+  requeueRun(tenant: string, runId: string): Promise<Run>;
+  getRun(tenant: string, runId: string): Promise<Run | null>;
+  /** Runs of a session, newest first. */
+  listRuns(tenant: string, sessionId: string): Promise<Run[]>;
+  /** The latest run of a session, if any. */
+  latestRun(tenant: string, sessionId: string): Promise<Run | null>;
+  updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run>;
+}
+
+export type NewApproval = Omit<Approval, 'status' | 'comment' | 'decided_by' | 'decided_at'>;
+
+export interface ApprovalDecision {
+  approved: boolean;
+  comment?: string;
+  decided_by: string;
+}
+
+/** Human approval requests. Deciding is atomic: exactly one of concurrent answers wins. */
+export interface ApprovalStore {
+  createApproval(tenant: string, approval: NewApproval): Promise<Approval>;
+  getApproval(tenant: string, id: string): Promise<Approval | null>;
+  /** Pending requests, oldest first. */
+  listPendingApprovals(tenant: string): Promise<Approval[]>;
+  /** Throws `not_found` for an unknown id, `conflict` when already decided. */
+  decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval>;
+  /** Pending approvals across all tenants (for the gauge). */
+  countPendingApprovals(): Promise<number>;
+}
+
+/** Liveness of the storage backend. */
+export interface StoreHealth {
+  /** Resolves when the backend answers, rejects otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type Store = SessionStore & RunStore & ApprovalStore & StoreHealth;
