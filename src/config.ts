@@ -81,6 +81,9 @@ const envSchema = z.object({
 
 type Env = z.infer<typeof envSchema>;
 
+/** Every environment variable agentplane reads (deployment files are checked against it). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
 export type { ApiKeyEntry };
 
 export interface Config extends Omit<Env, 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_PER_KEY' | 'SERVICE_QUOTA_PER_TENANT' | 'SERVICE_API_KEYS'> {
