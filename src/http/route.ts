@@ -1,0 +1,70 @@
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import { ROLE_RANK, type Principal, type Role } from '../domain/types.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body schema; omit for bodies that are not JSON (see `contentType`). */
+  schema?: z.ZodType;
+  /** @defaultValue application/json */
+  contentType?: string;
+  /** Headers the response carries, for the OpenAPI document. */
+  headers?: Record<string, string>;
+}
+
+/** What a handler sees: validated inputs, the caller, and the raw Koa context for streams. */
+export interface RouteInput<Q, P, B> {
+  query: Q;
+  params: P;
+  body: B;
+  principal: Principal;
+  ctx: Context;
+}
+
+/** A handler answers with a status and a JSON body, or takes over `ctx` (streams, text). */
+export type RouteResult = { status: number; body: unknown; headers?: Record<string, string> } | 'handled';
+
+/**
+ * One route, declared once. The router, input validation, the RBAC gate and the OpenAPI
+ * document are all built from these declarations, so none of them can drift from the others.
+ */
+export interface Route<Q = unknown, P = unknown, B = unknown> {
+  method: HttpMethod;
+  /** Koa-router pattern, e.g. `/api/schedules/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /**
+   * Always public: no credential, no rate limit (probes, metrics, console).
+   * @defaultValue false
+   */
+  public?: boolean;
+  /**
+   * Minimum role beyond the method rule (GET/HEAD viewer, others user); the higher of the two
+   * is enforced when RBAC is on.
+   */
+  minRole?: Role;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+  body?: z.ZodType<B>;
+  responses: Record<number, ResponseSpec>;
+  handler: (input: RouteInput<Q, P, B>) => Promise<RouteResult>;
+}
+
+/** Erases the generic parameters so routes of different shapes fit in one list. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = Route<any, any, any>;
+
+export function defineRoute<Q = undefined, P = undefined, B = undefined>(route: Route<Q, P, B>): AnyRoute {
+  return route as AnyRoute;
+}
+
+/** The role RBAC requires for a route: the method rule, raised by the route's own minimum. */
+export function requiredRole(route: Pick<Route, 'method' | 'minRole'>): Role {
+  const byMethod: Role = route.method === 'GET' ? 'viewer' : 'user';
+  if (!route.minRole) return byMethod;
+  return ROLE_RANK[route.minRole] > ROLE_RANK[byMethod] ? route.minRole : byMethod;
+}
