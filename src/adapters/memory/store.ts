@@ -1,0 +1,244 @@
+import { AppError, conflict, notFound } from '../../domain/errors.js';
+import { sortSpans } from '../../domain/spans.js';
+import { newId, nowIso } from '../../domain/time.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  type Approval,
+  type Checkpoint,
+  type JsonObject,
+  type Run,
+  type RunStatus,
+  type Session,
+  type Span,
+} from '../../domain/types.js';
+import type {
+  ApprovalDecision,
+  CheckpointWrite,
+  NewApproval,
+  NewRun,
+  Page,
+  RunUpdate,
+  SessionListOptions,
+  Store,
+} from '../../ports/store.js';
+
+interface SessionRecord {
+  session: Session;
+  createdMs: number;
+  checkpoints: Checkpoint[];
+  spans: Span[];
+  runIds: string[];
+  currentRunId?: string;
+}
+
+interface TenantData {
+  sessions: Map<string, SessionRecord>;
+  runs: Map<string, Run>;
+  approvals: Map<string, Approval>;
+}
+
+/**
+ * The Store port in process memory: the embedded mode's storage. Same semantics as
+ * RedisStore (checked by the shared contract suite); values are deep-copied in and out so
+ * callers can never mutate stored state. JavaScript runs each method without interleaving,
+ * which gives the atomicity the Redis adapter gets from Lua.
+ */
+export class MemoryStore implements Store {
+  private readonly tenants = new Map<string, TenantData>();
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private data(tenant: string): TenantData {
+    let data = this.tenants.get(tenant);
+    if (!data) {
+      data = { sessions: new Map(), runs: new Map(), approvals: new Map() };
+      this.tenants.set(tenant, data);
+    }
+    return data;
+  }
+
+  async getSession(tenant: string, sessionId: string): Promise<Session | null> {
+    const record = this.data(tenant).sessions.get(sessionId);
+    return record ? { ...record.session } : null;
+  }
+
+  async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
+    return [...this.data(tenant).sessions.values()]
+      .filter((r) => !options.agent_id || r.session.agent_id === options.agent_id)
+      .sort((a, b) => b.createdMs - a.createdMs || (a.session.id < b.session.id ? 1 : a.session.id > b.session.id ? -1 : 0))
+      .slice(options.offset, options.offset + options.limit)
+      .map((r) => ({ ...r.session }));
+  }
+
+  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint> {
+    const record = this.data(tenant).sessions.get(sessionId);
+    if (!record) throw notFound('A checkpoint of this session');
+    const latest = record.checkpoints.at(-1);
+    const node = write.node_id ?? latest?.node_id;
+    if (node === undefined) throw notFound('A checkpoint of this session');
+    const seq = latest?.seq_num ?? 0;
+    if (write.ifSeq !== undefined && write.ifSeq !== seq) {
+      throw new AppError('precondition_failed', 'The latest checkpoint has another seq_num than If-Match names.');
+    }
+    const current = record.currentRunId ? this.data(tenant).runs.get(record.currentRunId) : undefined;
+    if (write.rejectWhileRunning && current?.status === 'running') {
+      throw conflict('A run of this session is running; patch it once the run is paused or finished.');
+    }
+    const base: JsonObject = write.replace || !latest ? {} : latest.state;
+    const checkpoint: Checkpoint = {
+      session_id: sessionId,
+      checkpoint_id: newId(),
+      node_id: node,
+      seq_num: seq + 1,
+      created_at: nowIso(),
+      state: clone({ ...base, ...withoutUndefined(write.patch) }),
+    };
+    record.checkpoints.push(checkpoint);
+    record.session.updated_at = checkpoint.created_at;
+    return clone(checkpoint);
+  }
+
+  async getCheckpoint(tenant: string, sessionId: string): Promise<Checkpoint | null> {
+    const latest = this.data(tenant).sessions.get(sessionId)?.checkpoints.at(-1);
+    return latest ? clone(latest) : null;
+  }
+
+  async listCheckpoints(tenant: string, sessionId: string, page: Page): Promise<Checkpoint[]> {
+    const all = this.data(tenant).sessions.get(sessionId)?.checkpoints ?? [];
+    return clone([...all].reverse().slice(page.offset, page.offset + page.limit));
+  }
+
+  async addSpan(tenant: string, sessionId: string, span: Span): Promise<void> {
+    this.data(tenant).sessions.get(sessionId)?.spans.push(clone(span));
+  }
+
+  async listSpans(tenant: string, sessionId: string): Promise<Span[]> {
+    return sortSpans(clone(this.data(tenant).sessions.get(sessionId)?.spans ?? []));
+  }
+
+  async createRun(tenant: string, newRun: NewRun): Promise<Run> {
+    const data = this.data(tenant);
+    const nowMs = Date.now();
+    const now = nowIso(() => nowMs);
+    let record = data.sessions.get(newRun.session_id);
+    if (record) {
+      if (record.session.agent_id !== newRun.agent_id) {
+        throw conflict(`This session belongs to agent "${record.session.agent_id}".`);
+      }
+      const current = record.currentRunId ? data.runs.get(record.currentRunId) : undefined;
+      if (current && ACTIVE_RUN_STATUSES.includes(current.status)) {
+        throw conflict('This session already has a queued, running or interrupted run.');
+      }
+    } else {
+      record = {
+        session: { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now },
+        createdMs: nowMs,
+        checkpoints: [],
+        spans: [],
+        runIds: [],
+      };
+      data.sessions.set(newRun.session_id, record);
+    }
+    const run: Run = {
+      id: newRun.run_id,
+      session_id: newRun.session_id,
+      agent_id: newRun.agent_id,
+      status: 'queued',
+      created_at: now,
+      updated_at: now,
+    };
+    data.runs.set(run.id, run);
+    record.runIds.push(run.id);
+    record.currentRunId = run.id;
+    record.session.updated_at = now;
+    return { ...run };
+  }
+
+  requeueRun(tenant: string, runId: string): Promise<Run> {
+    return this.setRunStatus(tenant, runId, { status: 'queued' }, ['interrupted']);
+  }
+
+  async getRun(tenant: string, runId: string): Promise<Run | null> {
+    const run = this.data(tenant).runs.get(runId);
+    return run ? { ...run } : null;
+  }
+
+  async listRuns(tenant: string, sessionId: string): Promise<Run[]> {
+    const data = this.data(tenant);
+    const ids = data.sessions.get(sessionId)?.runIds ?? [];
+    return [...ids].reverse().flatMap((id) => {
+      const run = data.runs.get(id);
+      return run ? [{ ...run }] : [];
+    });
+  }
+
+  async latestRun(tenant: string, sessionId: string): Promise<Run | null> {
+    const id = this.data(tenant).sessions.get(sessionId)?.currentRunId;
+    return id ? this.getRun(tenant, id) : null;
+  }
+
+  updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run> {
+    return this.setRunStatus(tenant, runId, update, []);
+  }
+
+  private async setRunStatus(tenant: string, runId: string, update: RunUpdate, from: RunStatus[]): Promise<Run> {
+    const data = this.data(tenant);
+    const run = data.runs.get(runId);
+    if (!run) throw notFound('The run');
+    if (from.length > 0 && !from.includes(run.status)) throw conflict(`The run is ${run.status}.`);
+    run.status = update.status;
+    run.updated_at = nowIso();
+    if (update.error) run.error = update.error;
+    else delete run.error;
+    const record = data.sessions.get(run.session_id);
+    if (record?.currentRunId === runId) record.session.updated_at = run.updated_at;
+    return { ...run };
+  }
+
+  async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
+    const approvals = this.data(tenant).approvals;
+    if (!approvals.has(approval.id)) approvals.set(approval.id, { ...approval, status: 'pending' });
+    return { ...approvals.get(approval.id)! };
+  }
+
+  async getApproval(tenant: string, id: string): Promise<Approval | null> {
+    const approval = this.data(tenant).approvals.get(id);
+    return approval ? { ...approval } : null;
+  }
+
+  async listPendingApprovals(tenant: string): Promise<Approval[]> {
+    return [...this.data(tenant).approvals.values()]
+      .filter((a) => a.status === 'pending')
+      .sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at) || (a.id < b.id ? -1 : 1))
+      .map((a) => ({ ...a }));
+  }
+
+  async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
+    const approval = this.data(tenant).approvals.get(id);
+    if (!approval) throw notFound('The approval request');
+    if (approval.status !== 'pending') throw conflict('The approval request was already decided.');
+    approval.status = decision.approved ? 'approved' : 'rejected';
+    approval.comment = decision.comment ?? '';
+    approval.decided_by = decision.decided_by;
+    approval.decided_at = nowIso();
+    return { ...approval };
+  }
+
+  async countPendingApprovals(): Promise<number> {
+    let count = 0;
+    for (const data of this.tenants.values()) {
+      for (const approval of data.approvals.values()) if (approval.status === 'pending') count += 1;
+    }
+    return count;
+  }
+}
+
+function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+function withoutUndefined(patch: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+}

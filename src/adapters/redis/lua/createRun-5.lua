@@ -1,0 +1,34 @@
+--[[
+  Creates a queued run, creating its session when absent, unless the session already has an
+  active (queued, running, interrupted) run or belongs to another agent.
+
+  KEYS[1] session hash
+  KEYS[2] sessions sorted set (score = created_at ms)
+  KEYS[3] sessions-of-agent sorted set
+  KEYS[4] run hash
+  KEYS[5] runs-of-session sorted set
+
+  ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
+  ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
+
+  Returns {1, created (0|1)} or
+    {-1} the session has an active run
+    {-2} the session belongs to another agent (its agent id is the second element)
+]]
+local agent = redis.call('HGET', KEYS[1], 'agent_id')
+local created = 0
+if agent then
+  if agent ~= ARGV[2] then return {-2, agent} end
+  local status = redis.call('HGET', KEYS[1], 'run_status')
+  if status == 'queued' or status == 'running' or status == 'interrupted' then return {-1} end
+else
+  redis.call('HSET', KEYS[1], 'agent_id', ARGV[2], 'created_at', ARGV[4], 'seq', 0)
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+  created = 1
+end
+redis.call('HSET', KEYS[1], 'run_id', ARGV[3], 'run_status', 'queued', 'updated_at', ARGV[4])
+redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
+  'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
+redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
+return {1, created}

@@ -1,0 +1,22 @@
+--[[
+  Decides a pending approval exactly once.
+
+  KEYS[1] approval hash
+  KEYS[2] pending approvals sorted set of the tenant
+  KEYS[3] global pending-approval counter
+
+  ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
+  ARGV[4] decided_at (RFC 3339)
+
+  Returns the approval hash as a flat array, or
+    {-1} no such approval
+    {-2} already decided
+]]
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {-1} end
+if status ~= 'pending' then return {-2} end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'comment', ARGV[2], 'decided_by', ARGV[3],
+  'decided_at', ARGV[4])
+local id = redis.call('HGET', KEYS[1], 'id')
+if redis.call('ZREM', KEYS[2], id) == 1 then redis.call('DECR', KEYS[3]) end
+return redis.call('HGETALL', KEYS[1])

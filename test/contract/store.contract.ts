@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { Span } from '../../src/domain/types.js';
+import type { Store } from '../../src/ports/store.js';
+
+/** Builds a fresh Store for one test; both adapters must pass every test of this suite. */
+export type StoreFactory = () => Promise<Store>;
+
+const T = 'tenant-a';
+const OTHER = 'tenant-b';
+
+async function sessionWithCheckpoint(store: Store, sessionId = randomUUID(), agent = 'echo'): Promise<string> {
+  await store.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: agent });
+  await store.appendCheckpoint(T, sessionId, { patch: { a: 1, nested: { x: 1 } }, node_id: 'receive' });
+  return sessionId;
+}
+
+export function storeContract(name: string, makeStore: StoreFactory): void {
+  describe(`Store contract: ${name}`, () => {
+    it('creates a session with its first run and lists it newest first, filtered by agent', async () => {
+      const store = await makeStore();
+      const ids: string[] = [];
+      for (const agent of ['echo', 'other', 'echo']) {
+        const id = randomUUID();
+        ids.push(id);
+        await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: agent });
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      const all = await store.listSessions(T, { limit: 50, offset: 0 });
+      expect(all.map((s) => s.id)).toEqual([...ids].reverse());
+      expect(all[0]).toMatchObject({ agent_id: 'echo', tenant_id: T });
+      const echo = await store.listSessions(T, { agent_id: 'echo', limit: 50, offset: 0 });
+      expect(echo.map((s) => s.id)).toEqual([ids[2], ids[0]]);
+      expect(await store.listSessions(T, { limit: 1, offset: 1 })).toHaveLength(1);
+      expect((await store.listSessions(T, { limit: 1, offset: 1 }))[0]!.id).toBe(ids[1]);
+      expect(await store.listSessions(OTHER, { limit: 50, offset: 0 })).toEqual([]);
+    });
+
+    it('appends checkpoints with consecutive seq_nums and a shallow merge', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      const second = await store.appendCheckpoint(T, id, { patch: { b: [], nested: { y: 2 }, big: 12345678901234567 } });
+      expect(second.seq_num).toBe(2);
+      expect(second.node_id).toBe('receive');
+      expect(second.state).toEqual({ a: 1, b: [], nested: { y: 2 }, big: 12345678901234567 });
+      const third = await store.appendCheckpoint(T, id, { patch: { c: null }, node_id: '__end__' });
+      expect(third).toMatchObject({ seq_num: 3, node_id: '__end__', session_id: id });
+      expect(third.checkpoint_id).not.toBe(second.checkpoint_id);
+      expect(await store.getCheckpoint(T, id)).toEqual(third);
+      const history = await store.listCheckpoints(T, id, { limit: 50, offset: 0 });
+      expect(history.map((c) => c.seq_num)).toEqual([3, 2, 1]);
+      expect((await store.listCheckpoints(T, id, { limit: 1, offset: 1 })).map((c) => c.seq_num)).toEqual([2]);
+    });
+
+    it('replace starts from an empty state', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      const cp = await store.appendCheckpoint(T, id, { patch: { only: true }, replace: true, node_id: 'n' });
+      expect(cp.state).toEqual({ only: true });
+    });
+
+    it('keeps unicode keys and values intact', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      const patch = { 'ключ "q"': 'värde\n\u2028😀', 'a/b': '</script>' };
+      const cp = await store.appendCheckpoint(T, id, { patch });
+      expect(cp.state).toMatchObject(patch);
+      expect((await store.getCheckpoint(T, id))!.state).toMatchObject(patch);
+    });
+
+    it('refuses a checkpoint write for a missing session, another tenant, or without any node', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      await expect(store.appendCheckpoint(T, 'nope', { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(store.appendCheckpoint(OTHER, id, { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
+      const bare = randomUUID();
+      await store.createRun(T, { run_id: randomUUID(), session_id: bare, agent_id: 'echo' });
+      await expect(store.appendCheckpoint(T, bare, { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
+      expect(await store.getCheckpoint(T, bare)).toBeNull();
+      expect(await store.getCheckpoint(OTHER, id)).toBeNull();
+    });
+
+    it('applies ifSeq as a precondition and rejects while running', async () => {
+      const store = await makeStore();
+      const id = randomUUID();
+      const run = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      await store.appendCheckpoint(T, id, { patch: {}, node_id: 'receive' });
+      await expect(store.appendCheckpoint(T, id, { patch: { x: 1 }, ifSeq: 2 })).rejects.toMatchObject({
+        code: 'precondition_failed',
+      });
+      expect((await store.appendCheckpoint(T, id, { patch: { x: 1 }, ifSeq: 1 })).seq_num).toBe(2);
+      await store.updateRun(T, run.id, { status: 'running' });
+      await expect(store.appendCheckpoint(T, id, { patch: { y: 1 }, rejectWhileRunning: true })).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      expect((await store.appendCheckpoint(T, id, { patch: { y: 1 } })).seq_num).toBe(3);
+      expect((await store.listCheckpoints(T, id, { limit: 50, offset: 0 })).length).toBe(3);
+    });
+
+    it('keeps 50 concurrent patches of distinct keys, with distinct consecutive seq_nums', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => store.appendCheckpoint(T, id, { patch: { [`k${i}`]: i } })),
+      );
+      expect(results.map((c) => c.seq_num).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 2));
+      const latest = (await store.getCheckpoint(T, id))!;
+      expect(latest.seq_num).toBe(51);
+      for (let i = 0; i < 50; i += 1) expect(latest.state[`k${i}`]).toBe(i);
+      expect(latest.state.a).toBe(1);
+    });
+
+    it('stores spans and lists them ordered by start', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      const span = (spanId: string, start: string, parent = ''): Span => ({
+        span_id: spanId,
+        parent_id: parent,
+        name: spanId,
+        start,
+        end: start,
+        attributes: { k: 'v' },
+      });
+      await store.addSpan(T, id, span('b', '2026-01-01T00:00:02.000Z', 'a'));
+      await store.addSpan(T, id, span('a', '2026-01-01T00:00:01.000Z'));
+      expect((await store.listSpans(T, id)).map((s) => s.span_id)).toEqual(['a', 'b']);
+      expect(await store.listSpans(OTHER, id)).toEqual([]);
+    });
+
+    it('allows one active run per session and tracks run status', async () => {
+      const store = await makeStore();
+      const id = randomUUID();
+      const first = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      expect(first).toMatchObject({ status: 'queued', session_id: id, agent_id: 'echo' });
+      await expect(store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' })).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      await store.updateRun(T, first.id, { status: 'failed', error: 'boom' });
+      expect(await store.getRun(T, first.id)).toMatchObject({ status: 'failed', error: 'boom' });
+      await expect(store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'other' })).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      const second = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      expect((await store.listRuns(T, id)).map((r) => r.id)).toEqual([second.id, first.id]);
+      expect((await store.latestRun(T, id))!.id).toBe(second.id);
+      expect(await store.getRun(OTHER, first.id)).toBeNull();
+      await expect(store.updateRun(OTHER, first.id, { status: 'completed' })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(store.requeueRun(T, second.id)).rejects.toMatchObject({ code: 'conflict' });
+      await store.updateRun(T, second.id, { status: 'interrupted' });
+      expect((await store.requeueRun(T, second.id)).status).toBe('queued');
+      const updated = await store.updateRun(T, second.id, { status: 'completed' });
+      expect(updated.error).toBeUndefined();
+    });
+
+    it('decides an approval exactly once, oldest pending first', async () => {
+      const store = await makeStore();
+      const base = { session_id: 's', node_id: 'review', prompt: 'Publish?', run_id: 'r', agent_id: 'human-review' };
+      const before = await store.countPendingApprovals();
+      const a = await store.createApproval(T, { ...base, id: randomUUID(), requested_at: '2026-01-01T00:00:01.000Z' });
+      const b = await store.createApproval(T, { ...base, id: randomUUID(), requested_at: '2026-01-01T00:00:02.000Z' });
+      await store.createApproval(T, { ...base, id: a.id, requested_at: '2026-01-01T00:00:03.000Z' });
+      expect(a.status).toBe('pending');
+      expect((await store.listPendingApprovals(T)).map((x) => x.id)).toEqual([a.id, b.id]);
+      expect(await store.countPendingApprovals()).toBe(before + 2);
+      expect(await store.listPendingApprovals(OTHER)).toEqual([]);
+      await expect(store.decideApproval(OTHER, a.id, { approved: true, decided_by: 'x' })).rejects.toMatchObject({
+        code: 'not_found',
+      });
+      const answers = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) => store.decideApproval(T, a.id, { approved: i % 2 === 0, comment: `c${i}`, decided_by: 'u' })),
+      );
+      expect(answers.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const decided = (await store.getApproval(T, a.id))!;
+      expect(decided.status).toMatch(/approved|rejected/);
+      expect(decided.decided_by).toBe('u');
+      expect((await store.listPendingApprovals(T)).map((x) => x.id)).toEqual([b.id]);
+      expect(await store.countPendingApprovals()).toBe(before + 1);
+      await expect(store.decideApproval(T, 'missing', { approved: true, decided_by: 'u' })).rejects.toMatchObject({
+        code: 'not_found',
+      });
+    });
+  });
+}

@@ -1,0 +1,110 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+/** A Redis for a test file: its URL and how to let it go. */
+export interface TestRedis {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A redis-server child process the test owns, so it can stop and restart it. */
+export interface PrivateRedis extends TestRedis {
+  port: number;
+  /** Kills the server (SIGKILL); data is lost, as with a crashed in-memory Redis. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port. */
+  restart(): Promise<void>;
+}
+
+const HOW_TO_GET_ONE =
+  'No Redis for the tests: set REDIS_URL, or install redis-server (apt-get install -y redis-server), ' +
+  'or run a Docker engine for testcontainers.';
+
+export function uniquePrefix(name = 'test'): string {
+  return `${name}-${randomUUID().slice(0, 8)}`;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function hasRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Finds a Redis in the order of ARCHITECTURE.md: `REDIS_URL`; a `redis-server` binary started
+ * on a free port for this test file; Docker through testcontainers. Throws with a message
+ * saying how to get one when there is none, so a test never skips silently.
+ */
+export async function startRedis(): Promise<TestRedis> {
+  if (process.env.REDIS_URL) {
+    return { url: process.env.REDIS_URL, stop: async () => {} };
+  }
+  if (hasRedisServer()) return startPrivateRedis();
+  try {
+    const { GenericContainer } = await import('testcontainers');
+    const container = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
+    return {
+      url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+      stop: async () => {
+        await container.stop();
+      },
+    };
+  } catch (error) {
+    throw new Error(`${HOW_TO_GET_ONE} (testcontainers: ${(error as Error).message})`);
+  }
+}
+
+/** Starts a private redis-server child on a free port (fault tests stop and restart it). */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  if (!hasRedisServer()) throw new Error(HOW_TO_GET_ONE);
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+
+  const start = async (): Promise<void> => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    await waitForPing(port);
+  };
+  const kill = async (): Promise<void> => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      running.kill('SIGKILL');
+    });
+  };
+
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: start, stop: kill };
+}
+
+async function waitForPing(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.ping();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING`, { cause: error });
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      client.disconnect();
+    }
+  }
+}
