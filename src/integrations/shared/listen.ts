@@ -1,0 +1,55 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+
+/** Where a standalone integration server listens. */
+export interface ListenAddress {
+  /** 0 picks a free port. */
+  port: number;
+  /** @defaultValue '0.0.0.0' */
+  host?: string;
+}
+
+/** A running standalone server. */
+export interface ListeningServer {
+  /** Base URL with the port actually bound, e.g. `http://127.0.0.1:8422`. */
+  url: string;
+  port: number;
+  /** Stops accepting, closes idle keep-alive sockets and resolves once every request ended; idempotent. */
+  close(): Promise<void>;
+}
+
+/** Serves a Koa app on `address` and resolves once it listens. */
+export async function listen(app: Koa, address: ListenAddress): Promise<ListeningServer> {
+  const server = createServer(app.callback());
+  let closing: Promise<void> | undefined;
+  // A keep-alive socket that finishes its last response after close() began would otherwise
+  // hold the server open until its idle timeout.
+  server.on('request', (_req, res: ServerResponse) => {
+    res.once('finish', () => {
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  const host = address.host ?? '0.0.0.0';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return {
+    url: `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
+    port,
+    close: () => (closing ??= closeServer(server)),
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { ConfigError } from '../../config.js';
+import { DEFAULT_TENANT, ID_PATTERN } from '../../domain/types.js';
+import { githubSignature } from './github-signature.js';
+import type { SignatureVerifier } from './signature-verifier.js';
+import { standardWebhooksSignature } from './standard-webhooks-signature.js';
+
+/** Deliveries of `type` (or of every type for `*`) start a run of `agentId`. */
+export interface WebhookRoute {
+  type: string;
+  agentId: string;
+}
+
+export type SignatureScheme = 'none' | 'standard-webhooks' | 'github';
+
+/** Configuration of `npm run start:webhooks`, read by {@link loadWebhooksConfig}. */
+export interface WebhooksConfig {
+  host: string;
+  port: number;
+  /** Shared secret expected in X-Webhook-Secret; empty when the check is off. */
+  secret: string;
+  signatureScheme: SignatureScheme;
+  /** The verifier of `signatureScheme`, built from WEBHOOK_SIGNING_SECRET; undefined for `none`. */
+  signature: SignatureVerifier | undefined;
+  /** Tenant of the runs started. */
+  tenant: string;
+  routes: readonly WebhookRoute[];
+  logLevel: string;
+}
+
+const envSchema = z.object({
+  WEBHOOK_HOST: z.string().min(1).default('0.0.0.0'),
+  WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8422),
+  WEBHOOK_SECRET: z.string().default(''),
+  WEBHOOK_SIGNATURE: z.enum(['none', 'standard-webhooks', 'github']).default('none'),
+  WEBHOOK_SIGNING_SECRET: z.string().default(''),
+  WEBHOOK_TENANT: z.string().regex(ID_PATTERN).default(DEFAULT_TENANT),
+  WEBHOOK_ROUTES: z.string().default(''),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Every environment variable {@link loadWebhooksConfig} reads. */
+export const WEBHOOK_CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
+/**
+ * Reads and validates the webhook worker's variables from `env` (the worker passes
+ * `process.env`). WEBHOOK_ROUTES is a comma-separated list of `<event type>=<agent id>`, the
+ * type being an exact `X-Event-Type` value or `*` for every delivery, e.g.
+ * `push=echo,deploy=human-review`. Throws {@link ConfigError} naming the bad variable;
+ * the result is frozen.
+ */
+export function loadWebhooksConfig(env: Readonly<Record<string, string | undefined>>): WebhooksConfig {
+  // An empty variable means unset, as in shells where `VAR=` is the way to clear it.
+  const parsed = envSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  const vars = parsed.data;
+  return Object.freeze({
+    host: vars.WEBHOOK_HOST,
+    port: vars.WEBHOOK_PORT,
+    secret: vars.WEBHOOK_SECRET,
+    signatureScheme: vars.WEBHOOK_SIGNATURE,
+    signature: buildSignature(vars.WEBHOOK_SIGNATURE, vars.WEBHOOK_SIGNING_SECRET),
+    tenant: vars.WEBHOOK_TENANT,
+    routes: Object.freeze(parseRoutes(vars.WEBHOOK_ROUTES)),
+    logLevel: vars.LOG_LEVEL,
+  });
+}
+
+function buildSignature(scheme: SignatureScheme, secret: string): SignatureVerifier | undefined {
+  if (scheme === 'none') return undefined;
+  if (secret === '') throw new ConfigError('WEBHOOK_SIGNING_SECRET', `WEBHOOK_SIGNATURE=${scheme} needs a signing secret`);
+  try {
+    return scheme === 'github' ? githubSignature(secret) : standardWebhooksSignature(secret);
+  } catch (error) {
+    throw new ConfigError('WEBHOOK_SIGNING_SECRET', (error as Error).message);
+  }
+}
+
+function parseRoutes(raw: string): WebhookRoute[] {
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const match = /^([^=\s]+)=([^=\s]+)$/.exec(entry);
+      if (!match || !ID_PATTERN.test(match[2]!)) {
+        throw new ConfigError('WEBHOOK_ROUTES', `expected <event type>=<agent id>, got "${entry}"`);
+      }
+      return Object.freeze({ type: match[1]!, agentId: match[2]! });
+    });
+}

@@ -1,0 +1,17 @@
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../shared/constant-time-equal.js';
+import { singleHeader, type SignatureVerifier } from './signature-verifier.js';
+
+/**
+ * GitHub's scheme: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>` keyed with the
+ * webhook's secret. GitHub signs no timestamp, so this scheme has no replay window.
+ */
+export function githubSignature(secret: string): SignatureVerifier {
+  if (secret === '') throw new TypeError('githubSignature needs a non-empty secret');
+  return (rawBody, headers) => {
+    const header = singleHeader(headers, 'x-hub-signature-256');
+    if (header === undefined) return { ok: false, reason: 'Missing X-Hub-Signature-256 header.' };
+    const expected = `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
+    return constantTimeEqual(header, expected) ? { ok: true } : { ok: false, reason: 'Signature mismatch.' };
+  };
+}

@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import type { JsonObject } from '../../domain/types.js';
+import type { RunControl } from '../../ports/run-control.js';
+import { silentLogger } from '../shared/silent-logger.js';
+import type { WebhookHandler } from './webhook-receiver.js';
+
+export interface RunBridgeOptions {
+  runControl: RunControl;
+  /** Tenant the runs belong to. */
+  tenant: string;
+  /** Agent started for each delivery. */
+  agentId: string;
+  /** @defaultValue a silent logger */
+  logger?: Logger;
+}
+
+/**
+ * A webhook handler that starts a run of `agentId` on a new session for each delivery, with
+ * input `{webhook: {type, source, payload}}`. Starting is all it waits for: the run executes
+ * on a worker. A refusal (`unknown_agent`, a full queue) fails the handler, so the sender gets
+ * a 500 and can redeliver.
+ */
+export function runBridge(options: RunBridgeOptions): WebhookHandler {
+  const logger = options.logger ?? silentLogger();
+  return async (event) => {
+    const webhook: JsonObject = { type: event.type, source: event.source, payload: event.payload };
+    const ticket = await options.runControl.startRun(options.tenant, { agent_id: options.agentId, input: { webhook } });
+    logger.info({ type: event.type, agent_id: options.agentId, run_id: ticket.run_id, session_id: ticket.session_id }, 'webhook started a run');
+  };
+}

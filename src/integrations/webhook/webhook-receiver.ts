@@ -1,0 +1,152 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import Koa, { type Context, type Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { AppError } from '../../domain/errors.js';
+import { constantTimeEqual } from '../shared/constant-time-equal.js';
+import { InFlight } from '../shared/in-flight.js';
+import { listen, type ListenAddress, type ListeningServer } from '../shared/listen.js';
+import { parseJsonBody, readRawBody } from '../shared/read-raw-body.js';
+import { methodNotAllowed, respondError, unauthorized } from '../shared/respond-error.js';
+import { silentLogger } from '../shared/silent-logger.js';
+import type { SignatureVerifier } from './signature-verifier.js';
+
+/** One delivery, as handed to every matching handler. */
+export interface WebhookEvent {
+  /** `X-Event-Source`; empty when absent. */
+  source: string;
+  /** `X-Event-Type`; `generic` when absent. */
+  type: string;
+  /** The raw request body, byte for byte (for handlers that verify their own signatures). */
+  body: Buffer;
+  /** The body parsed as JSON (the receiver refuses bodies that are not JSON). */
+  payload: unknown;
+  /** Every request header, names lower-cased, repeated headers joined with `, `; omitted when empty. */
+  headers?: Record<string, string>;
+}
+
+/** Handles one delivery; a throw or rejection makes the delivery's answer 500. */
+export type WebhookHandler = (event: WebhookEvent) => void | Promise<void>;
+
+export interface WebhookReceiverOptions {
+  /** Shared secret expected in `X-Webhook-Secret`; empty or absent disables the check. */
+  secret?: string;
+  /** Verifies a payload signature over the raw body (`standardWebhooksSignature`, `githubSignature`). */
+  signature?: SignatureVerifier;
+  /** Path served, with every path beneath it. @defaultValue '/webhook' */
+  path?: string;
+  /** @defaultValue a silent logger */
+  logger?: Logger;
+}
+
+/** The type whose handlers run for every delivery, after the type-specific ones. */
+export const WILDCARD = '*';
+
+/**
+ * The inbound webhook receiver of spec/webhooks-and-chat.md with the decisions of CONTRACT.md:
+ * POST only (405), shared secret compared in constant time and optional signature (401),
+ * body up to 1 MiB (413 beyond, no handler called), JSON only (400). Handlers run one after
+ * the other in registration order, type-specific before wildcard, all of them even when one
+ * fails: 200 `{status:"ok",handled}` or 500 `{status:"error",errors:[…]}`.
+ */
+export class WebhookReceiver {
+  private readonly handlers = new Map<string, WebhookHandler[]>();
+  private readonly deliveries: InFlight;
+  private readonly logger: Logger;
+  private readonly path: string;
+  private server: ListeningServer | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: WebhookReceiverOptions = {}) {
+    this.logger = options.logger ?? silentLogger();
+    this.path = (options.path ?? '/webhook').replace(/\/+$/, '');
+    if (!this.path.startsWith('/')) throw new TypeError('WebhookReceiver path must start with /');
+    this.deliveries = new InFlight((error) => this.logger.error({ err: error }, 'webhook delivery failed'));
+  }
+
+  /** Registers a handler for an event type, or for every event with `*`; several per type may run. */
+  on(type: string, handler: WebhookHandler): this {
+    if (type === '') throw new TypeError('A webhook event type must not be empty');
+    const list = this.handlers.get(type) ?? [];
+    list.push(handler);
+    this.handlers.set(type, list);
+    return this;
+  }
+
+  /** Koa middleware serving the path and every path beneath it; other paths go to `next`. */
+  middleware(): Middleware {
+    return async (ctx, next) => {
+      if (ctx.path !== this.path && !ctx.path.startsWith(`${this.path}/`)) return next();
+      try {
+        await this.receive(ctx);
+      } catch (error) {
+        respondError(ctx, error);
+      }
+    };
+  }
+
+  /** Serves the receiver alone on `address` (the `npm run start:webhooks` entry). */
+  async listen(address: ListenAddress): Promise<ListeningServer> {
+    if (this.server) throw new Error('The webhook receiver is already listening');
+    const app = new Koa();
+    app.use(this.middleware());
+    this.server = await listen(app, address);
+    return this.server;
+  }
+
+  /** Refuses new deliveries (503), waits for running ones and closes the server; idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.server?.close();
+      await this.deliveries.drain();
+    })();
+    return this.closing;
+  }
+
+  private async receive(ctx: Context): Promise<void> {
+    if (this.closing) throw new AppError('unavailable', 'The webhook receiver is shutting down.');
+    if (ctx.method !== 'POST') throw methodNotAllowed();
+    const secret = this.options.secret ?? '';
+    if (secret !== '' && !constantTimeEqual(ctx.get('X-Webhook-Secret'), secret)) {
+      throw unauthorized('The X-Webhook-Secret header is missing or wrong.');
+    }
+    const body = await readRawBody(ctx.req);
+    const check = this.options.signature?.(body, ctx.req.headers);
+    if (check && !check.ok) throw unauthorized(check.reason);
+    const headers = flattenHeaders(ctx.req.headers);
+    const event: WebhookEvent = {
+      source: ctx.get('X-Event-Source'),
+      type: ctx.get('X-Event-Type') || 'generic',
+      body,
+      payload: parseJsonBody(body),
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    };
+    const handlers = [...(this.handlers.get(event.type) ?? []), ...(event.type === WILDCARD ? [] : this.handlers.get(WILDCARD) ?? [])];
+    let errors: string[] = [];
+    await this.deliveries.run(async () => {
+      errors = await this.runHandlers(handlers, event);
+    });
+    ctx.status = errors.length === 0 ? 200 : 500;
+    ctx.body = errors.length === 0 ? { status: 'ok', handled: handlers.length } : { status: 'error', errors };
+  }
+
+  private async runHandlers(handlers: WebhookHandler[], event: WebhookEvent): Promise<string[]> {
+    const errors: string[] = [];
+    for (const handler of handlers) {
+      try {
+        await handler(event);
+      } catch (error) {
+        this.logger.error({ err: error, type: event.type, source: event.source }, 'webhook handler failed');
+        errors.push(error instanceof Error ? error.message : String(error));
+      }
+    }
+    return errors;
+  }
+}
+
+function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}

@@ -1,0 +1,207 @@
+import Koa from 'koa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listen, type ListeningServer } from '../../src/integrations/shared/listen.js';
+import { WebhookReceiver, type WebhookEvent } from '../../src/integrations/webhook/webhook-receiver.js';
+import { waitFor } from '../support/fake-platforms/wait-for.js';
+
+const MiB = 1024 * 1024;
+const servers: { close(): Promise<void> }[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+/** Mounts the receiver on a Koa app of its own, as an operator would, on a free port. */
+async function mount(receiver: WebhookReceiver): Promise<string> {
+  const app = new Koa();
+  app.use(receiver.middleware());
+  const server: ListeningServer = await listen(app, { port: 0, host: '127.0.0.1' });
+  servers.push(server);
+  return server.url;
+}
+
+function post(url: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+}
+
+/** A JSON document of exactly `bytes` bytes. */
+function jsonOfSize(bytes: number): string {
+  const shell = '{"pad":""}';
+  return `{"pad":"${'x'.repeat(bytes - shell.length)}"}`;
+}
+
+describe('webhook receiver', () => {
+  it('answers 405 with Allow: POST to GET and PUT, calling no handler', async () => {
+    const calls: WebhookEvent[] = [];
+    const url = await mount(new WebhookReceiver().on('*', (event) => void calls.push(event)));
+    for (const method of ['GET', 'PUT']) {
+      const response = await fetch(`${url}/webhook`, { method, ...(method === 'PUT' ? { body: '{}' } : {}) });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(await response.json()).toEqual({ error: { code: 'method_not_allowed', message: expect.any(String) } });
+    }
+    expect(calls).toHaveLength(0);
+  });
+
+  it('answers 401 to a wrong or missing X-Webhook-Secret and 200 to the right one', async () => {
+    const calls: WebhookEvent[] = [];
+    const url = await mount(new WebhookReceiver({ secret: 's3cret' }).on('*', (event) => void calls.push(event)));
+    const wrong = await post(`${url}/webhook`, '{}', { 'X-Webhook-Secret': 's3cres' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+    expect((await post(`${url}/webhook`, '{}', { 'X-Webhook-Secret': 's3cret-longer' })).status).toBe(401);
+    expect((await post(`${url}/webhook`, '{}')).status).toBe(401);
+    expect(calls).toHaveLength(0);
+    const right = await post(`${url}/webhook`, '{}', { 'X-Webhook-Secret': 's3cret' });
+    expect(right.status).toBe(200);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('accepts a body of exactly 1 MiB and refuses 1 MiB + 1 byte with 413 before any handler', async () => {
+    const sizes: number[] = [];
+    const url = await mount(new WebhookReceiver().on('*', (event) => void sizes.push(event.body.length)));
+    const exact = await post(`${url}/webhook`, jsonOfSize(MiB));
+    expect(exact.status).toBe(200);
+    expect(sizes).toEqual([MiB]);
+    const over = await post(`${url}/webhook`, jsonOfSize(MiB + 1));
+    expect(over.status).toBe(413);
+    expect(await over.json()).toEqual({ error: { code: 'payload_too_large', message: expect.any(String) } });
+    expect(sizes).toEqual([MiB]);
+  });
+
+  it('refuses a chunked body that grows past 1 MiB without a Content-Length', async () => {
+    const sizes: number[] = [];
+    const url = await mount(new WebhookReceiver().on('*', (event) => void sizes.push(event.body.length)));
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent > MiB) return controller.close();
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await fetch(`${url}/webhook`, { method: 'POST', body, duplex: 'half' } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(sizes).toEqual([]);
+  });
+
+  it('answers 400 to a body that is not JSON, calling no handler', async () => {
+    const calls: WebhookEvent[] = [];
+    const url = await mount(new WebhookReceiver().on('*', (event) => void calls.push(event)));
+    const response = await post(`${url}/webhook`, '{"unterminated":');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: { code: 'bad_request', message: expect.any(String) } });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('hands handlers source, type, the raw bytes, the parsed payload and every header, on /webhook and beneath it', async () => {
+    const events: WebhookEvent[] = [];
+    const url = await mount(new WebhookReceiver().on('push', (event) => void events.push(event)).on('generic', (event) => void events.push(event)));
+    const raw = '{ "ref" :  "refs/heads/main", "emoji": "\u00e9\u2713" }';
+    const typed = await post(`${url}/webhook/github/org`, raw, { 'X-Event-Type': 'push', 'X-Event-Source': 'github', 'X-Custom': 'kept' });
+    expect(typed.status).toBe(200);
+    expect(await typed.json()).toEqual({ status: 'ok', handled: 1 });
+    const untyped = await post(`${url}/webhook`, '[1,2]');
+    expect(untyped.status).toBe(200);
+
+    expect(events).toHaveLength(2);
+    const [push, generic] = events as [WebhookEvent, WebhookEvent];
+    expect(push.type).toBe('push');
+    expect(push.source).toBe('github');
+    expect(push.body.equals(Buffer.from(raw, 'utf8'))).toBe(true);
+    expect(push.payload).toEqual({ ref: 'refs/heads/main', emoji: '\u00e9\u2713' });
+    expect(push.headers).toMatchObject({ 'x-custom': 'kept', 'x-event-type': 'push', 'content-type': 'application/json' });
+    expect(generic.type).toBe('generic');
+    expect(generic.source).toBe('');
+    expect(generic.payload).toEqual([1, 2]);
+  });
+
+  it('leaves other paths to the rest of the app', async () => {
+    const receiver = new WebhookReceiver().on('*', () => undefined);
+    const app = new Koa();
+    app.use(receiver.middleware());
+    app.use((ctx) => {
+      ctx.body = { fallthrough: ctx.path };
+    });
+    const server = await listen(app, { port: 0, host: '127.0.0.1' });
+    servers.push(server);
+    const response = await post(`${server.url}/webhooks`, '{}');
+    expect(await response.json()).toEqual({ fallthrough: '/webhooks' });
+  });
+
+  it('runs typed handlers then wildcard handlers, each in registration order, and counts them', async () => {
+    const order: string[] = [];
+    const receiver = new WebhookReceiver()
+      .on('*', () => void order.push('wild-1'))
+      .on('build', () => void order.push('build-1'))
+      .on('other', () => void order.push('other'))
+      .on('*', async () => {
+        await Promise.resolve();
+        order.push('wild-2');
+      })
+      .on('build', () => void order.push('build-2'));
+    const url = await mount(receiver);
+    const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'build' });
+    expect(await response.json()).toEqual({ status: 'ok', handled: 4 });
+    expect(order).toEqual(['build-1', 'build-2', 'wild-1', 'wild-2']);
+  });
+
+  it('answers 200 with handled 0 when no handler matches', async () => {
+    const url = await mount(new WebhookReceiver().on('build', () => undefined));
+    const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'deploy' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok', handled: 0 });
+  });
+
+  it('answers 500 listing each failed handler while the others still run', async () => {
+    const ran: string[] = [];
+    const receiver = new WebhookReceiver()
+      .on('build', () => {
+        ran.push('first');
+        throw new Error('first handler broke');
+      })
+      .on('build', () => void ran.push('second'))
+      .on('*', async () => {
+        ran.push('wildcard');
+        throw new Error('wildcard handler broke');
+      })
+      .on('*', () => void ran.push('last'));
+    const url = await mount(receiver);
+    const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'build' });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ status: 'error', errors: ['first handler broke', 'wildcard handler broke'] });
+    expect(ran).toEqual(['first', 'second', 'wildcard', 'last']);
+  });
+
+  it('listens standalone, and close() waits for a running delivery, then refuses with 503; close twice is fine', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    let finished = false;
+    const receiver = new WebhookReceiver().on('*', async () => {
+      started = true;
+      await gate;
+      finished = true;
+    });
+    const server = await receiver.listen({ port: 0, host: '127.0.0.1' });
+    const delivery = post(`${server.url}/webhook`, '{}');
+    await waitFor('the handler to start', () => started);
+    let closed = false;
+    const closing = receiver.close().then(() => (closed = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    release();
+    expect((await delivery).status).toBe(200);
+    await closing;
+    expect(finished).toBe(true);
+    await receiver.close();
+
+    const mounted = new WebhookReceiver().on('*', () => undefined);
+    const url = await mount(mounted);
+    await mounted.close();
+    const refused = await post(`${url}/webhook`, '{}');
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
+  });
+});
