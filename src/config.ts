@@ -53,6 +53,7 @@ const envSchema = z.object({
   SERVICE_SCHEDULES: bool.default(true),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
   SERVICE_EVENTS_RETAIN: int(1).default(10_000),
+  SERVICE_SHUTDOWN_DELAY_MS: int(0).default(2_000),
   SERVICE_SHUTDOWN_TIMEOUT_MS: int(0).default(25_000),
   SERVICE_REPLICA_ID: optionalString,
   SERVICE_AUTH: z.enum(['none', 'jwt', 'apikey']).default('none'),

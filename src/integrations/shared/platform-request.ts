@@ -92,3 +92,19 @@ export function retryAfterHeaderMs(headers: Headers): number | undefined {
   const seconds = Number(headers.get('retry-after'));
   return headers.has('retry-after') && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
 }
+
+/**
+ * A platform refused a call. `platformCode` is the platform's own code (Slack's `error`,
+ * Discord's `code`, Telegram's `error_code`) so logs show what the platform said.
+ */
+export class PlatformError extends Error {
+  constructor(
+    readonly call: string,
+    readonly status: number,
+    readonly platformCode: string | number | undefined,
+    detail: string,
+  ) {
+    super(`${call} was refused (HTTP ${status}${platformCode === undefined ? '' : `, ${platformCode}`}): ${detail}`);
+    this.name = 'PlatformError';
+  }
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../config.js';
 import { DEFAULT_TENANT, ID_PATTERN } from '../../domain/types.js';
 import { githubSignature } from './github-signature.js';
-import type { SignatureVerifier } from './signature-verifier.js';
+import type { SignatureVerifier } from '../shared/signature-verifier.js';
 import { standardWebhooksSignature } from './standard-webhooks-signature.js';
 
 /** Deliveries of `type` (or of every type for `*`) start a run of `agentId`. */

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
-import { singleHeader, type SignatureVerifier } from './signature-verifier.js';
+import { singleHeader, type SignatureVerifier } from '../shared/signature-verifier.js';
 
 /**
  * GitHub's scheme: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>` keyed with the

@@ -1,13 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
-import { singleHeader, type SignatureVerifier } from './signature-verifier.js';
-
-export interface StandardWebhooksOptions {
-  /** Largest accepted distance between `webhook-timestamp` and now, either way. @defaultValue 300 */
-  toleranceSec?: number;
-  /** Milliseconds since the epoch. @defaultValue Date.now */
-  now?: () => number;
-}
+import {
+  isFreshTimestamp,
+  singleHeader,
+  type SignatureVerifier,
+  type TimestampToleranceOptions,
+} from '../shared/signature-verifier.js';
 
 /**
  * The Standard Webhooks scheme (standardwebhooks.com): HMAC-SHA256 keyed with the base64
@@ -16,10 +14,8 @@ export interface StandardWebhooksOptions {
  * outside the tolerance window is rejected, which bounds how long a captured delivery can be
  * replayed.
  */
-export function standardWebhooksSignature(secret: string, options: StandardWebhooksOptions = {}): SignatureVerifier {
+export function standardWebhooksSignature(secret: string, options: TimestampToleranceOptions = {}): SignatureVerifier {
   const key = decodeSecret(secret);
-  const toleranceSec = options.toleranceSec ?? 300;
-  const now = options.now ?? Date.now;
   return (rawBody, headers) => {
     const id = singleHeader(headers, 'webhook-id');
     const timestamp = singleHeader(headers, 'webhook-timestamp');
@@ -27,8 +23,7 @@ export function standardWebhooksSignature(secret: string, options: StandardWebho
     if (id === undefined || timestamp === undefined || signatures === undefined) {
       return { ok: false, reason: 'Missing webhook-id, webhook-timestamp or webhook-signature header.' };
     }
-    const seconds = Number(timestamp);
-    if (!/^\d+$/.test(timestamp) || Math.abs(now() / 1000 - seconds) > toleranceSec) {
+    if (!isFreshTimestamp(timestamp, options)) {
       return { ok: false, reason: 'The webhook-timestamp is outside the tolerance window.' };
     }
     const expected = createHmac('sha256', key)

@@ -1,14 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import Koa, { type Context, type Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { AppError } from '../../domain/errors.js';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { InFlight } from '../shared/in-flight.js';
 import { listen, type ListenAddress, type ListeningServer } from '../shared/listen.js';
-import { parseJsonBody, readRawBody } from '../shared/read-raw-body.js';
-import { methodNotAllowed, respondError, unauthorized } from '../shared/respond-error.js';
+import { postEndpoint } from '../shared/post-endpoint.js';
+import { parseJsonBody } from '../shared/read-raw-body.js';
+import { unauthorized } from '../shared/respond-error.js';
 import { silentLogger } from '../shared/silent-logger.js';
-import type { SignatureVerifier } from './signature-verifier.js';
+import type { SignatureVerifier } from '../shared/signature-verifier.js';
 
 /** One delivery, as handed to every matching handler. */
 export interface WebhookEvent {
@@ -52,14 +52,21 @@ export class WebhookReceiver {
   private readonly handlers = new Map<string, WebhookHandler[]>();
   private readonly deliveries: InFlight;
   private readonly logger: Logger;
-  private readonly path: string;
+  private readonly endpoint: Middleware;
   private server: ListeningServer | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: WebhookReceiverOptions = {}) {
     this.logger = options.logger ?? silentLogger();
-    this.path = (options.path ?? '/webhook').replace(/\/+$/, '');
-    if (!this.path.startsWith('/')) throw new TypeError('WebhookReceiver path must start with /');
+    this.endpoint = postEndpoint({
+      path: options.path ?? '/webhook',
+      subpaths: true,
+      name: 'webhook receiver',
+      stopped: () => this.closing !== undefined,
+      authorize: (ctx) => this.checkSecret(ctx),
+      signature: options.signature,
+      handle: (ctx, body) => this.deliver(ctx, body),
+    });
     this.deliveries = new InFlight((error) => this.logger.error({ err: error }, 'webhook delivery failed'));
   }
 
@@ -74,14 +81,7 @@ export class WebhookReceiver {
 
   /** Koa middleware serving the path and every path beneath it; other paths go to `next`. */
   middleware(): Middleware {
-    return async (ctx, next) => {
-      if (ctx.path !== this.path && !ctx.path.startsWith(`${this.path}/`)) return next();
-      try {
-        await this.receive(ctx);
-      } catch (error) {
-        respondError(ctx, error);
-      }
-    };
+    return this.endpoint;
   }
 
   /** Serves the receiver alone on `address` (the `npm run start:webhooks` entry). */
@@ -102,16 +102,14 @@ export class WebhookReceiver {
     return this.closing;
   }
 
-  private async receive(ctx: Context): Promise<void> {
-    if (this.closing) throw new AppError('unavailable', 'The webhook receiver is shutting down.');
-    if (ctx.method !== 'POST') throw methodNotAllowed();
+  private checkSecret(ctx: Context): void {
     const secret = this.options.secret ?? '';
     if (secret !== '' && !constantTimeEqual(ctx.get('X-Webhook-Secret'), secret)) {
       throw unauthorized('The X-Webhook-Secret header is missing or wrong.');
     }
-    const body = await readRawBody(ctx.req);
-    const check = this.options.signature?.(body, ctx.req.headers);
-    if (check && !check.ok) throw unauthorized(check.reason);
+  }
+
+  private async deliver(ctx: Context, body: Buffer): Promise<void> {
     const headers = flattenHeaders(ctx.req.headers);
     const event: WebhookEvent = {
       source: ctx.get('X-Event-Source'),

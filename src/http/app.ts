@@ -1,0 +1,77 @@
+import { hostname } from 'node:os';
+import Koa, { type Middleware } from 'koa';
+import type { OpenAPIObject } from 'openapi3-ts/oas31';
+import type { AppDeps } from './deps.js';
+import { requestContext } from './middleware/request-context.js';
+import { buildOpenApi } from './openapi.js';
+import type { AnyRoute } from './route.js';
+import { buildRouter, methodNotAllowed, type Authenticate } from './router.js';
+import { probeRoutes } from './routes/probes.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { traceRoutes } from './routes/traces.js';
+import { swaggerConsole } from './swagger.js';
+
+/** Everything the app factory needs beyond the shared deps: the caller resolution and limits. */
+export interface AppOptions {
+  authenticate: Authenticate;
+  /** Middleware before authentication on non-public routes (global rate limit). */
+  beforeAuth?: Middleware[];
+  /** Middleware after authentication on non-public routes (quotas). */
+  afterAuth?: Middleware[];
+  /** Routes added by other components (runs, approvals, events, schedules). */
+  extraRoutes?: (deps: AppDeps) => AnyRoute[];
+}
+
+export interface BuiltApp {
+  app: Koa;
+  routes: readonly AnyRoute[];
+  openapi: OpenAPIObject;
+}
+
+/** Every declared route of the app, in declaration order. */
+export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRoutes'> = {}): AnyRoute[] {
+  return [
+    ...probeRoutes(deps),
+    ...sessionRoutes(deps),
+    ...traceRoutes(deps),
+    ...(options.extraRoutes?.(deps) ?? []),
+  ];
+}
+
+/**
+ * The Koa app of an API replica: request context and error rendering outermost, then the
+ * console, then the router built from the route declarations.
+ */
+export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
+  const { config } = deps;
+  const routes = declaredRoutes(deps, options);
+  const openapi = buildOpenApi(routes, {
+    title: 'agentplane',
+    version: '0.1.0',
+    auth: config.SERVICE_AUTH,
+    apiKeyHeader: config.SERVICE_API_KEY_HEADER,
+  });
+  const router = buildRouter(routes, {
+    authenticate: options.authenticate,
+    rbac: config.SERVICE_RBAC && config.SERVICE_AUTH !== 'none',
+    maxBodyBytes: config.SERVICE_MAX_BODY_BYTES,
+    beforeAuth: options.beforeAuth,
+    afterAuth: options.afterAuth,
+  });
+
+  const app = new Koa({ proxy: config.SERVICE_TRUST_PROXY });
+  app.silent = true;
+  app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'unhandled koa error'));
+  app.use(
+    requestContext({
+      logger: deps.logger,
+      metrics: deps.metrics,
+      replicaId: config.SERVICE_REPLICA_ID ?? hostname(),
+      isDraining: () => deps.lifecycle.draining,
+    }),
+  );
+  if (config.SERVICE_SWAGGER) app.use(swaggerConsole(() => openapi));
+  app.use(methodNotAllowed(router));
+  app.use(router.routes());
+  return { app, routes, openapi };
+}

@@ -1,0 +1,23 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Store } from '../ports/store.js';
+import type { Metrics } from './metrics.js';
+
+/** A named dependency check for /health/ready; rejects when the dependency is down. */
+export type ReadinessCheck = () => Promise<void>;
+
+/** Mutable lifecycle flags shared by the app and the shutdown sequence. */
+export interface Lifecycle {
+  draining: boolean;
+}
+
+/** Everything the HTTP layer needs, built by `src/main` and passed in. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  metrics: Metrics;
+  lifecycle: Lifecycle;
+  /** Checks run by /health/ready, by name (`redis`, `memory`). */
+  readiness: Record<string, ReadinessCheck>;
+}

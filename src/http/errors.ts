@@ -1,0 +1,77 @@
+import type { Context } from 'koa';
+import { AppError, type ErrorCode } from '../domain/errors.js';
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  invalid_cron: 400,
+  unknown_agent: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>([
+  [400, 'bad_request'],
+  [401, 'unauthorized'],
+  [403, 'forbidden'],
+  [404, 'not_found'],
+  [405, 'method_not_allowed'],
+  [409, 'conflict'],
+  [412, 'precondition_failed'],
+  [413, 'payload_too_large'],
+  [415, 'unsupported_media_type'],
+  [429, 'rate_limited'],
+  [503, 'unavailable'],
+]);
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+/**
+ * Turns anything thrown into an AppError. Errors from Koa and its body parser carry an HTTP
+ * `status` and `expose`; anything else is an internal error whose message stays private.
+ */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const http = error as { status?: number; statusCode?: number; expose?: boolean; message?: string; type?: string };
+  const status = http.status ?? http.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = CODE_BY_STATUS.get(status) ?? 'bad_request';
+    const message =
+      code === 'payload_too_large'
+        ? 'The request body is larger than the limit.'
+        : http.type === 'entity.parse.failed'
+          ? 'The request body is not valid JSON.'
+          : http.expose && http.message
+            ? http.message
+            : 'The request is malformed.';
+    return new AppError(code, message, { cause: error });
+  }
+  return new AppError('internal', 'An internal error occurred.', { cause: error, expose: false });
+}
+
+/** The one error renderer: the contract's JSON body, status and extra headers. */
+export function renderError(ctx: Context, appError: AppError): void {
+  ctx.status = statusOf(appError.code);
+  for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
+  const body: ErrorBody = {
+    error: {
+      code: appError.code,
+      message: appError.expose ? appError.message : 'An internal error occurred.',
+    },
+  };
+  ctx.body = body;
+}

@@ -1,0 +1,69 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The Prometheus metrics of one process, on a registry of its own (so several apps in one
+ * test process never collide). Names and labels are those of CONTRACT.md.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'agentplane_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'agentplane_http_request_duration_seconds',
+    help: 'HTTP request duration in seconds, by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly sseConnections = new Gauge({
+    name: 'agentplane_sse_connections',
+    help: 'Open server-sent event streams on this process.',
+    registers: [this.registry],
+  });
+  readonly eventsPublished = new Counter({
+    name: 'agentplane_events_published_total',
+    help: 'Run events published by this process, by type.',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly runs = new Counter({
+    name: 'agentplane_runs_total',
+    help: 'Runs that reached a status on this process, by agent and status.',
+    labelNames: ['agent_id', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly approvalsPending: Gauge;
+  readonly scheduleFires = new Counter({
+    name: 'agentplane_schedule_fires_total',
+    help: 'Schedule fires handled by this process, by outcome.',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimited = new Counter({
+    name: 'agentplane_rate_limited_total',
+    help: 'Requests refused with 429, by limiter (global, key, tenant).',
+    labelNames: ['limiter'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * @param options.pendingApprovals read at each scrape for `agentplane_approvals_pending`
+   * @param options.defaultMetrics prom-client's process metrics. @defaultValue true
+   */
+  constructor(options: { defaultMetrics?: boolean; pendingApprovals?: () => Promise<number> } = {}) {
+    const pending = options.pendingApprovals;
+    this.approvalsPending = new Gauge({
+      name: 'agentplane_approvals_pending',
+      help: 'Approval requests waiting for a decision, across tenants.',
+      registers: [this.registry],
+      async collect() {
+        if (pending) this.set(await pending());
+      },
+    });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { AppError } from '../../domain/errors.js';
+import { renderError, toAppError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface RequestContextOptions {
+  logger: Logger;
+  metrics: Metrics;
+  /** Value of `X-Served-By`: which replica answered. */
+  replicaId: string;
+  /** True once a graceful shutdown started: answers carry `Connection: close`. */
+  isDraining: () => boolean;
+}
+
+/**
+ * The outermost middleware: request id, the one error renderer, a request log line and the
+ * HTTP metrics. A thrown error never escapes it, so a bad request cannot take the process down.
+ */
+export function requestContext(options: RequestContextOptions): Middleware {
+  const { logger, metrics, replicaId, isDraining } = options;
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    ctx.set('X-Served-By', replicaId);
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError('not_found', `No route matches ${ctx.method} ${ctx.path}.`);
+      }
+    } catch (error) {
+      const appError = toAppError(error);
+      if (appError.code === 'internal') {
+        logger.error({ err: error, requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      }
+      renderError(ctx, appError);
+    }
+    if (isDraining()) ctx.set('Connection', 'close');
+    const route = (ctx.state.routePattern as string | undefined) ?? 'unmatched';
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+    metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
+    logger.info(
+      { requestId, method: ctx.method, route, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) },
+      'request',
+    );
+  };
+}

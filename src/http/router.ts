@@ -1,0 +1,106 @@
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import bodyParser from 'koa-bodyparser';
+import { AppError } from '../domain/errors.js';
+import { roleAtLeast, type Principal } from '../domain/types.js';
+import { ANONYMOUS_PRINCIPAL } from './middleware/authenticate.js';
+import { requiredRole, type AnyRoute } from './route.js';
+import { parsePart } from './validate.js';
+
+/** Resolves the caller of a request; throws AppError `unauthorized` for a bad credential. */
+export type Authenticate = (ctx: Context) => Promise<Principal>;
+
+export interface RouterOptions {
+  authenticate: Authenticate;
+  /** Enforce roles (SERVICE_RBAC with authentication on). */
+  rbac: boolean;
+  maxBodyBytes: number;
+  /** Run before authentication on every non-public route (the global rate limit). */
+  beforeAuth?: Middleware[];
+  /** Run after authentication and RBAC (quotas per key and tenant). */
+  afterAuth?: Middleware[];
+}
+
+/**
+ * Builds the Koa router from the route declarations. Each route becomes one pipeline:
+ * limits → authenticate → RBAC → quotas → body → validate → handler. Unknown paths fall
+ * through to the 404 of the error renderer; a known path with another method is 405 + Allow.
+ */
+export function buildRouter(routes: readonly AnyRoute[], options: RouterOptions): Router {
+  const router = new Router();
+  const parseJson = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${options.maxBodyBytes}b`,
+    strict: true,
+  });
+
+  for (const route of routes) {
+    const stages: Middleware[] = [markRoute(route)];
+    if (!route.public) {
+      stages.push(...(options.beforeAuth ?? []), authenticateStage(route, options), ...(options.afterAuth ?? []));
+    }
+    if (route.body) stages.push(requireJson, parseJson);
+    stages.push(handle(route));
+    router.register(route.path, [route.method], stages);
+  }
+  return router;
+}
+
+function markRoute(route: AnyRoute): Middleware {
+  return async (ctx, next) => {
+    ctx.state.routePattern = route.path;
+    await next();
+  };
+}
+
+function authenticateStage(route: AnyRoute, options: RouterOptions): Middleware {
+  const needed = requiredRole(route);
+  return async (ctx, next) => {
+    const principal = await options.authenticate(ctx);
+    ctx.state.principal = principal;
+    if (options.rbac && !roleAtLeast(principal.role, needed)) {
+      throw new AppError('forbidden', `This operation needs the ${needed} role.`);
+    }
+    await next();
+  };
+}
+
+async function requireJson(ctx: Context, next: Next): Promise<void> {
+  const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+  if (hasBody && !ctx.is('application/json')) {
+    throw new AppError('unsupported_media_type', 'The request body must be application/json.');
+  }
+  await next();
+}
+
+
+function handle(route: AnyRoute): Middleware {
+  return async (ctx) => {
+    const input = {
+      query: route.query ? parsePart('query', route.query, ctx.query) : undefined,
+      params: route.params ? parsePart('params', route.params, ctx.params) : undefined,
+      body: route.body ? parsePart('body', route.body, (ctx.request as { body?: unknown }).body) : undefined,
+      principal: (ctx.state.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL,
+      ctx,
+    };
+    const result = await route.handler(input);
+    if (result === 'handled') return;
+    ctx.status = result.status;
+    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    ctx.body = result.body;
+  };
+}
+
+/** 405 with `Allow` for a path that exists with other methods. */
+export function methodNotAllowed(router: Router): Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.state.routePattern !== undefined || ctx.status !== 404 || ctx.body !== undefined) return;
+    const matched = router.match(ctx.path, ctx.method);
+    const methods = new Set(matched.path.flatMap((layer) => layer.methods));
+    if (methods.size === 0) return;
+    throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
+      headers: { Allow: [...methods].join(', ') },
+    });
+  };
+}

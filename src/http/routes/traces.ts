@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { notFound } from '../../domain/errors.js';
+import type { AppDeps } from '../deps.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { errorResponses, IdParam, SpanSchema } from '../schemas.js';
+
+/** Trace spans of a session: one root per run, one child per node execution. */
+export function traceRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/traces',
+      operationId: 'listTraces',
+      summary: 'Trace spans of a session, ordered by start',
+      tag: 'traces',
+      query: z.object({ session_id: IdParam }),
+      responses: {
+        200: { description: 'The spans', schema: z.object({ traces: z.array(SpanSchema) }) },
+        ...errorResponses(400, 401, 403, 404, 429),
+      },
+      handler: async ({ query, principal }) => {
+        if (!(await deps.store.getSession(principal.tenant, query.session_id))) throw notFound('The session');
+        return { status: 200, body: { traces: await deps.store.listSpans(principal.tenant, query.session_id) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,48 @@
+import type { Context, Middleware } from 'koa';
+import { AppError } from '../../domain/errors.js';
+import { readRawBody } from './read-raw-body.js';
+import { methodNotAllowed, respondError, unauthorized } from './respond-error.js';
+import type { SignatureVerifier } from './signature-verifier.js';
+
+export interface PostEndpointOptions {
+  /** Path served; must start with `/`. */
+  path: string;
+  /** Serve every path beneath `path` too. @defaultValue false */
+  subpaths?: boolean;
+  /** Name used in the 503 message once `stopped()` holds. */
+  name: string;
+  /** True once the integration is stopping: requests are refused with 503. */
+  stopped(): boolean;
+  /** Checks made before the body is read (shared secrets), so strangers cannot make us read 1 MiB; throws to refuse. */
+  authorize?(ctx: Context): void;
+  /** Checked over the raw body; a failure is 401 and `handle` is not called. */
+  signature?: SignatureVerifier;
+  /** Handles a request whose body has been read (at most 1 MiB) and verified. */
+  handle(ctx: Context, body: Buffer): void | Promise<void>;
+}
+
+/**
+ * The pipeline every inbound integration endpoint shares: path → stopped (503) → POST only
+ * (405) → authorize → raw body up to 1 MiB (413) → signature (401) → handle. Other paths go to
+ * `next`; errors are rendered with the CONTRACT.md error body and never escape to the app.
+ */
+export function postEndpoint(options: PostEndpointOptions): Middleware {
+  if (!options.path.startsWith('/')) throw new TypeError(`${options.name} path must start with /`);
+  const path = options.path.length > 1 ? options.path.replace(/\/+$/, '') : options.path;
+  const serves = (requested: string): boolean =>
+    requested === path || (options.subpaths === true && requested.startsWith(path === '/' ? '/' : `${path}/`));
+  return async (ctx, next) => {
+    if (!serves(ctx.path)) return next();
+    try {
+      if (options.stopped()) throw new AppError('unavailable', `The ${options.name} is shutting down.`);
+      if (ctx.method !== 'POST') throw methodNotAllowed();
+      options.authorize?.(ctx);
+      const body = await readRawBody(ctx.req);
+      const check = options.signature?.(body, ctx.req.headers);
+      if (check && !check.ok) throw unauthorized(check.reason);
+      await options.handle(ctx, body);
+    } catch (error) {
+      respondError(ctx, error);
+    }
+  };
+}

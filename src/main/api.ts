@@ -1,0 +1,32 @@
+import { loadConfigOrExit, type Config } from '../config.js';
+import { anonymous } from '../http/middleware/authenticate.js';
+import { createBackend } from './backend.js';
+import { createLogger } from './logger.js';
+import { createApiServer } from './server.js';
+import { createShutdown, onTerminationSignals } from './shutdown.js';
+
+/**
+ * Runs one API replica (or, without REDIS_URL, the embedded single process) until SIGTERM.
+ */
+export async function runApi(config: Config): Promise<void> {
+  const logger = createLogger(config.LOG_LEVEL);
+  const backend = createBackend(config);
+  const api = createApiServer(config, backend, logger, { authenticate: anonymous });
+  const url = await api.listen();
+  logger.info({ url, mode: backend.mode, swagger: config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined }, 'agentplane api listening');
+  onTerminationSignals(
+    createShutdown({
+      server: api.server,
+      lifecycle: api.lifecycle,
+      logger,
+      delayMs: config.SERVICE_SHUTDOWN_DELAY_MS,
+      timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
+      close: () => backend.close(),
+    }),
+  );
+  process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await runApi(loadConfigOrExit());
+}
