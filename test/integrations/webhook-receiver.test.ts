@@ -1,8 +1,7 @@
-import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listen, type ListeningServer } from '../../src/integrations/shared/listen.js';
 import { WebhookReceiver, type WebhookEvent } from '../../src/integrations/webhook/webhook-receiver.js';
 import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { mount } from './mount.js';
 
 const MiB = 1024 * 1024;
 const servers: { close(): Promise<void> }[] = [];
@@ -11,11 +10,9 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-/** Mounts the receiver on a Koa app of its own, as an operator would, on a free port. */
-async function mount(receiver: WebhookReceiver): Promise<string> {
-  const app = new Koa();
-  app.use(receiver.middleware());
-  const server: ListeningServer = await listen(app, { port: 0, host: '127.0.0.1' });
+/** Mounts the receiver on a Koa app of its own; the server is closed after the test. */
+async function mountReceiver(receiver: WebhookReceiver): Promise<string> {
+  const server = await mount(receiver.middleware());
   servers.push(server);
   return server.url;
 }
@@ -33,7 +30,7 @@ function jsonOfSize(bytes: number): string {
 describe('webhook receiver', () => {
   it('answers 405 with Allow: POST to GET and PUT, calling no handler', async () => {
     const calls: WebhookEvent[] = [];
-    const url = await mount(new WebhookReceiver().on('*', (event) => void calls.push(event)));
+    const url = await mountReceiver(new WebhookReceiver().on('*', (event) => void calls.push(event)));
     for (const method of ['GET', 'PUT']) {
       const response = await fetch(`${url}/webhook`, { method, ...(method === 'PUT' ? { body: '{}' } : {}) });
       expect(response.status).toBe(405);
@@ -45,7 +42,7 @@ describe('webhook receiver', () => {
 
   it('answers 401 to a wrong or missing X-Webhook-Secret and 200 to the right one', async () => {
     const calls: WebhookEvent[] = [];
-    const url = await mount(new WebhookReceiver({ secret: 's3cret' }).on('*', (event) => void calls.push(event)));
+    const url = await mountReceiver(new WebhookReceiver({ secret: 's3cret' }).on('*', (event) => void calls.push(event)));
     const wrong = await post(`${url}/webhook`, '{}', { 'X-Webhook-Secret': 's3cres' });
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
@@ -59,7 +56,7 @@ describe('webhook receiver', () => {
 
   it('accepts a body of exactly 1 MiB and refuses 1 MiB + 1 byte with 413 before any handler', async () => {
     const sizes: number[] = [];
-    const url = await mount(new WebhookReceiver().on('*', (event) => void sizes.push(event.body.length)));
+    const url = await mountReceiver(new WebhookReceiver().on('*', (event) => void sizes.push(event.body.length)));
     const exact = await post(`${url}/webhook`, jsonOfSize(MiB));
     expect(exact.status).toBe(200);
     expect(sizes).toEqual([MiB]);
@@ -71,7 +68,7 @@ describe('webhook receiver', () => {
 
   it('refuses a chunked body that grows past 1 MiB without a Content-Length', async () => {
     const sizes: number[] = [];
-    const url = await mount(new WebhookReceiver().on('*', (event) => void sizes.push(event.body.length)));
+    const url = await mountReceiver(new WebhookReceiver().on('*', (event) => void sizes.push(event.body.length)));
     const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
@@ -88,7 +85,7 @@ describe('webhook receiver', () => {
 
   it('answers 400 to a body that is not JSON, calling no handler', async () => {
     const calls: WebhookEvent[] = [];
-    const url = await mount(new WebhookReceiver().on('*', (event) => void calls.push(event)));
+    const url = await mountReceiver(new WebhookReceiver().on('*', (event) => void calls.push(event)));
     const response = await post(`${url}/webhook`, '{"unterminated":');
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error: { code: 'bad_request', message: expect.any(String) } });
@@ -97,7 +94,7 @@ describe('webhook receiver', () => {
 
   it('hands handlers source, type, the raw bytes, the parsed payload and every header, on /webhook and beneath it', async () => {
     const events: WebhookEvent[] = [];
-    const url = await mount(new WebhookReceiver().on('push', (event) => void events.push(event)).on('generic', (event) => void events.push(event)));
+    const url = await mountReceiver(new WebhookReceiver().on('push', (event) => void events.push(event)).on('generic', (event) => void events.push(event)));
     const raw = '{ "ref" :  "refs/heads/main", "emoji": "\u00e9\u2713" }';
     const typed = await post(`${url}/webhook/github/org`, raw, { 'X-Event-Type': 'push', 'X-Event-Source': 'github', 'X-Custom': 'kept' });
     expect(typed.status).toBe(200);
@@ -119,12 +116,9 @@ describe('webhook receiver', () => {
 
   it('leaves other paths to the rest of the app', async () => {
     const receiver = new WebhookReceiver().on('*', () => undefined);
-    const app = new Koa();
-    app.use(receiver.middleware());
-    app.use((ctx) => {
+    const server = await mount(receiver.middleware(), (ctx) => {
       ctx.body = { fallthrough: ctx.path };
     });
-    const server = await listen(app, { port: 0, host: '127.0.0.1' });
     servers.push(server);
     const response = await post(`${server.url}/webhooks`, '{}');
     expect(await response.json()).toEqual({ fallthrough: '/webhooks' });
@@ -141,14 +135,14 @@ describe('webhook receiver', () => {
         order.push('wild-2');
       })
       .on('build', () => void order.push('build-2'));
-    const url = await mount(receiver);
+    const url = await mountReceiver(receiver);
     const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'build' });
     expect(await response.json()).toEqual({ status: 'ok', handled: 4 });
     expect(order).toEqual(['build-1', 'build-2', 'wild-1', 'wild-2']);
   });
 
   it('answers 200 with handled 0 when no handler matches', async () => {
-    const url = await mount(new WebhookReceiver().on('build', () => undefined));
+    const url = await mountReceiver(new WebhookReceiver().on('build', () => undefined));
     const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'deploy' });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: 'ok', handled: 0 });
@@ -167,7 +161,7 @@ describe('webhook receiver', () => {
         throw new Error('wildcard handler broke');
       })
       .on('*', () => void ran.push('last'));
-    const url = await mount(receiver);
+    const url = await mountReceiver(receiver);
     const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'build' });
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({ status: 'error', errors: ['first handler broke', 'wildcard handler broke'] });
@@ -198,7 +192,7 @@ describe('webhook receiver', () => {
     await receiver.close();
 
     const mounted = new WebhookReceiver().on('*', () => undefined);
-    const url = await mount(mounted);
+    const url = await mountReceiver(mounted);
     await mounted.close();
     const refused = await post(`${url}/webhook`, '{}');
     expect(refused.status).toBe(503);

@@ -1,12 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import Koa from 'koa';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listen, type ListeningServer } from '../../src/integrations/shared/listen.js';
+import type { ListeningServer } from '../../src/integrations/shared/listen.js';
 import { githubSignature } from '../../src/integrations/webhook/github-signature.js';
-import type { SignatureVerifier } from '../../src/integrations/webhook/signature-verifier.js';
+import type { SignatureVerifier } from '../../src/integrations/shared/signature-verifier.js';
 import { standardWebhooksSignature } from '../../src/integrations/webhook/standard-webhooks-signature.js';
 import { WebhookReceiver } from '../../src/integrations/webhook/webhook-receiver.js';
+import { mount } from './mount.js';
 
 const servers: ListeningServer[] = [];
 afterEach(async () => {
@@ -16,9 +16,7 @@ afterEach(async () => {
 /** A receiver checking `signature`, mounted on a Koa app; `calls` counts handler runs. */
 async function mountSigned(signature: SignatureVerifier): Promise<{ url: string; calls: { count: number } }> {
   const calls = { count: 0 };
-  const app = new Koa();
-  app.use(new WebhookReceiver({ signature }).on('*', () => void calls.count++).middleware());
-  const server = await listen(app, { port: 0, host: '127.0.0.1' });
+  const server = await mount(new WebhookReceiver({ signature }).on('*', () => void calls.count++).middleware());
   servers.push(server);
   return { url: `${server.url}/webhook`, calls };
 }

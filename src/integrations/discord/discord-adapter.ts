@@ -103,11 +103,12 @@ export class DiscordAdapter {
     try {
       const reply = await this.options.handler(interaction.command);
       if (reply !== '') await this.api.createMessage(interaction.command.channelID, reply);
-      await this.api.deleteOriginal(interaction.application_id, interaction.token);
     } catch (error) {
       this.logger.error({ err: error, channel_id: interaction.command.channelID }, 'Discord command was not answered');
       await this.api.editOriginal(interaction.application_id, interaction.token, DISCORD_FAILURE_TEXT);
+      return;
     }
+    await this.api.deleteOriginal(interaction.application_id, interaction.token);
   }
 }
 
