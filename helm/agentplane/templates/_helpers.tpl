@@ -1,0 +1,129 @@
+{{/*
+Names. The fullname is cut to 50 characters so that "<fullname>-webhooks" and the other
+component suffixes stay within the 63 characters of a DNS label.
+*/}}
+{{- define "agentplane.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "agentplane.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "agentplane.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "agentplane.labels" -}}
+helm.sh/chart: {{ include "agentplane.chart" . }}
+{{ include "agentplane.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "agentplane.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "agentplane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "agentplane.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "agentplane.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "agentplane.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret holding SERVICE_JWT_SECRET, SERVICE_API_KEYS and REDIS_URL. */}}
+{{- define "agentplane.secretName" -}}
+{{- .Values.existingSecret | default (include "agentplane.fullname" .) }}
+{{- end }}
+
+{{- define "agentplane.webhooksSecretName" -}}
+{{- .Values.webhooks.existingSecret | default (printf "%s-webhooks" (include "agentplane.fullname" .)) }}
+{{- end }}
+
+{{/*
+A value of `config` as an environment variable: YAML numbers arrive as float64 and would
+print as 1.048576e+06, so whole numbers are printed as integers.
+*/}}
+{{- define "agentplane.envValue" -}}
+{{- if kindIs "float64" . }}
+{{- int64 . | quote }}
+{{- else }}
+{{- toString . | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Settings every agentplane container reads: the ConfigMap, then the Secret. */}}
+{{- define "agentplane.envFrom" -}}
+- configMapRef:
+    name: {{ include "agentplane.fullname" . }}-config
+- secretRef:
+    name: {{ include "agentplane.secretName" . }}
+{{- end }}
+
+{{/* Pod-level settings shared by the api, worker and webhooks pods. */}}
+{{- define "agentplane.podCommon" -}}
+serviceAccountName: {{ include "agentplane.serviceAccountName" . }}
+automountServiceAccountToken: false
+terminationGracePeriodSeconds: {{ .Values.shutdown.terminationGracePeriodSeconds }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end }}
+
+{{/* Scheduling of one component; the argument is that component's values (.Values.api, …). */}}
+{{- define "agentplane.placement" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+Checks the schema cannot express. The pod must outlive its preStop sleep plus the process's
+own drain, or the kubelet kills it mid-drain.
+*/}}
+{{- define "agentplane.validate" -}}
+{{- $drainSeconds := div (add (int64 .Values.shutdown.drainTimeoutMs) 999) 1000 }}
+{{- $needed := add (int64 .Values.shutdown.preStopSleepSeconds) $drainSeconds }}
+{{- if le (int64 .Values.shutdown.terminationGracePeriodSeconds) $needed }}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds + shutdown.drainTimeoutMs/1000 (%d)" (int64 .Values.shutdown.terminationGracePeriodSeconds) $needed) }}
+{{- end }}
+{{- if and .Values.api.autoscaling.enabled (gt (int64 .Values.api.autoscaling.minReplicas) (int64 .Values.api.autoscaling.maxReplicas)) }}
+{{- fail "api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas" }}
+{{- end }}
+{{- end }}
