@@ -59,6 +59,12 @@ export interface NewRun {
   run_id: string;
   session_id: string;
   agent_id: string;
+  /**
+   * The run's first checkpoint, appended in the same atomic step: positioned at `node_id`,
+   * with `input` shallow-merged into the session's latest state. Omitted for a resume, which
+   * continues from the latest checkpoint.
+   */
+  start?: { node_id: string; input: JsonObject };
 }
 
 export interface RunUpdate {
@@ -69,8 +75,9 @@ export interface RunUpdate {
 /** Runs; a session has at most one active (queued, running, interrupted) run at a time. */
 export interface RunStore {
   /**
-   * Atomically creates the run as `queued`, creating its session when absent. Throws
-   * `conflict` when the session has an active run or belongs to another agent.
+   * Atomically creates the run as `queued`, creating its session when absent, with its first
+   * checkpoint when `start` is given. Throws `conflict` when the session has an active run or
+   * belongs to another agent.
    */
   createRun(tenant: string, run: NewRun): Promise<Run>;
   /**
@@ -96,11 +103,13 @@ export interface ApprovalDecision {
 
 /** Human approval requests. Deciding is atomic: exactly one of concurrent answers wins. */
 export interface ApprovalStore {
+  /** Stores a pending request (idempotent by id) and marks its run `interrupted` atomically. */
   createApproval(tenant: string, approval: NewApproval): Promise<Approval>;
   getApproval(tenant: string, id: string): Promise<Approval | null>;
   /** Pending requests, oldest first. */
   listPendingApprovals(tenant: string): Promise<Approval[]>;
-  /** Throws `not_found` for an unknown id, `conflict` when already decided. */
+  /** Throws `not_found` for an unknown id, `conflict` when already decided. In the same
+   * atomic step an `interrupted` run of the approval becomes `queued` again. */
   decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval>;
   /** Pending approvals across all tenants (for the gauge). */
   countPendingApprovals(): Promise<number>;

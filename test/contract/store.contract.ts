@@ -152,6 +152,44 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
       expect(updated.error).toBeUndefined();
     });
 
+    it('creates the first checkpoint with the run, atomically', async () => {
+      const store = await makeStore();
+      const id = randomUUID();
+      await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { q: 1 } } });
+      expect(await store.getCheckpoint(T, id)).toMatchObject({ seq_num: 1, node_id: 'receive', state: { q: 1 } });
+      await expect(
+        store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { q: 2 } } }),
+      ).rejects.toMatchObject({ code: 'conflict' });
+      expect((await store.getCheckpoint(T, id))!.seq_num).toBe(1);
+      const [run] = await store.listRuns(T, id);
+      await store.updateRun(T, run!.id, { status: 'completed' });
+      await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { r: 2 } } });
+      expect(await store.getCheckpoint(T, id)).toMatchObject({ seq_num: 2, node_id: 'receive', state: { q: 1, r: 2 } });
+    });
+
+    it('interrupts a run with its approval and queues it again with the decision', async () => {
+      const store = await makeStore();
+      const id = randomUUID();
+      const run = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'human-review' });
+      await store.updateRun(T, run.id, { status: 'running' });
+      const approval = await store.createApproval(T, {
+        id: randomUUID(),
+        session_id: id,
+        run_id: run.id,
+        agent_id: 'human-review',
+        node_id: 'review',
+        prompt: 'Publish the draft?',
+        requested_at: new Date().toISOString(),
+      });
+      expect((await store.getRun(T, run.id))!.status).toBe('interrupted');
+      await expect(store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'human-review' })).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      const decided = await store.decideApproval(T, approval.id, { approved: false, comment: 'no', decided_by: 'alice' });
+      expect(decided).toMatchObject({ status: 'rejected', comment: 'no', decided_by: 'alice' });
+      expect((await store.getRun(T, run.id))!.status).toBe('queued');
+    });
+
     it('decides an approval exactly once, oldest pending first', async () => {
       const store = await makeStore();
       const base = { session_id: 's', node_id: 'review', prompt: 'Publish?', run_id: 'r', agent_id: 'human-review' };

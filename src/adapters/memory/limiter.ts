@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { LimitPolicy, Limiter, LimitResult } from '../../ports/limiter.js';
+import type { LimitPolicy, Limiter, LimiterFactory, LimitResult } from '../../ports/limiter.js';
 
 /** Counts in this process only: the embedded mode, and the insurance of the Redis adapter. */
 export class MemoryLimiter implements Limiter {
@@ -14,7 +14,7 @@ export class MemoryLimiter implements Limiter {
   }
 }
 
-export const memoryLimiterFactory = (policy: LimitPolicy): Limiter => new MemoryLimiter(policy);
+export const memoryLimiterFactory: LimiterFactory = (policy) => new MemoryLimiter(policy);
 
 export function memoryLimiterOptions(policy: LimitPolicy): { points: number; duration: number; keyPrefix: string } {
   return { points: policy.points, duration: policy.durationSec, keyPrefix: policy.name };

@@ -86,18 +86,7 @@ export class MemoryStore implements Store {
     if (write.rejectWhileRunning && current?.status === 'running') {
       throw conflict('A run of this session is running; patch it once the run is paused or finished.');
     }
-    const base: JsonObject = write.replace || !latest ? {} : latest.state;
-    const checkpoint: Checkpoint = {
-      session_id: sessionId,
-      checkpoint_id: newId(),
-      node_id: node,
-      seq_num: seq + 1,
-      created_at: nowIso(),
-      state: clone({ ...base, ...withoutUndefined(write.patch) }),
-    };
-    record.checkpoints.push(checkpoint);
-    record.session.updated_at = checkpoint.created_at;
-    return clone(checkpoint);
+    return clone(appendTo(record, node, write.patch, write.replace ?? false));
   }
 
   async getCheckpoint(tenant: string, sessionId: string): Promise<Checkpoint | null> {
@@ -153,6 +142,7 @@ export class MemoryStore implements Store {
     record.runIds.push(run.id);
     record.currentRunId = run.id;
     record.session.updated_at = now;
+    if (newRun.start) appendTo(record, newRun.start.node_id, newRun.start.input, false);
     return { ...run };
   }
 
@@ -188,18 +178,26 @@ export class MemoryStore implements Store {
     const run = data.runs.get(runId);
     if (!run) throw notFound('The run');
     if (from.length > 0 && !from.includes(run.status)) throw conflict(`The run is ${run.status}.`);
-    run.status = update.status;
-    run.updated_at = nowIso();
+    this.mark(tenant, run, update.status);
     if (update.error) run.error = update.error;
     else delete run.error;
-    const record = data.sessions.get(run.session_id);
-    if (record?.currentRunId === runId) record.session.updated_at = run.updated_at;
     return { ...run };
   }
 
+  private mark(tenant: string, run: Run, status: RunStatus): void {
+    run.status = status;
+    run.updated_at = nowIso();
+    const record = this.data(tenant).sessions.get(run.session_id);
+    if (record?.currentRunId === run.id) record.session.updated_at = run.updated_at;
+  }
+
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
-    const approvals = this.data(tenant).approvals;
-    if (!approvals.has(approval.id)) approvals.set(approval.id, { ...approval, status: 'pending' });
+    const { approvals, runs } = this.data(tenant);
+    if (!approvals.has(approval.id)) {
+      approvals.set(approval.id, { ...approval, status: 'pending' });
+      const run = runs.get(approval.run_id);
+      if (run) this.mark(tenant, run, 'interrupted');
+    }
     return { ...approvals.get(approval.id)! };
   }
 
@@ -223,6 +221,8 @@ export class MemoryStore implements Store {
     approval.comment = decision.comment ?? '';
     approval.decided_by = decision.decided_by;
     approval.decided_at = nowIso();
+    const run = this.data(tenant).runs.get(approval.run_id);
+    if (run?.status === 'interrupted') this.mark(tenant, run, 'queued');
     return { ...approval };
   }
 
@@ -233,6 +233,23 @@ export class MemoryStore implements Store {
     }
     return count;
   }
+}
+
+/** Appends a checkpoint at `node` with `patch` merged into the latest (or an empty) state. */
+function appendTo(record: SessionRecord, node: string, patch: JsonObject, replace: boolean): Checkpoint {
+  const latest = record.checkpoints.at(-1);
+  const base: JsonObject = replace || !latest ? {} : latest.state;
+  const checkpoint: Checkpoint = {
+    session_id: record.session.id,
+    checkpoint_id: newId(),
+    node_id: node,
+    seq_num: (latest?.seq_num ?? 0) + 1,
+    created_at: nowIso(),
+    state: clone({ ...base, ...withoutUndefined(patch) }),
+  };
+  record.checkpoints.push(checkpoint);
+  record.session.updated_at = checkpoint.created_at;
+  return checkpoint;
 }
 
 function clone<T>(value: T): T {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts } from 'rate-limiter-flexible';
-import type { LimitPolicy, Limiter, LimitResult } from '../../ports/limiter.js';
+import type { LimitPolicy, Limiter, LimiterFactory, LimitResult } from '../../ports/limiter.js';
 import { consumeWith, memoryLimiterOptions } from '../memory/limiter.js';
 
 export interface RedisLimiterOptions {
@@ -28,7 +28,6 @@ export class RedisLimiter implements Limiter {
     readonly policy: LimitPolicy,
     options: RedisLimiterOptions,
   ) {
-    const insurance = new RateLimiterMemory(memoryLimiterOptions(policy));
     const redis = new RateLimiterRedis({
       // ioredis is the library's default client type: no useRedisPackage flag.
       storeClient: options.client,
@@ -36,9 +35,14 @@ export class RedisLimiter implements Limiter {
       points: policy.points,
       duration: policy.durationSec,
       rejectIfRedisNotReady: true,
-      insuranceLimiter: insurance,
     });
-    this.limiter = new RLWrapperTimeouts({ limiter: redis, timeoutMs: options.timeoutMs ?? 500, insuranceLimiter: insurance });
+    // The insurance sits on the timeout wrapper only: an error and a timeout of the same call
+    // then fall back once, where insurance on both layers would count that request twice.
+    this.limiter = new RLWrapperTimeouts({
+      limiter: redis,
+      timeoutMs: options.timeoutMs ?? 500,
+      insuranceLimiter: new RateLimiterMemory(memoryLimiterOptions(policy)),
+    });
   }
 
   consume(key: string, points = 1): Promise<LimitResult> {
@@ -46,6 +50,6 @@ export class RedisLimiter implements Limiter {
   }
 }
 
-export function redisLimiterFactory(options: RedisLimiterOptions): (policy: LimitPolicy) => Limiter {
+export function redisLimiterFactory(options: RedisLimiterOptions): LimiterFactory {
   return (policy) => new RedisLimiter(policy, options);
 }

@@ -4,15 +4,21 @@ import type { Redis } from 'ioredis';
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
 const SCRIPT_FILES = [
   'appendCheckpoint-3',
-  'createRun-5',
+  'createRun-7',
   'updateRun-2',
-  'createApproval-3',
-  'decideApproval-3',
+  'createApproval-5',
+  'decideApproval-5',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;
 
 type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Reads a script, replacing each `--@include <name>` line with `lua/includes/<name>.lua`. */
+function readScript(file: string): string {
+  const read = (path: string) => readFileSync(new URL(`./lua/${path}.lua`, import.meta.url), 'utf8');
+  return read(file).replace(/^--@include (\w+)$/m, (_line, name: string) => read(`includes/${name}`));
+}
 
 /**
  * Registers the scripts on a client with `defineCommand` (EVALSHA with an EVAL fallback)
@@ -23,8 +29,7 @@ export function loadScripts(redis: Redis): (name: ScriptName, keys: string[], ar
   for (const file of SCRIPT_FILES) {
     const [name, numKeys] = file.split('-') as [string, string];
     if (typeof commands[name] === 'function') continue;
-    const lua = readFileSync(new URL(`./lua/${file}.lua`, import.meta.url), 'utf8');
-    redis.defineCommand(name, { numberOfKeys: Number(numKeys), lua });
+    redis.defineCommand(name, { numberOfKeys: Number(numKeys), lua: readScript(file) });
   }
   return async (name, keys, args) => (await commands[name]!(...keys, ...args)) as unknown[];
 }

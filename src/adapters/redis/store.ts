@@ -65,10 +65,6 @@ export class RedisStore implements Store {
   }
 
   async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint> {
-    const pairs: string[] = [];
-    for (const [key, value] of Object.entries(write.patch)) {
-      if (value !== undefined) pairs.push(key, JSON.stringify(value));
-    }
     const reply = await this.script(
       'appendCheckpoint',
       [this.keys.session(tenant, sessionId), this.keys.state(tenant, sessionId), this.keys.checkpoints(tenant, sessionId)],
@@ -80,7 +76,7 @@ export class RedisStore implements Store {
         write.replace ? '1' : '0',
         write.ifSeq === undefined ? '' : String(write.ifSeq),
         write.rejectWhileRunning ? '1' : '0',
-        ...pairs,
+        ...statePairs(write.patch),
       ],
     );
     switch (Number(reply[0])) {
@@ -128,8 +124,19 @@ export class RedisStore implements Store {
         this.keys.sessionsByAgent(tenant, run.agent_id),
         this.keys.run(tenant, run.run_id),
         this.keys.runs(tenant, run.session_id),
+        this.keys.state(tenant, run.session_id),
+        this.keys.checkpoints(tenant, run.session_id),
       ],
-      [run.session_id, run.agent_id, run.run_id, nowIso(() => now), now],
+      [
+        run.session_id,
+        run.agent_id,
+        run.run_id,
+        nowIso(() => now),
+        now,
+        run.start?.node_id ?? '',
+        newId(),
+        ...statePairs(run.start?.input ?? {}),
+      ],
     );
     if (Number(reply[0]) === -1) throw conflict('This session already has a queued, running or interrupted run.');
     if (Number(reply[0]) === -2) throw conflict(`This session belongs to agent "${String(reply[1])}".`);
@@ -177,8 +184,8 @@ export class RedisStore implements Store {
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
     const reply = await this.script(
       'createApproval',
-      [this.keys.approval(tenant, approval.id), this.keys.pendingApprovals(tenant), this.keys.pendingApprovalCount()],
-      [Date.parse(approval.requested_at), ...objectToPairs({ ...approval, status: 'pending' })],
+      this.approvalKeys(tenant, approval.id, approval.run_id, approval.session_id),
+      [Date.parse(approval.requested_at), nowIso(), ...objectToPairs({ ...approval, status: 'pending' })],
     );
     return toApproval(flatToObject(reply))!;
   }
@@ -194,9 +201,10 @@ export class RedisStore implements Store {
   }
 
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
+    const target = await this.redis.hmget(this.keys.approval(tenant, id), 'run_id', 'session_id');
     const reply = await this.script(
       'decideApproval',
-      [this.keys.approval(tenant, id), this.keys.pendingApprovals(tenant), this.keys.pendingApprovalCount()],
+      this.approvalKeys(tenant, id, target[0] ?? '', target[1] ?? ''),
       [decision.approved ? 'approved' : 'rejected', decision.comment ?? '', decision.decided_by, nowIso()],
     );
     if (Number(reply[0]) === -1) throw notFound('The approval request');
@@ -204,9 +212,28 @@ export class RedisStore implements Store {
     return toApproval(flatToObject(reply))!;
   }
 
+  private approvalKeys(tenant: string, id: string, runId: string, sessionId: string): string[] {
+    return [
+      this.keys.approval(tenant, id),
+      this.keys.pendingApprovals(tenant),
+      this.keys.pendingApprovalCount(),
+      this.keys.run(tenant, runId),
+      this.keys.session(tenant, sessionId),
+    ];
+  }
+
   async countPendingApprovals(): Promise<number> {
     return Number((await this.redis.get(this.keys.pendingApprovalCount())) ?? 0);
   }
+}
+
+/** State patch as HSET pairs of key and raw JSON; undefined values are absent keys. */
+function statePairs(patch: Record<string, unknown>): string[] {
+  const pairs: string[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value !== undefined) pairs.push(key, JSON.stringify(value));
+  }
+  return pairs;
 }
 
 function toSession(tenant: string, id: string, hash: Record<string, string>): Session | null {

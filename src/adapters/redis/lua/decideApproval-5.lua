@@ -1,9 +1,12 @@
 --[[
-  Decides a pending approval exactly once.
+  Decides a pending approval exactly once and, in the same step, queues its interrupted run
+  again so the caller only has to enqueue the resume job.
 
   KEYS[1] approval hash
   KEYS[2] pending approvals sorted set of the tenant
   KEYS[3] global pending-approval counter
+  KEYS[4] run hash
+  KEYS[5] session hash
 
   ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
   ARGV[4] decided_at (RFC 3339)
@@ -19,4 +22,10 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1], 'comment', ARGV[2], 'decided_by',
   'decided_at', ARGV[4])
 local id = redis.call('HGET', KEYS[1], 'id')
 if redis.call('ZREM', KEYS[2], id) == 1 then redis.call('DECR', KEYS[3]) end
+if redis.call('HGET', KEYS[4], 'status') == 'interrupted' then
+  redis.call('HSET', KEYS[4], 'status', 'queued', 'updated_at', ARGV[4])
+  if redis.call('HGET', KEYS[5], 'run_id') == redis.call('HGET', KEYS[4], 'id') then
+    redis.call('HSET', KEYS[5], 'run_status', 'queued', 'updated_at', ARGV[4])
+  end
+end
 return redis.call('HGETALL', KEYS[1])

@@ -1,20 +1,27 @@
 --[[
   Creates a queued run, creating its session when absent, unless the session already has an
-  active (queued, running, interrupted) run or belongs to another agent.
+  active (queued, running, interrupted) run or belongs to another agent. With an initial node,
+  it also appends the run's first checkpoint (the input merged into the latest state), so a
+  run never exists without the checkpoint it starts from.
 
   KEYS[1] session hash
   KEYS[2] sessions sorted set (score = created_at ms)
   KEYS[3] sessions-of-agent sorted set
   KEYS[4] run hash
   KEYS[5] runs-of-session sorted set
+  KEYS[6] state hash
+  KEYS[7] checkpoints list
 
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
+  ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id
+  ARGV[8..] pairs: state key, raw JSON value
 
   Returns {1, created (0|1)} or
     {-1} the session has an active run
-    {-2} the session belongs to another agent (its agent id is the second element)
+    {-2, agent id} the session belongs to another agent
 ]]
+--@include appendCheckpoint
 local agent = redis.call('HGET', KEYS[1], 'agent_id')
 local created = 0
 if agent then
@@ -31,4 +38,7 @@ redis.call('HSET', KEYS[1], 'run_id', ARGV[3], 'run_status', 'queued', 'updated_
 redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
   'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
 redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
+if ARGV[6] ~= '' then
+  append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[1], ARGV[7], ARGV[6], ARGV[4], false, ARGV, 8)
+end
 return {1, created}
