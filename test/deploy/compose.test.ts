@@ -1,0 +1,200 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
+
+/*
+ * Static checks of docker-compose.yml and .env.example: the file parses, every variable a
+ * container gets is one its process reads, and with the documented settings every process
+ * would start (its own config validation passes, Redis is set, auth secrets arrive).
+ */
+
+const ROOT = new URL('../../', import.meta.url);
+const read = (path: string): string => readFileSync(new URL(path, ROOT), 'utf8');
+
+type Role = 'api' | 'worker' | 'webhooks';
+const ROLES: readonly string[] = ['api', 'worker', 'webhooks'];
+
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string | number | boolean>;
+  ports?: string[];
+  volumes?: string[];
+  profiles?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  stop_grace_period?: string;
+  read_only?: boolean;
+}
+
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+const composeText = read('docker-compose.yml');
+const compose = parse(composeText, { merge: true }) as ComposeFile;
+const exampleSettings = parseEnvFile(read('.env.example'));
+
+/** Services that run an agentplane process, by the command the image's entry point takes. */
+const appServices = Object.entries(compose.services)
+  .filter(([, service]) => ROLES.includes(service.command?.[0] ?? ''))
+  .map(([name, service]) => ({ name, service, role: service.command![0] as Role }));
+const apiServices = appServices.filter((s) => s.role === 'api');
+
+/** `KEY=value` lines; blank lines and `#` comments skipped; anything else is an error. */
+function parseEnvFile(text: string): Map<string, string> {
+  const settings = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (!match) throw new Error(`.env.example: not KEY=value: ${line}`);
+    settings.set(match[1]!, match[2]!);
+  }
+  return settings;
+}
+
+const INTERPOLATION = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Compose's `${NAME}` and `${NAME:-default}` (default when unset or empty); other forms are refused. */
+function interpolate(value: string, settings: ReadonlyMap<string, string>): string {
+  if (value.replace(INTERPOLATION, '').includes('$')) throw new Error(`unsupported interpolation in "${value}"`);
+  return value.replace(INTERPOLATION, (_match, name: string, fallback: string | undefined) => {
+    const set = settings.get(name);
+    return set !== undefined && set !== '' ? set : (fallback ?? '');
+  });
+}
+
+/** The environment a container gets with `settings` as its .env. */
+function containerEnv(service: ComposeService, settings: ReadonlyMap<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(service.environment ?? {}).map(([name, value]) => [name, interpolate(String(value), settings)]),
+  );
+}
+
+function withSettings(overrides: Record<string, string>): Map<string, string> {
+  return new Map([...exampleSettings, ...Object.entries(overrides)]);
+}
+
+function allowedVariables(role: Role): Set<string> {
+  return new Set(role === 'webhooks' ? [...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES] : CONFIG_VARIABLES);
+}
+
+function seconds(duration: string): number {
+  const match = /^(\d+)(ms|s|m)$/.exec(duration);
+  if (!match) throw new Error(`unsupported duration ${duration}`);
+  return Number(match[1]) * { ms: 0.001, s: 1, m: 60 }[match[2] as 'ms' | 's' | 'm'];
+}
+
+describe('docker-compose.yml', () => {
+  it('runs redis, two API replicas, one worker and nginx, and the webhook receiver on request', () => {
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['redis', 'nginx']));
+    expect(apiServices.map((s) => s.name)).toEqual(['api-1', 'api-2']);
+    expect(appServices.filter((s) => s.role === 'worker')).toHaveLength(1);
+    const webhooks = appServices.filter((s) => s.role === 'webhooks');
+    expect(webhooks).toHaveLength(1);
+    expect(webhooks[0]!.service.profiles).toEqual(['webhooks']);
+  });
+
+  it('keeps Redis in an append-only file on a named volume, with no eviction', () => {
+    const redis = compose.services.redis!;
+    const args = (redis.command ?? []).join(' ');
+    expect(args).toContain('--appendonly yes');
+    expect(args).toContain('--maxmemory-policy noeviction');
+    expect(redis.volumes).toContain('redis-data:/data');
+    expect(compose.volumes).toHaveProperty('redis-data');
+  });
+
+  it('gives every container only variables its process reads', () => {
+    for (const { name, service, role } of appServices) {
+      const allowed = allowedVariables(role);
+      const unknown = Object.keys(service.environment ?? {}).filter((variable) => !allowed.has(variable));
+      expect(unknown, `${name} sets variables its process does not read`).toEqual([]);
+    }
+  });
+
+  it('starts every process with the .env.example settings: its config validates and Redis is set', () => {
+    for (const { name, service, role } of appServices) {
+      const env = containerEnv(service, exampleSettings);
+      const config = loadConfig(env);
+      expect(config.REDIS_URL, `${name} runs without Redis`).toBe('redis://redis:6379');
+      if (role === 'webhooks') expect(() => loadWebhooksConfig(env), name).not.toThrow();
+    }
+  });
+
+  it('passes the auth secrets to every process when auth is on', () => {
+    const jwt = withSettings({ SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: 'a-long-enough-shared-secret-for-hs256' });
+    const apikey = withSettings({ SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: 'k-1:admin:acme,k-2' });
+    for (const { name, service } of appServices) {
+      const jwtConfig = loadConfig(containerEnv(service, jwt));
+      expect(jwtConfig.SERVICE_AUTH, name).toBe('jwt');
+      expect(jwtConfig.SERVICE_JWT_SECRET, name).toBe('a-long-enough-shared-secret-for-hs256');
+      const keyConfig = loadConfig(containerEnv(service, apikey));
+      expect(keyConfig.SERVICE_AUTH, name).toBe('apikey');
+      expect(keyConfig.apiKeys, name).toHaveLength(2);
+    }
+  });
+
+  it('passes the webhook signing secret to the receiver', () => {
+    const settings = withSettings({ WEBHOOK_SIGNATURE: 'github', WEBHOOK_SIGNING_SECRET: 'whsec-test' });
+    const receiver = appServices.find((s) => s.role === 'webhooks')!;
+    expect(loadWebhooksConfig(containerEnv(receiver.service, settings)).signatureScheme).toBe('github');
+  });
+
+  it('names each API replica and trusts the proxy in front of it', () => {
+    const ids = apiServices.map(({ service }) => loadConfig(containerEnv(service, exampleSettings)).SERVICE_REPLICA_ID);
+    expect(ids).toEqual(['api-1', 'api-2']);
+    for (const { service } of apiServices) {
+      expect(loadConfig(containerEnv(service, exampleSettings)).SERVICE_TRUST_PROXY).toBe(true);
+    }
+  });
+
+  it('lets every process finish its drain before Docker kills it', () => {
+    for (const { name, service } of appServices) {
+      const drainMs = loadConfig(containerEnv(service, exampleSettings)).SERVICE_SHUTDOWN_TIMEOUT_MS;
+      expect(service.stop_grace_period, name).toBeDefined();
+      expect(seconds(service.stop_grace_period!) * 1000, name).toBeGreaterThan(drainMs);
+    }
+  });
+
+  it('runs the processes from one read-only image after Redis is healthy', () => {
+    const images = new Set(appServices.map(({ service }) => service.image));
+    expect(images.size).toBe(1);
+    for (const { name, service } of appServices) {
+      expect(service.read_only, name).toBe(true);
+      expect(service.depends_on?.redis?.condition, name).toBe('service_healthy');
+    }
+  });
+
+  it('puts nginx, with the shared configuration, in front of exactly the API replicas', () => {
+    const nginx = compose.services.nginx!;
+    expect(nginx.volumes).toContain('./deploy/nginx:/etc/nginx/agentplane:ro');
+    expect(nginx.command).toEqual(['nginx', '-c', '/etc/nginx/agentplane/agentplane.conf']);
+    const upstreams = [...read('deploy/nginx/upstream.conf').matchAll(/^\s*server\s+([^\s;]+)/gm)].map((m) => m[1]);
+    const replicas = apiServices.map(
+      ({ name, service }) => `${name}:${loadConfig(containerEnv(service, exampleSettings)).SERVICE_PORT}`,
+    );
+    expect(upstreams).toEqual(replicas);
+    const listen = /^\s*listen\s+(\d+);/m.exec(read('deploy/nginx/listen.conf'))?.[1];
+    expect(nginx.ports?.map((port) => interpolate(port, exampleSettings))).toEqual([`8420:${listen}`]);
+    expect(Object.keys(nginx.depends_on ?? {}).sort()).toEqual(apiServices.map((s) => s.name).sort());
+  });
+});
+
+describe('.env.example', () => {
+  const used = new Set([...composeText.matchAll(INTERPOLATION)].map((m) => m[1]!));
+
+  it('documents exactly the settings docker-compose.yml reads', () => {
+    expect([...exampleSettings.keys()].sort()).toEqual([...used].sort());
+  });
+
+  it('names only process variables, besides the compose-only AGENTPLANE_* ones', () => {
+    const processVariables = new Set([...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES]);
+    const strays = [...exampleSettings.keys()].filter((k) => !k.startsWith('AGENTPLANE_') && !processVariables.has(k));
+    expect(strays).toEqual([]);
+    const shadowing = [...exampleSettings.keys()].filter((k) => k.startsWith('AGENTPLANE_') && processVariables.has(k));
+    expect(shadowing).toEqual([]);
+  });
+});
