@@ -1,0 +1,114 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryLimiterFactory } from '../../src/adapters/memory/limiter.js';
+import { RedisLimiter, redisLimiterFactory } from '../../src/adapters/redis/limiter.js';
+import { startPrivateRedis, startRedis, uniquePrefix, type PrivateRedis, type TestRedis } from '../support/redis.js';
+import { limiterContract } from './limiter.contract.js';
+
+/** The limiter sends nothing to a client that is not ready yet (it asks the insurance instead). */
+function ready(client: Redis): Promise<void> {
+  return new Promise((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));
+}
+
+let redis: TestRedis;
+let client: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url);
+  await ready(client);
+});
+
+afterAll(async () => {
+  client.disconnect();
+  await redis.stop();
+});
+
+limiterContract('memory', async () => memoryLimiterFactory);
+limiterContract('redis', async () => redisLimiterFactory({ client, prefix: uniquePrefix('limits') }));
+
+describe('RedisLimiter', () => {
+  it('keeps every counter under SERVICE_KEY_PREFIX', async () => {
+    const prefix = uniquePrefix('limits');
+    const factory = redisLimiterFactory({ client, prefix });
+    await factory({ name: 'global', points: 5, durationSec: 60 }).consume('::ffff:10.0.0.1');
+    await factory({ name: 'tenant', points: 5, durationSec: 60 }).consume('TenantA');
+    const keys = (await client.keys(`${prefix}*`)).sort();
+    expect(keys).toEqual([`${prefix}:ratelimit:global:::ffff:10.0.0.1`, `${prefix}:ratelimit:tenant:TenantA`]);
+    for (const key of keys) expect(await client.ttl(key)).toBeGreaterThan(0);
+  });
+
+  it('shares counts between replicas (two clients, two limiters, one Redis)', async () => {
+    const prefix = uniquePrefix('limits');
+    const other = new Redis(redis.url);
+    await ready(other);
+    try {
+      const policy = { name: 'global', points: 20, durationSec: 60 };
+      const replicaA = new RedisLimiter(policy, { client, prefix });
+      const replicaB = new RedisLimiter(policy, { client: other, prefix });
+      const allowed: boolean[] = [];
+      for (let i = 0; i < 21; i += 1) allowed.push((await (i % 2 ? replicaB : replicaA).consume('1.2.3.4')).allowed);
+      expect(allowed.filter(Boolean)).toHaveLength(20);
+      expect(allowed.at(-1)).toBe(false);
+    } finally {
+      other.disconnect();
+    }
+  });
+});
+
+describe('RedisLimiter when its Redis fails', () => {
+  let own: PrivateRedis;
+  let ownClient: Redis;
+
+  beforeAll(async () => {
+    own = await startPrivateRedis();
+    ownClient = new Redis(own.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+    ownClient.on('error', () => {});
+    await ready(ownClient);
+  });
+
+  afterAll(async () => {
+    ownClient.disconnect();
+    await own.stop();
+  });
+
+  it('answers from the in-memory insurance while Redis is down, and from Redis once it is back', async () => {
+    const policy = { name: 'global', points: 3, durationSec: 60 };
+    const prefix = uniquePrefix('limits');
+    const limiter = new RedisLimiter(policy, { client: ownClient, prefix });
+    expect((await limiter.consume('k')).allowed).toBe(true);
+
+    await own.kill();
+    // Redis is gone: requests are still answered, and the insurance still limits.
+    const during = [];
+    for (let i = 0; i < 4; i += 1) during.push((await limiter.consume('k')).allowed);
+    expect(during).toEqual([true, true, true, false]);
+
+    await own.restart();
+    await ready(ownClient);
+    // The restarted (empty) Redis counts again. ioredis may also re-send the one call that was in
+    // flight when Redis died (it timed out into the insurance): an over-count of one at most.
+    expect((await limiter.consume('k')).allowed).toBe(true);
+    expect(Number(await ownClient.get(`${prefix}:ratelimit:global:k`))).toBeGreaterThanOrEqual(1);
+    expect(Number(await ownClient.get(`${prefix}:ratelimit:global:k`))).toBeLessThanOrEqual(2);
+  });
+
+  // Redis is paused far beyond the test's deadline: the test can only pass if the limiter stops
+  // waiting after timeoutMs and answers from the insurance.
+  it('answers from the insurance when Redis hangs longer than timeoutMs', { timeout: 15_000 }, async () => {
+    const limiter = new RedisLimiter(
+      { name: 'global', points: 2, durationSec: 60 },
+      { client: ownClient, prefix: uniquePrefix('limits'), timeoutMs: 100 },
+    );
+    const admin = new Redis(own.url);
+    try {
+      // WRITE mode blocks scripts but lets the UNPAUSE below through.
+      await admin.client('PAUSE', 30_000, 'WRITE');
+      const results = await Promise.all([limiter.consume('k'), limiter.consume('k'), limiter.consume('k')]);
+      expect(results.map((r) => r.allowed).sort()).toEqual([false, true, true]);
+    } finally {
+      await admin.client('UNPAUSE').catch(() => {});
+      admin.disconnect();
+    }
+  });
+});
