@@ -177,7 +177,7 @@ describe('docker-compose.yml', () => {
       ({ name, service }) => `${name}:${loadConfig(containerEnv(service, exampleSettings)).SERVICE_PORT}`,
     );
     expect(upstreams).toEqual(replicas);
-    const listen = /^\s*listen\s+(\d+);/m.exec(read('deploy/nginx/listen.conf'))?.[1];
+    const listen = /^\s*listen\s+(\d+);/m.exec(read('deploy/nginx/server.conf'))?.[1];
     expect(nginx.ports?.map((port) => interpolate(port, exampleSettings))).toEqual([`8420:${listen}`]);
     expect(Object.keys(nginx.depends_on ?? {}).sort()).toEqual(apiServices.map((s) => s.name).sort());
   });
