@@ -64,7 +64,7 @@ export class DiscordAdapter {
     this.logger = options.logger ?? silentLogger();
     this.api = new DiscordApi({
       botToken: options.botToken,
-      apiBaseUrl: (options.apiBaseUrl ?? 'https://discord.com/api/v10').replace(/\/+$/, ''),
+      apiBaseUrl: options.apiBaseUrl,
       timeoutMs: options.requestTimeoutMs ?? 10_000,
       fetch: options.fetch ?? fetch,
     });

@@ -2,22 +2,26 @@ import { callPlatform, PlatformError, retryAfterHeaderMs, type PlatformRequest, 
 
 export interface DiscordApiOptions {
   botToken: string;
-  /** e.g. `https://discord.com/api/v10`. */
-  apiBaseUrl: string;
+  /** @defaultValue 'https://discord.com/api/v10' */
+  apiBaseUrl?: string;
   timeoutMs: number;
   fetch: typeof fetch;
 }
 
 /** The few Discord API calls the adapter makes; each retries after a 429 as Discord asks. */
 export class DiscordApi {
-  constructor(private readonly options: DiscordApiOptions) {}
+  private readonly baseUrl: string;
+
+  constructor(private readonly options: DiscordApiOptions) {
+    this.baseUrl = (options.apiBaseUrl ?? 'https://discord.com/api/v10').replace(/\/+$/, '');
+  }
 
   /** Posts `content` to a channel as the bot, with mentions disabled so a reply cannot ping @everyone. */
   async createMessage(channelId: string, content: string): Promise<void> {
     await this.send({
       label: 'Discord create message',
       method: 'POST',
-      url: `${this.options.apiBaseUrl}/channels/${encodeURIComponent(channelId)}/messages`,
+      url: `${this.baseUrl}/channels/${encodeURIComponent(channelId)}/messages`,
       headers: { Authorization: `Bot ${this.options.botToken}` },
       json: { content, allowed_mentions: { parse: [] } },
     });
@@ -35,7 +39,7 @@ export class DiscordApi {
 
   /** Interaction webhooks are authorised by the interaction token in the path, not the bot token. */
   private originalUrl(applicationId: string, interactionToken: string): string {
-    return `${this.options.apiBaseUrl}/webhooks/${encodeURIComponent(applicationId)}/${encodeURIComponent(interactionToken)}/messages/@original`;
+    return `${this.baseUrl}/webhooks/${encodeURIComponent(applicationId)}/${encodeURIComponent(interactionToken)}/messages/@original`;
   }
 
   private async send(request: PlatformRequest): Promise<void> {

@@ -83,7 +83,7 @@ export class SlackAdapter {
     this.logger = options.logger ?? silentLogger();
     this.api = new SlackApi({
       botToken: options.botToken,
-      apiBaseUrl: (options.apiBaseUrl ?? 'https://slack.com/api').replace(/\/+$/, ''),
+      apiBaseUrl: options.apiBaseUrl,
       timeoutMs: options.requestTimeoutMs ?? 10_000,
       fetch: options.fetch ?? fetch,
     });

@@ -2,15 +2,19 @@ import { callPlatform, PlatformError, retryAfterHeaderMs, type PlatformResponse 
 
 export interface SlackApiOptions {
   botToken: string;
-  /** e.g. `https://slack.com/api`. */
-  apiBaseUrl: string;
+  /** @defaultValue 'https://slack.com/api' */
+  apiBaseUrl?: string;
   timeoutMs: number;
   fetch: typeof fetch;
 }
 
 /** The Slack Web API call the adapter makes. */
 export class SlackApi {
-  constructor(private readonly options: SlackApiOptions) {}
+  private readonly baseUrl: string;
+
+  constructor(private readonly options: SlackApiOptions) {
+    this.baseUrl = (options.apiBaseUrl ?? 'https://slack.com/api').replace(/\/+$/, '');
+  }
 
   /**
    * chat.postMessage as the bot, in the thread `threadTs` when given. Slack answers 200 even
@@ -23,7 +27,7 @@ export class SlackApi {
       {
         label,
         method: 'POST',
-        url: `${this.options.apiBaseUrl}/chat.postMessage`,
+        url: `${this.baseUrl}/chat.postMessage`,
         headers: { Authorization: `Bearer ${this.options.botToken}` },
         json: { channel, text, ...(threadTs === undefined ? {} : { thread_ts: threadTs }) },
       },

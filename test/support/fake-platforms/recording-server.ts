@@ -18,7 +18,8 @@ export type Answer =
   /** Closes the socket without answering, as a failing network would. */
   | { destroy: true };
 
-export type Responder = (call: RecordedCall) => Answer | Promise<Answer>;
+/** Answers a call; `closed` aborts when the client goes away before the answer (long polls). */
+export type Responder = (call: RecordedCall, closed: AbortSignal) => Answer | Promise<Answer>;
 
 /**
  * A real HTTP server on 127.0.0.1 and a free port that records every call and answers with
@@ -28,6 +29,8 @@ export class RecordingServer {
   readonly calls: RecordedCall[] = [];
   private readonly queued: { match: (call: RecordedCall) => boolean; answer: Answer }[] = [];
   private readonly server = createServer((req, res) => {
+    const closed = new AbortController();
+    res.on('close', () => closed.abort());
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -40,7 +43,7 @@ export class RecordingServer {
         body: parse(Buffer.concat(chunks).toString('utf8')),
       };
       this.calls.push(call);
-      void this.answer(call).then((answer) => send(res, answer));
+      void this.answer(call, closed.signal).then((answer) => send(res, answer));
     });
   });
   url = '';
@@ -72,10 +75,10 @@ export class RecordingServer {
     });
   }
 
-  private async answer(call: RecordedCall): Promise<Answer> {
+  private async answer(call: RecordedCall, closed: AbortSignal): Promise<Answer> {
     const index = this.queued.findIndex((entry) => entry.match(call));
     if (index >= 0) return this.queued.splice(index, 1)[0]!.answer;
-    return this.respond(call);
+    return this.respond(call, closed);
   }
 }
 
