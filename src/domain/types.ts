@@ -53,6 +53,8 @@ export interface Run {
   created_at: string;
   updated_at: string;
   error?: string;
+  /** The latest approval request that paused this run. */
+  approval_id?: string;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected';

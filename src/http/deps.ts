@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { EventBus } from '../ports/event-bus.js';
+import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
+import type { AgentRegistry } from '../runtime/registry.js';
 import type { Metrics } from './metrics.js';
 
 /** A named dependency check for /health/ready; rejects when the dependency is down. */
@@ -15,6 +18,9 @@ export interface Lifecycle {
 export interface AppDeps {
   config: Config;
   store: Store;
+  events: EventBus;
+  runControl: RunControl;
+  agents: AgentRegistry;
   logger: Logger;
   metrics: Metrics;
   lifecycle: Lifecycle;

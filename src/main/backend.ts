@@ -1,18 +1,31 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { MemoryEventBus } from '../adapters/memory/event-bus.js';
+import { MemoryRunQueue } from '../adapters/memory/run-queue.js';
 import { MemoryStore } from '../adapters/memory/store.js';
+import { RedisEventBus } from '../adapters/redis/event-bus.js';
+import { BullRunConsumer, BullRunQueue } from '../adapters/redis/run-queue.js';
 import { RedisStore } from '../adapters/redis/store.js';
 import type { Config } from '../config.js';
 import type { ReadinessCheck } from '../http/deps.js';
+import type { EventBus } from '../ports/event-bus.js';
+import type { RunConsumer, RunQueue } from '../ports/run-queue.js';
 import type { Store } from '../ports/store.js';
 
-/** The storage side of a process: Redis when REDIS_URL is set, memory otherwise. */
+/**
+ * The adapters of a process: Redis (and BullMQ) when REDIS_URL is set, memory otherwise.
+ * Only this module and the entry points create Redis clients.
+ */
 export interface Backend {
   mode: 'redis' | 'memory';
   store: Store;
-  /** The command connection (Redis mode only); other components derive their own from it. */
+  events: EventBus;
+  queue: RunQueue;
+  /** The command connection (Redis mode only). */
   redis?: Redis;
   readiness: Record<string, ReadinessCheck>;
-  /** Quits every connection this backend opened. Safe to call twice. */
+  /** The worker side of the queue; in memory mode the queue itself. Created on first call. */
+  consumer(): RunConsumer;
+  /** Quits every connection this backend opened, consumer first. Safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -22,29 +35,75 @@ export function redisOptions(): RedisOptions {
     // Fail a command after a few reconnect attempts instead of hanging a request forever.
     maxRetriesPerRequest: 3,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2000),
-    connectionName: 'agentplane',
   };
 }
 
-export function createBackend(config: Config): Backend {
-  if (!config.REDIS_URL) {
-    const store = new MemoryStore();
-    return { mode: 'memory', store, readiness: { memory: () => store.ping() }, close: () => store.close() };
-  }
-  const redis = new Redis(config.REDIS_URL, redisOptions());
+function connect(url: string, name: string, options: RedisOptions = {}): Redis {
+  const client = new Redis(url, { ...redisOptions(), connectionName: `agentplane:${name}`, ...options });
   // Connection errors surface through failing commands and readiness; the event must not crash.
-  redis.on('error', () => {});
+  client.on('error', () => {});
+  return client;
+}
+
+export function createBackend(config: Config): Backend {
+  return config.REDIS_URL ? redisBackend(config, config.REDIS_URL) : memoryBackend(config);
+}
+
+function memoryBackend(config: Config): Backend {
+  const store = new MemoryStore();
+  const events = new MemoryEventBus(config.SERVICE_EVENTS_RETAIN);
+  const queue = new MemoryRunQueue({ concurrency: config.WORKER_CONCURRENCY });
+  return {
+    mode: 'memory',
+    store,
+    events,
+    queue,
+    readiness: { memory: () => store.ping() },
+    consumer: () => queue,
+    close: async () => {
+      await queue.close(config.SERVICE_SHUTDOWN_TIMEOUT_MS);
+      await events.close();
+      await store.close();
+    },
+  };
+}
+
+function redisBackend(config: Config, url: string): Backend {
+  const clients: Redis[] = [];
+  const open = (name: string, options?: RedisOptions) => {
+    const client = connect(url, name, options);
+    clients.unshift(client);
+    return client;
+  };
+  const redis = open('commands');
+  const subscriber = open('subscriber', { maxRetriesPerRequest: null });
+  // BullMQ needs connections that retry forever (it blocks and resumes on them).
+  const bull = open('queue', { maxRetriesPerRequest: null });
   const store = new RedisStore(redis, { keyPrefix: config.SERVICE_KEY_PREFIX });
-  let closed = false;
+  const events = new RedisEventBus({ redis, subscriber, keyPrefix: config.SERVICE_KEY_PREFIX, retain: config.SERVICE_EVENTS_RETAIN });
+  const queue = new BullRunQueue({ connection: bull, prefix: config.SERVICE_KEY_PREFIX });
+  let consumer: BullRunConsumer | undefined;
+  let closing: Promise<void> | undefined;
   return {
     mode: 'redis',
     store,
+    events,
+    queue,
     redis,
     readiness: { redis: () => store.ping() },
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await redis.quit().catch(() => redis.disconnect());
-    },
+    consumer: () =>
+      (consumer ??= new BullRunConsumer({
+        connection: open('worker', { maxRetriesPerRequest: null }),
+        prefix: config.SERVICE_KEY_PREFIX,
+        concurrency: config.WORKER_CONCURRENCY,
+        lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
+      })),
+    close: () =>
+      (closing ??= (async () => {
+        await consumer?.close(config.SERVICE_SHUTDOWN_TIMEOUT_MS);
+        await queue.close();
+        await events.close();
+        for (const client of clients) await client.quit().catch(() => client.disconnect());
+      })()),
   };
 }

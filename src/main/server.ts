@@ -4,6 +4,9 @@ import type { Config } from '../config.js';
 import { createApp, type AppOptions, type BuiltApp } from '../http/app.js';
 import type { AppDeps, Lifecycle } from '../http/deps.js';
 import { Metrics } from '../http/metrics.js';
+import { builtInAgents } from '../agents/index.js';
+import { AgentRegistry } from '../runtime/registry.js';
+import { createRunControl } from '../runtime/run-control.js';
 import type { Backend } from './backend.js';
 
 export interface ApiServer extends BuiltApp {
@@ -19,10 +22,27 @@ export interface ApiServer extends BuiltApp {
  * keep-alive longer than the balancer's idle timeout (65 s), headers timeout above that, and
  * no request timeout (SSE streams are long-lived; each stream also clears its socket timeout).
  */
-export function createApiServer(config: Config, backend: Backend, logger: Logger, options: AppOptions): ApiServer {
+export function createApiServer(
+  config: Config,
+  backend: Backend,
+  logger: Logger,
+  options: AppOptions,
+  agents: AgentRegistry = new AgentRegistry(builtInAgents),
+): ApiServer {
   const lifecycle: Lifecycle = { draining: false };
   const metrics = new Metrics({ pendingApprovals: () => backend.store.countPendingApprovals() });
-  const deps: AppDeps = { config, store: backend.store, logger, metrics, lifecycle, readiness: backend.readiness };
+  const { store, events, queue } = backend;
+  const deps: AppDeps = {
+    config,
+    store,
+    events,
+    agents,
+    runControl: createRunControl({ store, queue, events, agents }),
+    logger,
+    metrics,
+    lifecycle,
+    readiness: backend.readiness,
+  };
   const built = createApp(deps, options);
   const server = createServer(built.app.callback());
   server.keepAliveTimeout = 66_000;

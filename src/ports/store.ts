@@ -70,6 +70,8 @@ export interface NewRun {
 export interface RunUpdate {
   status: RunStatus;
   error?: string;
+  /** Apply only when the run's status is one of these, else `conflict`. @defaultValue any */
+  from?: readonly RunStatus[];
 }
 
 /** Runs; a session has at most one active (queued, running, interrupted) run at a time. */

@@ -2,9 +2,12 @@ import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { AppOptions } from '../../src/http/app.js';
 import { anonymous } from '../../src/http/middleware/authenticate.js';
-import { createBackend, type Backend } from '../../src/main/backend.js';
+import { builtInAgents } from '../../src/agents/index.js';
+import type { Backend } from '../../src/main/backend.js';
+import { createApiProcess } from '../../src/main/embedded.js';
 import { createLogger } from '../../src/main/logger.js';
-import { createApiServer, type ApiServer } from '../../src/main/server.js';
+import type { ApiServer } from '../../src/main/server.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
 import { uniquePrefix } from './redis.js';
 
 export interface TestApi {
@@ -22,6 +25,7 @@ export interface TestApiOptions {
   redisUrl?: string;
   env?: Record<string, string>;
   app?: Partial<AppOptions>;
+  agents?: AgentRegistry;
 }
 
 /** An API app in this process on a free loopback port, on Redis (unique prefix) or memory. */
@@ -41,8 +45,12 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       callback();
     },
   });
-  const backend = createBackend(config);
-  const api = createApiServer(config, backend, createLogger(config.LOG_LEVEL, sink), { authenticate: anonymous, ...options.app });
+  const { api, backend } = createApiProcess(
+    config,
+    createLogger(config.LOG_LEVEL, sink),
+    options.agents ?? new AgentRegistry(builtInAgents),
+    () => ({ authenticate: anonymous, ...options.app }),
+  );
   const url = await api.listen();
   return {
     url,

@@ -147,7 +147,7 @@ export class MemoryStore implements Store {
   }
 
   requeueRun(tenant: string, runId: string): Promise<Run> {
-    return this.setRunStatus(tenant, runId, { status: 'queued' }, ['interrupted']);
+    return this.updateRun(tenant, runId, { status: 'queued', from: ['interrupted'] });
   }
 
   async getRun(tenant: string, runId: string): Promise<Run | null> {
@@ -170,10 +170,10 @@ export class MemoryStore implements Store {
   }
 
   updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run> {
-    return this.setRunStatus(tenant, runId, update, []);
+    return this.setRunStatus(tenant, runId, update, update.from ?? []);
   }
 
-  private async setRunStatus(tenant: string, runId: string, update: RunUpdate, from: RunStatus[]): Promise<Run> {
+  private async setRunStatus(tenant: string, runId: string, update: RunUpdate, from: readonly RunStatus[]): Promise<Run> {
     const data = this.data(tenant);
     const run = data.runs.get(runId);
     if (!run) throw notFound('The run');
@@ -196,7 +196,10 @@ export class MemoryStore implements Store {
     if (!approvals.has(approval.id)) {
       approvals.set(approval.id, { ...approval, status: 'pending' });
       const run = runs.get(approval.run_id);
-      if (run) this.mark(tenant, run, 'interrupted');
+      if (run) {
+        this.mark(tenant, run, 'interrupted');
+        run.approval_id = approval.id;
+      }
     }
     return { ...approvals.get(approval.id)! };
   }

@@ -146,7 +146,7 @@ export class RedisStore implements Store {
   }
 
   requeueRun(tenant: string, runId: string): Promise<Run> {
-    return this.setRunStatus(tenant, runId, { status: 'queued' }, ['interrupted']);
+    return this.updateRun(tenant, runId, { status: 'queued', from: ['interrupted'] });
   }
 
   async getRun(tenant: string, runId: string): Promise<Run | null> {
@@ -165,10 +165,10 @@ export class RedisStore implements Store {
   }
 
   updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run> {
-    return this.setRunStatus(tenant, runId, update, []);
+    return this.setRunStatus(tenant, runId, update, update.from ?? []);
   }
 
-  private async setRunStatus(tenant: string, runId: string, update: RunUpdate, from: RunStatus[]): Promise<Run> {
+  private async setRunStatus(tenant: string, runId: string, update: RunUpdate, from: readonly RunStatus[]): Promise<Run> {
     const run = await this.redis.hget(this.keys.run(tenant, runId), 'session_id');
     if (run === null) throw notFound('The run');
     const reply = await this.script(
@@ -258,6 +258,7 @@ function toRun(hash: Record<string, string>): Run | null {
     updated_at: hash.updated_at ?? '',
   };
   if (hash.error) run.error = hash.error;
+  if (hash.approval_id) run.approval_id = hash.approval_id;
   return run;
 }
 

@@ -6,7 +6,7 @@ import { HealthSchema, ReadySchema } from '../schemas.js';
 const READY_TIMEOUT_MS = 1000;
 
 /** Liveness, readiness and metrics: always public, never rate limited. */
-export function probeRoutes(deps: AppDeps): AnyRoute[] {
+export function probeRoutes(deps: Pick<AppDeps, 'readiness' | 'lifecycle' | 'metrics'>): AnyRoute[] {
   const live = (path: string, operationId: string) =>
     defineRoute({
       method: 'GET',

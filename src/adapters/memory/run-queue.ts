@@ -1,0 +1,67 @@
+import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
+import { runJobId } from '../../ports/run-queue.js';
+
+export interface MemoryRunQueueOptions {
+  /** Jobs executed at once. @defaultValue 8 */
+  concurrency?: number;
+  /** Reports a job whose handler threw (the embedded mode has no retry). */
+  onError?: (job: RunJob, error: unknown) => void;
+}
+
+/**
+ * The RunQueue and its consumer in one process (embedded mode): a FIFO with a concurrency
+ * bound; a job id waiting or running is not queued twice.
+ */
+export class MemoryRunQueue implements RunQueue, RunConsumer {
+  private readonly waiting: RunJob[] = [];
+  private readonly known = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private handler: RunHandler | undefined;
+  private closed = false;
+
+  constructor(private readonly options: MemoryRunQueueOptions = {}) {}
+
+  async enqueue(job: RunJob): Promise<void> {
+    if (this.closed) throw new Error('The run queue is closed.');
+    const id = runJobId(job);
+    if (this.known.has(id)) return;
+    this.known.add(id);
+    this.waiting.push(job);
+    this.pump();
+  }
+
+  start(handler: RunHandler): void {
+    this.handler = handler;
+    this.pump();
+  }
+
+  active(): number {
+    return this.running.size;
+  }
+
+  private pump(): void {
+    const concurrency = this.options.concurrency ?? 8;
+    while (this.handler && !this.closed && this.running.size < concurrency && this.waiting.length > 0) {
+      const job = this.waiting.shift()!;
+      const task = this.handler(job)
+        .catch((error: unknown) => this.options.onError?.(job, error))
+        .finally(() => {
+          this.known.delete(runJobId(job));
+          this.running.delete(task);
+          this.pump();
+        });
+      this.running.add(task);
+    }
+  }
+
+  async close(timeoutMs = 10_000): Promise<void> {
+    this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    await Promise.race([Promise.allSettled([...this.running]), timeout]);
+    clearTimeout(timer);
+  }
+}
