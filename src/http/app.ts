@@ -6,7 +6,9 @@ import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import { buildRouter, methodNotAllowed, type Authenticate } from './router.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { probeRoutes } from './routes/probes.js';
+import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { traceRoutes } from './routes/traces.js';
 import { swaggerConsole } from './swagger.js';
@@ -14,10 +16,10 @@ import { swaggerConsole } from './swagger.js';
 /** Everything the app factory needs beyond the shared deps: the caller resolution and limits. */
 export interface AppOptions {
   authenticate: Authenticate;
-  /** Middleware before authentication on non-public routes (global rate limit). */
-  beforeAuth?: Middleware[];
+  /** Middleware before authentication on non-public routes (global rate limit); built from deps for the metrics. */
+  beforeAuth?: (deps: AppDeps) => Middleware[];
   /** Middleware after authentication on non-public routes (quotas). */
-  afterAuth?: Middleware[];
+  afterAuth?: (deps: AppDeps) => Middleware[];
   /** Routes added by other components (runs, approvals, events, schedules). */
   extraRoutes?: (deps: AppDeps) => AnyRoute[];
 }
@@ -34,6 +36,8 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...probeRoutes(deps),
     ...sessionRoutes(deps),
     ...traceRoutes(deps),
+    ...runRoutes(deps),
+    ...(deps.config.SERVICE_APPROVALS ? approvalRoutes(deps) : []),
     ...(options.extraRoutes?.(deps) ?? []),
   ];
 }
@@ -55,8 +59,8 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     authenticate: options.authenticate,
     rbac: config.SERVICE_RBAC && config.SERVICE_AUTH !== 'none',
     maxBodyBytes: config.SERVICE_MAX_BODY_BYTES,
-    beforeAuth: options.beforeAuth,
-    afterAuth: options.afterAuth,
+    beforeAuth: options.beforeAuth?.(deps),
+    afterAuth: options.afterAuth?.(deps),
   });
 
   const app = new Koa({ proxy: config.SERVICE_TRUST_PROXY });

@@ -1,8 +1,8 @@
 import { loadConfigOrExit, type Config } from '../config.js';
-import { anonymous } from '../http/middleware/authenticate.js';
-import { createBackend } from './backend.js';
+import { loadAgents } from '../runtime/registry.js';
+import { createApiProcess } from './embedded.js';
 import { createLogger } from './logger.js';
-import { createApiServer } from './server.js';
+import { limiterFactoryFor, securityOptions } from './security.js';
 import { createShutdown, onTerminationSignals } from './shutdown.js';
 
 /**
@@ -10,8 +10,8 @@ import { createShutdown, onTerminationSignals } from './shutdown.js';
  */
 export async function runApi(config: Config): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
-  const backend = createBackend(config);
-  const api = createApiServer(config, backend, logger, { authenticate: anonymous });
+  const agents = await loadAgents(config.AGENTS_MODULE);
+  const { api, backend } = createApiProcess(config, logger, agents, (b) => securityOptions(config, limiterFactoryFor(config, b)));
   const url = await api.listen();
   logger.info({ url, mode: backend.mode, swagger: config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined }, 'agentplane api listening');
   onTerminationSignals(

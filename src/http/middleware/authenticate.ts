@@ -1,12 +1,15 @@
-import { DEFAULT_TENANT, type Principal } from '../../domain/types.js';
+import { ANONYMOUS_PRINCIPAL, type Authenticator } from '../../auth/authenticator.js';
 import type { Authenticate } from '../router.js';
 
 /** With SERVICE_AUTH=none every request runs as this principal, in DefaultTenant. */
-export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({
-  subject: 'anonymous',
-  tenant: DEFAULT_TENANT,
-  role: 'admin',
-  kind: 'anonymous',
-});
+export { ANONYMOUS_PRINCIPAL };
 
 export const anonymous: Authenticate = async () => ANONYMOUS_PRINCIPAL;
+
+/**
+ * The router's authentication stage for an authenticator: the caller from the request headers,
+ * or AppError `unauthorized` carrying the scheme's `WWW-Authenticate` challenge.
+ */
+export function authenticateWith(authenticator: Authenticator): Authenticate {
+  return (ctx) => authenticator.authenticate(ctx.headers);
+}
