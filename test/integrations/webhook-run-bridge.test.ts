@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/domain/errors.js';
+import type { ListeningServer } from '../../src/integrations/shared/listen.js';
+import { runBridge } from '../../src/integrations/webhook/run-bridge.js';
+import { WebhookReceiver } from '../../src/integrations/webhook/webhook-receiver.js';
+import type { RunControl, StartRunRequest } from '../../src/ports/run-control.js';
+import { mount } from './mount.js';
+
+// The bridge's own logic against a scripted RunControl; the delivery that produces a real
+// completed run is webhook-echo-run.test.ts.
+
+const servers: ListeningServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+function scriptedRunControl(): RunControl & { started: [string, StartRunRequest][] } {
+  const started: [string, StartRunRequest][] = [];
+  return {
+    started,
+    startRun: async (tenant, request) => {
+      if (request.agent_id === 'missing') throw new AppError('unknown_agent', 'Agent missing is not registered.');
+      started.push([tenant, request]);
+      return { run_id: `run-${started.length}`, session_id: `sess-${started.length}`, status: 'queued' };
+    },
+    resumeSession: () => Promise.reject(new Error('not used')),
+    answerApproval: () => Promise.reject(new Error('not used')),
+  };
+}
+
+describe('webhook run bridge', () => {
+  it('starts a run of the routed agent with the delivery as input', async () => {
+    const runControl = scriptedRunControl();
+    const receiver = new WebhookReceiver().on('push', runBridge({ runControl, tenant: 'acme', agentId: 'echo' }));
+    const server = await mount(receiver.middleware());
+    servers.push(server);
+    const response = await fetch(`${server.url}/webhook`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Event-Type': 'push', 'X-Event-Source': 'ci' },
+      body: '{"ref":"main"}',
+    });
+    expect(await response.json()).toEqual({ status: 'ok', handled: 1 });
+    expect(runControl.started).toEqual([['acme', { agent_id: 'echo', input: { webhook: { type: 'push', source: 'ci', payload: { ref: 'main' } } } }]]);
+  });
+
+  it('fails the delivery with the refusal when the run cannot start', async () => {
+    const receiver = new WebhookReceiver().on('*', runBridge({ runControl: scriptedRunControl(), tenant: 'acme', agentId: 'missing' }));
+    const server = await mount(receiver.middleware());
+    servers.push(server);
+    const response = await fetch(`${server.url}/webhook`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ status: 'error', errors: ['Agent missing is not registered.'] });
+  });
+});
