@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit, type Config } from '../config.js';
 import { loadAgents } from '../runtime/registry.js';
 import { createApiProcess } from './embedded.js';
@@ -27,6 +29,6 @@ export async function runApi(config: Config): Promise<void> {
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await runApi(loadConfigOrExit());
 }

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import agents from '../fixtures/agents.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import { call, startTestApi, type TestApi } from '../support/app.js';
+import { startProcess, type AgentProcess } from '../support/processes.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+import { runScenarios, sessionEvents, startRun, waitRun } from './scenarios.js';
+
+const T = 'DefaultTenant';
+let redis: PrivateRedis;
+let app: TestApi;
+
+function startWorker(extra: Record<string, string> = {}): Promise<AgentProcess> {
+  return startProcess({
+    entry: 'workers/worker.ts',
+    portVariable: 'WORKER_PORT',
+    env: {
+      REDIS_URL: redis.url,
+      SERVICE_KEY_PREFIX: app.config.SERVICE_KEY_PREFIX,
+      AGENTS_MODULE: 'test/fixtures/agents.ts',
+      WORKER_STALLED_INTERVAL_MS: '2000',
+      LOG_LEVEL: 'info',
+      ...extra,
+    },
+  });
+}
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  app = await startTestApi({ redisUrl: redis.url, agents: new AgentRegistry(agents) });
+});
+afterAll(async () => {
+  await app.close();
+  await redis.stop();
+});
+
+describe('with two worker processes', () => {
+  let workers: AgentProcess[] = [];
+  beforeAll(async () => {
+    workers = await Promise.all([startWorker(), startWorker()]);
+  });
+  afterAll(async () => {
+    const codes = await Promise.all(workers.map((w) => w.stop()));
+    expect(codes).toEqual([0, 0]);
+  });
+
+  runScenarios('Redis, API → BullMQ → worker processes', () => ({ url: app.url, store: app.backend.store, events: app.backend.events }));
+
+  it('serves metrics and probes on WORKER_PORT, counting runs', async () => {
+    const ready = await call(`${workers[0]!.url}/health/ready`);
+    expect(ready).toMatchObject({ status: 200, body: { status: 'ready', checks: { redis: 'ok' } } });
+    const metrics = await Promise.all(workers.map((w) => fetch(`${w.url}/metrics`).then((r) => r.text())));
+    expect(metrics.some((m) => /agentplane_runs_total\{agent_id="echo",status="completed"\} \d+/.test(m))).toBe(true);
+  });
+});
+
+describe('a worker killed in the middle of a slow node', () => {
+  it('leaves the run to another worker, which finishes it from the latest checkpoint', async () => {
+    const first = await startWorker({ SLOW_NODE_MS: '4000' });
+    const { run_id, session_id } = await startRun({ url: app.url, store: app.backend.store, events: app.backend.events }, { agent_id: 'slow', input: { n: 1 } });
+    const h = { url: app.url, store: app.backend.store, events: app.backend.events };
+    await waitFor('the slow node to start', async () =>
+      (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
+    );
+    first.signal('SIGKILL');
+    expect(await first.exited).toBeNull();
+    const second = await startWorker({ SLOW_NODE_MS: '500' });
+    try {
+      await waitRun(h, run_id, 'completed', 30_000);
+      const history = (await app.backend.store.listCheckpoints(T, session_id, { limit: 50, offset: 0 })).reverse();
+      expect(history.map((c) => c.seq_num)).toEqual([1, 2, 3, 4]);
+      expect(history.map((c) => c.node_id)).toEqual(['before', 'crawl', 'after', '__end__']);
+      expect(history[3]!.state).toMatchObject({ n: 1, before: true, crawled: 1, after: true });
+      const events = (await sessionEvents(h, session_id)).map((e) => [e.type, e.node].filter(Boolean).join(':'));
+      expect(events.filter((e) => e === 'node_start:crawl')).toHaveLength(2);
+      expect(events.filter((e) => e === 'node_start:before')).toHaveLength(1);
+      expect(events.filter((e) => e === 'completed')).toHaveLength(1);
+      const spans = await app.backend.store.listSpans(T, session_id);
+      expect(spans.filter((s) => s.parent_id === '')).toHaveLength(1);
+      expect(spans.filter((s) => s.name === 'crawl')).toHaveLength(1);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+});
+
+describe('a worker stopped with SIGTERM in the middle of a slow node', () => {
+  it('finishes the running job before it exits 0', async () => {
+    const worker = await startWorker({ SLOW_NODE_MS: '1500' });
+    const h = { url: app.url, store: app.backend.store, events: app.backend.events };
+    const { run_id, session_id } = await startRun(h, { agent_id: 'slow' });
+    await waitFor('the slow node to start', async () =>
+      (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
+    );
+    worker.signal('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('completed');
+  });
+});
