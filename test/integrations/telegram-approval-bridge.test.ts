@@ -121,7 +121,7 @@ describe('Telegram approvals bridge', () => {
     expect(await answerTo(fake, reject)).toMatchObject({ text: 'Rejected.' });
     await waitFor('the message edit', () => fake.calls('editMessageText').length === 1);
     expect(fake.calls('editMessageText')[0]!.body).toMatchObject({ chat_id: CHAT, message_id: 77, text: expect.stringContaining('Rejected by @ada') });
-    expect(runControl.decisions).toEqual([['acme', 'a1', { approved: false, decided_by: 'telegram:7' }]]);
+    expect(runControl.decisions).toEqual([['acme', 'a1', { approved: false, comment: '', decided_by: 'telegram:7' }]]);
   });
 
   it('maps conflict to "already decided", not_found and failures to their own answers', async () => {

@@ -92,7 +92,9 @@ export class TelegramApprovalBridge {
     const approved = match[1] === 'y';
     const approvalId = match[2]!;
     try {
-      await this.options.runControl.answerApproval(this.tenant, approvalId, { approved, decided_by: `telegram:${query.from.id}` });
+      // No comment can be typed on a button; '' is what the HTTP route records without one.
+      const decision = { approved, comment: '', decided_by: `telegram:${query.from.id}` };
+      await this.options.runControl.answerApproval(this.tenant, approvalId, decision);
     } catch (error) {
       return telegram.answerCallbackQuery(query.id, this.refusal(error, approvalId), true);
     }

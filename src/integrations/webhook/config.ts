@@ -25,7 +25,6 @@ export interface WebhooksConfig {
   /** Tenant of the runs started. */
   tenant: string;
   routes: readonly WebhookRoute[];
-  logLevel: string;
 }
 
 const envSchema = z.object({
@@ -36,10 +35,9 @@ const envSchema = z.object({
   WEBHOOK_SIGNING_SECRET: z.string().default(''),
   WEBHOOK_TENANT: z.string().regex(ID_PATTERN).default(DEFAULT_TENANT),
   WEBHOOK_ROUTES: z.string().default(''),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-/** Every environment variable {@link loadWebhooksConfig} reads. */
+/** Every environment variable {@link loadWebhooksConfig} reads (the worker reads src/config.ts's too). */
 export const WEBHOOK_CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
 /**
@@ -65,7 +63,6 @@ export function loadWebhooksConfig(env: Readonly<Record<string, string | undefin
     signature: buildSignature(vars.WEBHOOK_SIGNATURE, vars.WEBHOOK_SIGNING_SECRET),
     tenant: vars.WEBHOOK_TENANT,
     routes: Object.freeze(parseRoutes(vars.WEBHOOK_ROUTES)),
-    logLevel: vars.LOG_LEVEL,
   });
 }
 
