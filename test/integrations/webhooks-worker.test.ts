@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { builtInAgents } from '../../src/agents/index.js';
+import { createLogger } from '../../src/main/logger.js';
+import { createWorker } from '../../src/main/worker.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import { call, startTestApi } from '../support/app.js';
+import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+
+// `npm run start:webhooks` as a real process (the script is `tsx workers/webhooks.ts`), with
+// an API and a run worker on the same Redis in this process.
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+interface WebhooksProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startWebhooks(env: Record<string, string>): WebhooksProcess {
+  const child = spawn('node_modules/.bin/tsx', ['workers/webhooks.ts'], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', WEBHOOK_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanup.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  return { child, output: () => output, exited };
+}
+
+describe('npm run start:webhooks', () => {
+  it('starts configured runs on the shared Redis queue, which a worker completes; SIGTERM exits 0', async () => {
+    const prefix = uniquePrefix('webhooks');
+    const api = await startTestApi({ redisUrl: redis.url, env: { SERVICE_KEY_PREFIX: prefix } });
+    cleanup.push(() => api.close());
+    const agents = new AgentRegistry(builtInAgents);
+    createWorker(api.config, api.backend, agents, createLogger('silent'));
+
+    const port = await freePort();
+    const webhooks = startWebhooks({
+      REDIS_URL: redis.url,
+      SERVICE_KEY_PREFIX: prefix,
+      SERVICE_SHUTDOWN_DELAY_MS: '0',
+      WEBHOOK_PORT: String(port),
+      WEBHOOK_SECRET: 'hook-secret',
+      WEBHOOK_ROUTES: 'deploy=echo',
+    });
+    await waitFor('the receiver to listen', () => webhooks.output().includes('webhook receiver listening'), 30_000);
+
+    const refused = await call(`http://127.0.0.1:${port}/webhook`, { method: 'POST', headers: { 'X-Event-Type': 'deploy' }, json: {} });
+    expect(refused.status).toBe(401);
+    const delivered = await call(`http://127.0.0.1:${port}/webhook`, {
+      method: 'POST',
+      headers: { 'X-Webhook-Secret': 'hook-secret', 'X-Event-Type': 'deploy' },
+      json: { version: '1.2.3' },
+    });
+    expect(delivered).toMatchObject({ status: 200, body: { status: 'ok', handled: 1 } });
+
+    const session = await waitFor('the echo session', async () => (await call(`${api.url}/api/sessions`)).body.sessions[0], 15_000);
+    expect(session.agent_id).toBe('echo');
+    await waitFor('the completed run', async () => (await call(`${api.url}/api/runs?session_id=${session.id}`)).body.runs[0]?.status === 'completed', 15_000);
+    const state = await call(`${api.url}/api/sessions/state?session_id=${session.id}`);
+    expect(state.body.state).toMatchObject({ echoed: true, webhook: { type: 'deploy', payload: { version: '1.2.3' } } });
+
+    webhooks.child.kill('SIGTERM');
+    expect(await webhooks.exited).toBe(0);
+  });
+
+  it('refuses to start with a route to an unknown agent, a bad variable, or without REDIS_URL', async () => {
+    const port = String(await freePort());
+    const unknownAgent = startWebhooks({ REDIS_URL: redis.url, WEBHOOK_PORT: port, WEBHOOK_ROUTES: 'push=no-such-agent' });
+    expect(await unknownAgent.exited).toBe(1);
+    expect(unknownAgent.output()).toContain('no-such-agent');
+
+    const badScheme = startWebhooks({ REDIS_URL: redis.url, WEBHOOK_PORT: port, WEBHOOK_SIGNATURE: 'github' });
+    expect(await badScheme.exited).toBe(1);
+    expect(badScheme.output()).toContain('WEBHOOK_SIGNING_SECRET');
+
+    const noRedis = startWebhooks({ WEBHOOK_PORT: port, WEBHOOK_ROUTES: 'push=echo' });
+    expect(await noRedis.exited).toBe(1);
+    expect(noRedis.output()).toContain('REDIS_URL');
+  });
+});
