@@ -1,27 +1,17 @@
 import type { Context } from 'koa';
-import { AppError, type ErrorCode } from '../../domain/errors.js';
-
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  unavailable: 503,
-};
+import { AppError } from '../../domain/errors.js';
+import { renderError, toAppError } from '../../http/errors.js';
 
 /**
- * Answers an integration endpoint's request with the error body of CONTRACT.md,
- * `{"error":{"code","message"}}`. Integrations are mounted on apps other than agentplane's,
- * so they render their own few errors instead of relying on the app's error middleware.
- * Anything that is not an exposable AppError becomes a 500 without its message.
+ * Answers an integration endpoint's request through the app's one error renderer (the
+ * CONTRACT.md body `{"error":{"code","message"}}`). Integrations are mounted on apps other than
+ * agentplane's, whose error middleware may render differently, so they render their own errors.
  */
 export function respondError(ctx: Context, error: unknown): void {
-  const known = error instanceof AppError && error.expose ? error : null;
-  const code: ErrorCode = known?.code ?? 'internal';
-  ctx.status = STATUS[code] ?? 500;
-  for (const [name, value] of Object.entries(known?.headers ?? {})) ctx.set(name, value);
-  if (code === 'payload_too_large') ctx.set('Connection', 'close');
-  ctx.body = { error: { code, message: known?.message ?? 'Internal error.' } };
+  const appError = toAppError(error);
+  renderError(ctx, appError);
+  // The rest of an oversized upload is not read; closing the connection discards it.
+  if (appError.code === 'payload_too_large') ctx.set('Connection', 'close');
 }
 
 /** The 405 of an integration endpoint that accepts only POST. */
