@@ -39,7 +39,7 @@ export interface JwtOptions {
 /** The programmatic authentication configuration; {@link authOptionsFromConfig} builds it from env. */
 export interface AuthOptions {
   mode: AuthMode;
-  /** Role enforcement on non-public routes; has no effect when `mode` is `none`. */
+  /** Role enforcement on non-public routes (applied by the router); no effect when `mode` is `none`. */
   rbac: boolean;
   jwt?: JwtOptions;
   /** Parsed API keys (digests only). Required non-empty when `mode` is `apikey`. */
@@ -67,9 +67,4 @@ export function authOptionsFromConfig(config: Config): AuthOptions {
       defaultTenant: config.SERVICE_JWT_DEFAULT_TENANT,
     },
   };
-}
-
-/** Whether RBAC applies: only when a credential is required at all. */
-export function rbacEnforced(options: Pick<AuthOptions, 'mode' | 'rbac'>): boolean {
-  return options.rbac && options.mode !== 'none';
 }

@@ -1,0 +1,93 @@
+import { Writable } from 'node:stream';
+import { builtInAgents } from '../../src/agents/index.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Backend } from '../../src/main/backend.js';
+import { createApiProcess } from '../../src/main/embedded.js';
+import { createLogger } from '../../src/main/logger.js';
+import { limiterFactoryFor, securityOptions } from '../../src/main/security.js';
+import type { ApiServer } from '../../src/main/server.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import { uniquePrefix } from '../support/redis.js';
+
+export interface SecuredApi {
+  url: string;
+  config: Config;
+  backend: Backend;
+  api: ApiServer;
+  close(): Promise<void>;
+}
+
+export interface SecuredApiOptions {
+  /** Collects every raw log line the app writes (the secret-leak assertions read it). */
+  logs?: string[];
+}
+
+/**
+ * An API app in this process, assembled exactly as `runApi` assembles it (the real
+ * authenticator, RBAC and limit stages from the env), on a free loopback port. Without
+ * `REDIS_URL` in `env` it runs on the in-memory backend. Logs at trace level into `logs`.
+ */
+export async function startSecuredApi(env: Record<string, string>, options: SecuredApiOptions = {}): Promise<SecuredApi> {
+  const config = loadConfig({
+    SERVICE_HOST: '127.0.0.1',
+    SERVICE_PORT: '0',
+    SERVICE_KEY_PREFIX: uniquePrefix('auth'),
+    LOG_LEVEL: 'trace',
+    ...env,
+  });
+  const lines = options.logs ?? [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  const { api, backend } = createApiProcess(config, createLogger(config.LOG_LEVEL, sink), new AgentRegistry(builtInAgents), (b) =>
+    securityOptions(config, limiterFactoryFor(config, b)),
+  );
+  const url = await api.listen();
+  return {
+    url,
+    config,
+    backend,
+    api,
+    close: async () => {
+      api.server.closeAllConnections();
+      await new Promise<void>((resolve) => api.server.close(() => resolve()));
+      await backend.close();
+    },
+  };
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined (empty, not JSON, or a stream that was cut). */
+  body: unknown;
+}
+
+/**
+ * One request; an event stream is cut as soon as its headers arrive, so every route can be
+ * called the same way.
+ */
+export async function send(url: string, init: { method?: string; headers?: Record<string, string>; json?: unknown } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.json !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+  });
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await response.body?.cancel();
+    return { status: response.status, headers: response.headers, body: undefined };
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body };
+}
