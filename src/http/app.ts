@@ -7,6 +7,7 @@ import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import { buildRouter, methodNotAllowed, type Authenticate } from './router.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { eventRoutes } from './routes/events.js';
 import { probeRoutes } from './routes/probes.js';
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -37,6 +38,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...sessionRoutes(deps),
     ...traceRoutes(deps),
     ...runRoutes(deps),
+    ...eventRoutes(deps),
     ...(deps.config.SERVICE_APPROVALS ? approvalRoutes(deps) : []),
     ...(options.extraRoutes?.(deps) ?? []),
   ];

@@ -5,6 +5,7 @@ import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { Metrics } from './metrics.js';
+import type { SseHub } from './sse.js';
 
 /** A named dependency check for /health/ready; rejects when the dependency is down. */
 export type ReadinessCheck = () => Promise<void>;
@@ -26,4 +27,6 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
   readiness: Record<string, ReadinessCheck>;
+  /** The open SSE streams of this process (ended at shutdown). */
+  streams: SseHub;
 }

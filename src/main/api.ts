@@ -23,6 +23,7 @@ export async function runApi(config: Config): Promise<void> {
       logger,
       delayMs: config.SERVICE_SHUTDOWN_DELAY_MS,
       timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
+      endStreams: () => api.deps.streams.endAll(),
       close: () => backend.close(),
     }),
   );

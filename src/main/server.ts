@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { createApp, type AppOptions, type BuiltApp } from '../http/app.js';
 import type { AppDeps, Lifecycle } from '../http/deps.js';
 import { Metrics } from '../http/metrics.js';
+import { SseHub } from '../http/sse.js';
 import { builtInAgents } from '../agents/index.js';
 import { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
@@ -42,6 +43,10 @@ export function createApiServer(
     metrics,
     lifecycle,
     readiness: backend.readiness,
+    streams: new SseHub({
+      heartbeatMs: config.SERVICE_SSE_HEARTBEAT_MS,
+      onCount: (open) => metrics.sseConnections.set(open),
+    }),
   };
   const built = createApp(deps, options);
   const server = createServer(built.app.callback());

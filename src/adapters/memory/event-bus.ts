@@ -2,17 +2,55 @@ import { EventEmitter } from 'node:events';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
 import { compareEventIds, type EventBus, type EventListener } from '../../ports/event-bus.js';
 
+/** The newest `capacity` events of one tenant, oldest first, in a fixed array. */
+class EventRing {
+  private readonly slots: StoredEvent[] = [];
+  /** Index of the oldest event once the ring is full. */
+  private start = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  push(event: StoredEvent): void {
+    if (this.slots.length < this.capacity) {
+      this.slots.push(event);
+      return;
+    }
+    this.slots[this.start] = event;
+    this.start = (this.start + 1) % this.capacity;
+  }
+
+  /** Events strictly after `afterId`, oldest first, at most `count`. */
+  after(afterId: string, count: number): StoredEvent[] {
+    const size = this.slots.length;
+    const at = (i: number) => this.slots[(this.start + i) % size]!;
+    // Ids rise with the logical index: binary search for the first one after `afterId`.
+    let low = 0;
+    let high = size;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (compareEventIds(at(mid).id, afterId) > 0) high = mid;
+      else low = mid + 1;
+    }
+    const out: StoredEvent[] = [];
+    for (let i = low; i < size && out.length < count; i += 1) out.push(at(i));
+    return out;
+  }
+}
+
 /**
  * The EventBus in process memory: a ring buffer of the newest `retain` events per tenant and
- * an EventEmitter for live delivery. Ids have the Redis stream form `<ms>-<seq>`.
+ * an EventEmitter for live delivery. Ids have the Redis stream form `<ms>-<seq>` and rise
+ * strictly, as XADD's do. Delivery is synchronous, so it is never lost nor reordered.
  */
 export class MemoryEventBus implements EventBus {
-  private readonly logs = new Map<string, StoredEvent[]>();
+  private readonly logs = new Map<string, EventRing>();
   private readonly emitter = new EventEmitter();
   private lastMs = 0;
   private seq = 0;
 
+  /** @param retain events kept per tenant for replay (SERVICE_EVENTS_RETAIN) */
   constructor(private readonly retain: number) {
+    if (!Number.isInteger(retain) || retain < 1) throw new RangeError(`retain must be a positive integer, got ${retain}`);
     this.emitter.setMaxListeners(0);
   }
 
@@ -22,22 +60,22 @@ export class MemoryEventBus implements EventBus {
     this.lastMs = ms;
     const stored: StoredEvent = { id: `${ms}-${this.seq}`, tenant, event: structuredClone(event) };
     let log = this.logs.get(tenant);
-    if (!log) this.logs.set(tenant, (log = []));
+    if (!log) this.logs.set(tenant, (log = new EventRing(this.retain)));
     log.push(stored);
-    if (log.length > this.retain) log.splice(0, log.length - this.retain);
     this.emitter.emit(tenant, stored);
     return stored.id;
   }
 
   async readAfter(tenant: string, afterId: string, count: number): Promise<StoredEvent[]> {
-    const log = this.logs.get(tenant) ?? [];
-    return log.filter((e) => compareEventIds(e.id, afterId) > 0).slice(0, count);
+    return this.logs.get(tenant)?.after(afterId, count) ?? [];
   }
 
   subscribe(tenant: string, listener: EventListener): () => void {
     this.emitter.on(tenant, listener);
     return () => this.emitter.off(tenant, listener);
   }
+
+  async ready(): Promise<void> {}
 
   listenerCount(): number {
     return this.emitter.eventNames().reduce((sum, name) => sum + this.emitter.listenerCount(name), 0);

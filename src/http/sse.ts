@@ -1,0 +1,189 @@
+import type { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
+import type { StoredEvent } from '../domain/types.js';
+
+export interface SseHubOptions {
+  /** Interval of the `: keep-alive` comment on every open stream (SERVICE_SSE_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  /**
+   * Bytes a stream may hold for a client that does not read; past it the client is
+   * disconnected (it resumes with Last-Event-ID once it reads again). @defaultValue 1 MiB
+   */
+  maxBufferedBytes?: number;
+  /** Told the number of open streams whenever it changes (the `agentplane_sse_connections` gauge). */
+  onCount?: (open: number) => void;
+}
+
+/** Reconnection delay sent to clients in the first line of each stream. */
+export const SSE_RETRY_MS = 3000;
+
+const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+/** One encoded frame per event, shared by every stream that sends it. */
+const frames = new WeakMap<StoredEvent, Buffer>();
+
+function frameOf(stored: StoredEvent): Buffer {
+  let frame = frames.get(stored);
+  if (!frame) {
+    frame = Buffer.from(`id: ${stored.id}\ndata: ${JSON.stringify(stored.event)}\n\n`);
+    frames.set(stored, frame);
+  }
+  return frame;
+}
+
+/**
+ * The open server-sent event streams of a process: one shared heartbeat interval (running
+ * only while a stream is open), the count for the gauge, and ending them all at shutdown.
+ */
+export class SseHub {
+  private readonly open = new Set<SseStream>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private ending = false;
+  readonly maxBufferedBytes: number;
+
+  constructor(private readonly options: SseHubOptions) {
+    this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
+  }
+
+  /** Number of open streams. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** The open streams (tests read their buffered bytes). */
+  streams(): SseStream[] {
+    return [...this.open];
+  }
+
+  /**
+   * Turns the response of `ctx` into an event stream: status 200, the SSE headers, a
+   * PassThrough body holding the `retry:` line (Koa sends the headers with it), no
+   * compression, no socket timeout. Once the hub is ending, the stream ends at once.
+   */
+  start(ctx: Context): SseStream {
+    const stream = new SseStream(ctx, this.maxBufferedBytes, () => this.remove(stream));
+    this.open.add(stream);
+    this.options.onCount?.(this.open.size);
+    this.heartbeat ??= setInterval(() => {
+      for (const open of this.open) open.write(KEEP_ALIVE);
+    }, this.options.heartbeatMs);
+    if (this.ending) stream.end();
+    return stream;
+  }
+
+  /** Ends every stream, and any opened later (graceful shutdown): clients reconnect elsewhere. */
+  endAll(): void {
+    this.ending = true;
+    for (const stream of this.open) stream.end();
+  }
+
+  private remove(stream: SseStream): void {
+    if (!this.open.delete(stream)) return;
+    this.options.onCount?.(this.open.size);
+    if (this.open.size === 0) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
+  }
+}
+
+/** Errors that only say the client went away: the normal end of a stream, not a failure. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED']);
+
+/** One client's event stream. Closes once, whichever side ends it. */
+export class SseStream {
+  private readonly body = new PassThrough();
+  private readonly socket: Socket;
+  private readonly closeHandlers: (() => void)[] = [];
+  private closed = false;
+  /** Most bytes this stream held at once (tests check the bound). */
+  peakBufferedBytes = 0;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly maxBufferedBytes: number,
+    onClose: () => void,
+  ) {
+    this.closeHandlers.push(onClose);
+    this.socket = ctx.req.socket;
+    this.socket.setTimeout(0);
+    this.socket.setNoDelay(true);
+    ctx.compress = false;
+    ctx.status = 200;
+    ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+    ctx.body = this.body;
+    const onerror = ctx.onerror.bind(ctx);
+    ctx.onerror = (error) => {
+      if (!CLIENT_GONE.has((error as NodeJS.ErrnoException | null)?.code ?? '')) onerror(error);
+    };
+    this.body.once('close', () => this.close());
+    ctx.res.once('close', () => this.close());
+    this.body.write(`retry: ${SSE_RETRY_MS}\n\n`);
+  }
+
+  /** Bytes written to this stream that the client has not taken yet (beyond the socket's own buffer). */
+  get bufferedBytes(): number {
+    return this.body.writableLength + this.body.readableLength;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Sends one event as an `id:` / `data:` frame. */
+  send(event: StoredEvent): void {
+    this.write(frameOf(event));
+  }
+
+  /**
+   * Writes raw bytes; a client whose unread bytes pass the bound is disconnected, so a reader
+   * that stopped costs at most `maxBufferedBytes` (plus one frame) of memory.
+   */
+  write(chunk: Buffer): void {
+    if (this.closed) return;
+    if (this.body.write(chunk)) return;
+    const buffered = this.bufferedBytes;
+    if (buffered > this.peakBufferedBytes) this.peakBufferedBytes = buffered;
+    if (buffered > this.maxBufferedBytes) this.destroy();
+  }
+
+  /** Resolves when the client has taken what was written (the body drained) or the stream closed. */
+  async drained(): Promise<void> {
+    if (this.closed || !this.body.writableNeedDrain) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.body.off('drain', done);
+        this.body.off('close', done);
+        resolve();
+      };
+      this.body.once('drain', done);
+      this.body.once('close', done);
+    });
+  }
+
+  /** Runs `handler` once when the stream closes (at once if it already did). */
+  onClose(handler: () => void): void {
+    if (this.closed) handler();
+    else this.closeHandlers.push(handler);
+  }
+
+  /** Ends the stream after what was written, then closes the connection. */
+  end(): void {
+    if (this.closed || this.body.writableEnded) return;
+    this.ctx.res.once('finish', () => this.socket.end());
+    this.body.end();
+  }
+
+  /** Drops the client now. */
+  destroy(): void {
+    this.close();
+    this.socket.destroy();
+    this.body.destroy();
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const handler of this.closeHandlers.splice(0)) handler();
+  }
+}
