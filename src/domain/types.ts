@@ -91,7 +91,10 @@ export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupt
 export interface ScheduleHistoryRecord {
   schedule_id: string;
   session_id: string;
+  /** When the fire started executing; later than `due_at` when it fired late. */
   fired_at: string;
+  /** The tick the fire belongs to. */
+  due_at: string;
   status: ScheduleFireStatus;
   run_id?: string;
   error?: string;

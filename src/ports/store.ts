@@ -4,6 +4,9 @@ import type {
   JsonObject,
   Run,
   RunStatus,
+  Schedule,
+  ScheduleFireStatus,
+  ScheduleHistoryRecord,
   Session,
   Span,
 } from '../domain/types.js';
@@ -124,4 +127,57 @@ export interface StoreHealth {
   close(): Promise<void>;
 }
 
-export type Store = SessionStore & RunStore & ApprovalStore & StoreHealth;
+/** History records kept per schedule; older ones are dropped. */
+export const SCHEDULE_HISTORY_LIMIT = 100;
+
+/** The start of a fire: its record begins as `running` and the schedule's next_run moves on. */
+export interface NewScheduleFire {
+  /** Unique per schedule and tick (the due time in ms). */
+  fire_id: string;
+  session_id: string;
+  fired_at: string;
+  due_at: string;
+  next_run: string;
+}
+
+export interface ScheduleFireUpdate {
+  status?: ScheduleFireStatus;
+  /** Links the run to the record, so its end settles the record ({@link ScheduleStore.settleScheduleRun}). */
+  run_id?: string;
+  error?: string;
+}
+
+/** A stored schedule with its tenant (reconciliation reads them across tenants). */
+export interface TenantSchedule {
+  tenant: string;
+  schedule: Schedule;
+}
+
+/**
+ * Schedules and their fire history. A record's `completed` or `failed` is final; history is
+ * newest first and capped at {@link SCHEDULE_HISTORY_LIMIT} per schedule.
+ */
+export interface ScheduleStore {
+  createSchedule(tenant: string, schedule: Schedule): Promise<void>;
+  getSchedule(tenant: string, id: string): Promise<Schedule | null>;
+  /** Newest `created_at` first, ties by id. */
+  listSchedules(tenant: string, page: Page): Promise<Schedule[]>;
+  /** Removes the schedule with its history; false when it does not exist in the tenant. */
+  deleteSchedule(tenant: string, id: string): Promise<boolean>;
+  /** Every schedule of every tenant. */
+  listAllSchedules(): Promise<TenantSchedule[]>;
+  /**
+   * Atomically records a fire as `running` (dropping the oldest record past the cap) and sets
+   * the schedule's `next_run`. `gone` when the schedule no longer exists, `duplicate` when
+   * this fire_id was already recorded (a re-delivered tick): nothing changes then.
+   */
+  beginScheduleFire(tenant: string, scheduleId: string, fire: NewScheduleFire): Promise<'begun' | 'duplicate' | 'gone'>;
+  /** Updates a record; a missing record, or one already final, is left alone. */
+  updateScheduleFire(tenant: string, scheduleId: string, fireId: string, update: ScheduleFireUpdate): Promise<void>;
+  /** Settles the record a run was linked to with the run's status; false when no record is linked. */
+  settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean>;
+  /** Newest first; throws nothing for a missing schedule (empty list). */
+  listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]>;
+}
+
+export type Store = SessionStore & RunStore & ApprovalStore & ScheduleStore & StoreHealth;

@@ -21,6 +21,7 @@ import type {
   SessionListOptions,
   Store,
 } from '../../ports/store.js';
+import { MemoryScheduleStore } from './schedule-store.js';
 
 interface SessionRecord {
   session: Session;
@@ -43,7 +44,7 @@ interface TenantData {
  * callers can never mutate stored state. JavaScript runs each method without interleaving,
  * which gives the atomicity the Redis adapter gets from Lua.
  */
-export class MemoryStore implements Store {
+export class MemoryStore extends MemoryScheduleStore implements Store {
   private readonly tenants = new Map<string, TenantData>();
 
   async ping(): Promise<void> {}

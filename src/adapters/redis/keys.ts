@@ -61,4 +61,28 @@ export class RedisKeys {
   eventsChannel(): string {
     return `${this.prefix}:events`;
   }
+  /** Hash of one schedule (input as JSON). */
+  schedule(tenant: string, scheduleId: string): string {
+    return `${this.t(tenant)}:schedule:${scheduleId}`;
+  }
+  /** Sorted set of the tenant's schedule ids scored by created_at (ms). */
+  schedules(tenant: string): string {
+    return `${this.t(tenant)}:schedules`;
+  }
+  /** Hash of a schedule's fire records: fire id → record JSON. */
+  scheduleFires(tenant: string, scheduleId: string): string {
+    return `${this.t(tenant)}:schedule-fires:${scheduleId}`;
+  }
+  /** List of a schedule's fire ids, newest first, capped. */
+  scheduleHistory(tenant: string, scheduleId: string): string {
+    return `${this.t(tenant)}:schedule-history:${scheduleId}`;
+  }
+  /** Hash: run id → `<schedule id> <fire id>` of the record the run settles. */
+  scheduleRuns(tenant: string): string {
+    return `${this.t(tenant)}:schedule-runs`;
+  }
+  /** Global hash: schedule id → tenant, for reconciliation across tenants (not `:schedules:`, BullMQ's queue). */
+  scheduleTenants(): string {
+    return `${this.prefix}:schedule-tenants`;
+  }
 }

@@ -8,6 +8,9 @@ const SCRIPT_FILES = [
   'updateRun-2',
   'createApproval-5',
   'decideApproval-5',
+  'beginScheduleFire-4',
+  'updateScheduleFire-2',
+  'deleteSchedule-5',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

@@ -15,6 +15,7 @@ import type {
 } from '../../ports/store.js';
 import { flatToObject, objectToPairs } from './hash.js';
 import { RedisKeys } from './keys.js';
+import { RedisScheduleStore } from './schedule-store.js';
 import { loadScripts, type ScriptName } from './scripts.js';
 
 export interface RedisStoreOptions {
@@ -26,7 +27,7 @@ export interface RedisStoreOptions {
  * The Store port on Redis: hashes and sorted sets per tenant, Lua for every write that must
  * not interleave (checkpoint append and merge, run creation, approval decisions).
  */
-export class RedisStore implements Store {
+export class RedisStore extends RedisScheduleStore implements Store {
   private readonly keys: RedisKeys;
   private readonly script: (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<unknown[]>;
 
@@ -34,6 +35,7 @@ export class RedisStore implements Store {
     private readonly redis: Redis,
     options: RedisStoreOptions = {},
   ) {
+    super(redis, options.keyPrefix ?? 'agentplane');
     this.keys = new RedisKeys(options.keyPrefix ?? 'agentplane');
     this.script = loadScripts(redis);
   }

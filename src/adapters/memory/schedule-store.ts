@@ -1,0 +1,125 @@
+import type { Run, Schedule, ScheduleFireStatus, ScheduleHistoryRecord } from '../../domain/types.js';
+import {
+  SCHEDULE_HISTORY_LIMIT,
+  type NewScheduleFire,
+  type Page,
+  type ScheduleFireUpdate,
+  type ScheduleStore,
+  type TenantSchedule,
+} from '../../ports/store.js';
+
+interface ScheduleRecord {
+  schedule: Schedule;
+  createdMs: number;
+  /** Fire records by fire id; `order` lists the ids newest first. */
+  fires: Map<string, ScheduleHistoryRecord>;
+  order: string[];
+}
+
+/** A record in these statuses never changes again. */
+const FINAL: readonly ScheduleFireStatus[] = ['completed', 'failed'];
+/** Run statuses that settle a fire record. */
+const SETTLING: readonly Run['status'][] = ['completed', 'failed', 'interrupted'];
+
+/**
+ * The ScheduleStore part of the memory Store (MemoryStore extends it). Same semantics as
+ * the Redis adapter, checked by the shared schedule-store contract suite.
+ */
+export class MemoryScheduleStore implements ScheduleStore {
+  private readonly schedulesByTenant = new Map<string, Map<string, ScheduleRecord>>();
+  /** run id → the fire record it settles, per tenant. */
+  private readonly fireOfRun = new Map<string, Map<string, { scheduleId: string; fireId: string }>>();
+
+  private schedules(tenant: string): Map<string, ScheduleRecord> {
+    let map = this.schedulesByTenant.get(tenant);
+    if (!map) this.schedulesByTenant.set(tenant, (map = new Map()));
+    return map;
+  }
+
+  private runIndex(tenant: string): Map<string, { scheduleId: string; fireId: string }> {
+    let map = this.fireOfRun.get(tenant);
+    if (!map) this.fireOfRun.set(tenant, (map = new Map()));
+    return map;
+  }
+
+  async createSchedule(tenant: string, schedule: Schedule): Promise<void> {
+    this.schedules(tenant).set(schedule.id, {
+      schedule: structuredClone(schedule),
+      createdMs: Date.parse(schedule.created_at),
+      fires: new Map(),
+      order: [],
+    });
+  }
+
+  async getSchedule(tenant: string, id: string): Promise<Schedule | null> {
+    const record = this.schedules(tenant).get(id);
+    return record ? structuredClone(record.schedule) : null;
+  }
+
+  async listSchedules(tenant: string, page: Page): Promise<Schedule[]> {
+    return [...this.schedules(tenant).values()]
+      .sort((a, b) => b.createdMs - a.createdMs || (a.schedule.id < b.schedule.id ? 1 : a.schedule.id > b.schedule.id ? -1 : 0))
+      .slice(page.offset, page.offset + page.limit)
+      .map((r) => structuredClone(r.schedule));
+  }
+
+  async deleteSchedule(tenant: string, id: string): Promise<boolean> {
+    const record = this.schedules(tenant).get(id);
+    if (!record) return false;
+    for (const fire of record.fires.values()) if (fire.run_id) this.runIndex(tenant).delete(fire.run_id);
+    return this.schedules(tenant).delete(id);
+  }
+
+  async listAllSchedules(): Promise<TenantSchedule[]> {
+    return [...this.schedulesByTenant].flatMap(([tenant, map]) =>
+      [...map.values()].map((r) => ({ tenant, schedule: structuredClone(r.schedule) })),
+    );
+  }
+
+  async beginScheduleFire(tenant: string, scheduleId: string, fire: NewScheduleFire): Promise<'begun' | 'duplicate' | 'gone'> {
+    const record = this.schedules(tenant).get(scheduleId);
+    if (!record) return 'gone';
+    if (record.fires.has(fire.fire_id)) return 'duplicate';
+    record.fires.set(fire.fire_id, {
+      schedule_id: scheduleId,
+      session_id: fire.session_id,
+      fired_at: fire.fired_at,
+      due_at: fire.due_at,
+      status: 'running',
+    });
+    record.order.unshift(fire.fire_id);
+    for (const dropped of record.order.splice(SCHEDULE_HISTORY_LIMIT)) {
+      const runId = record.fires.get(dropped)?.run_id;
+      if (runId) this.runIndex(tenant).delete(runId);
+      record.fires.delete(dropped);
+    }
+    record.schedule.next_run = fire.next_run;
+    return 'begun';
+  }
+
+  async updateScheduleFire(tenant: string, scheduleId: string, fireId: string, update: ScheduleFireUpdate): Promise<void> {
+    const fire = this.schedules(tenant).get(scheduleId)?.fires.get(fireId);
+    if (!fire || FINAL.includes(fire.status)) return;
+    if (update.status) fire.status = update.status;
+    if (update.error) fire.error = update.error;
+    if (update.run_id) fire.run_id = update.run_id;
+    if (!fire.run_id) return;
+    if (FINAL.includes(fire.status)) this.runIndex(tenant).delete(fire.run_id);
+    else this.runIndex(tenant).set(fire.run_id, { scheduleId, fireId });
+  }
+
+  async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean> {
+    const link = this.runIndex(tenant).get(run.id);
+    if (!link || !SETTLING.includes(run.status)) return false;
+    await this.updateScheduleFire(tenant, link.scheduleId, link.fireId, {
+      status: run.status as ScheduleFireStatus,
+      ...(run.error ? { error: run.error } : {}),
+    });
+    return true;
+  }
+
+  async listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]> {
+    const record = this.schedules(tenant).get(scheduleId);
+    return record ? record.order.map((id) => structuredClone(record.fires.get(id)!)) : [];
+  }
+}
