@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 
 /** Where a standalone integration server listens. */
 export interface ListenAddress {
@@ -17,6 +17,13 @@ export interface ListeningServer {
   port: number;
   /** Stops accepting, closes idle keep-alive sockets and resolves once every request ended; idempotent. */
   close(): Promise<void>;
+}
+
+/** Serves `middleware` alone, on a Koa app of its own, at `address`. */
+export function serveMiddleware(middleware: Middleware, address: ListenAddress): Promise<ListeningServer> {
+  const app = new Koa();
+  app.use(middleware);
+  return listen(app, address);
 }
 
 /** Serves a Koa app on `address` and resolves once it listens. */

@@ -1,9 +1,9 @@
-import Koa, { type Context, type Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import { InFlight } from '../shared/in-flight.js';
-import { listen, type ListenAddress, type ListeningServer } from '../shared/listen.js';
+import { serveMiddleware, type ListenAddress, type ListeningServer } from '../shared/listen.js';
 import { PlatformError } from '../shared/platform-request.js';
 import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';
@@ -106,9 +106,7 @@ export class SlackAdapter {
   /** Serves the adapter alone on `address`, at its path (`/slack/events` unless configured). */
   async start(address: ListenAddress): Promise<ListeningServer> {
     if (this.server) throw new Error('The Slack adapter is already started');
-    const app = new Koa();
-    app.use(this.endpoint);
-    this.server = await listen(app, address);
+    this.server = await serveMiddleware(this.endpoint, address);
     return this.server;
   }
 

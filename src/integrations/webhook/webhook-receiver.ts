@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import Koa, { type Context, type Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { InFlight } from '../shared/in-flight.js';
-import { listen, type ListenAddress, type ListeningServer } from '../shared/listen.js';
+import { serveMiddleware, type ListenAddress, type ListeningServer } from '../shared/listen.js';
 import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';
 import { unauthorized } from '../shared/respond-error.js';
@@ -84,12 +84,10 @@ export class WebhookReceiver {
     return this.endpoint;
   }
 
-  /** Serves the receiver alone on `address` (the `npm run start:webhooks` entry). */
+  /** Serves the receiver alone on `address`, for a process that has no Koa app of its own. */
   async listen(address: ListenAddress): Promise<ListeningServer> {
     if (this.server) throw new Error('The webhook receiver is already listening');
-    const app = new Koa();
-    app.use(this.middleware());
-    this.server = await listen(app, address);
+    this.server = await serveMiddleware(this.endpoint, address);
     return this.server;
   }
 
