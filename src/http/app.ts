@@ -65,7 +65,9 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     afterAuth: options.afterAuth?.(deps),
   });
 
-  const app = new Koa({ proxy: config.SERVICE_TRUST_PROXY });
+  // Behind one trusted proxy, only the address it appended to X-Forwarded-For is the client's;
+  // entries before it are whatever the client sent and could be forged to dodge the limiter.
+  const app = new Koa({ proxy: config.SERVICE_TRUST_PROXY, maxIpsCount: 1 });
   app.silent = true;
   app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'unhandled koa error'));
   app.use(

@@ -17,6 +17,7 @@ export function startExecuting(config: Config, backend: Backend, agents: AgentRe
     onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
   });
   backend.consumer().start(async (job) => {
+    logger.info({ run_id: job.run_id, kind: job.kind, session_id: job.session_id }, 'run job started');
     try {
       await execute(job);
     } catch (error) {
