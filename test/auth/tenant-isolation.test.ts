@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/domain/types.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+import { send, startSecuredApi, type Answer, type SecuredApi } from './secured-api.js';
+
+/**
+ * Tenant B acting on tenant A's data gets exactly what it gets for a resource that does not
+ * exist (same status, same body once the requested id is masked), lists never show A's items,
+ * A's data is unchanged afterwards, and B's event stream (live and replayed) never carries A's
+ * events. The routes come from the declarations: a new gated route must be classified below.
+ */
+
+const A = { tenant: 'TenantA', key: 'iso-key-tenant-a' };
+const B = { tenant: 'TenantB', key: 'iso-key-tenant-b' };
+const asA = { 'X-Api-Key': A.key };
+const asB = { 'X-Api-Key': B.key };
+
+interface Targets {
+  session: string;
+  run: string;
+  approval: string;
+  schedule: string;
+}
+
+interface Probe {
+  path: string;
+  json?: unknown;
+  /** Creates a resource named by the target id: run after every other probe. */
+  creates?: boolean;
+}
+
+/** Requests aimed at one resource, by route. */
+const resourceProbes: Record<string, (t: Targets) => Probe> = {
+  'GET /api/sessions/state': (t) => ({ path: `/api/sessions/state?session_id=${t.session}` }),
+  'POST /api/sessions/state': (t) => ({ path: `/api/sessions/state?session_id=${t.session}`, json: { state: { hijacked: true } } }),
+  'GET /api/sessions/history': (t) => ({ path: `/api/sessions/history?session_id=${t.session}` }),
+  'POST /api/sessions/resume': (t) => ({ path: `/api/sessions/resume?session_id=${t.session}` }),
+  'GET /api/traces': (t) => ({ path: `/api/traces?session_id=${t.session}` }),
+  'GET /api/runs': (t) => ({ path: `/api/runs?session_id=${t.session}` }),
+  'GET /api/runs/:id': (t) => ({ path: `/api/runs/${t.run}` }),
+  'POST /api/approval/respond': (t) => ({ path: '/api/approval/respond', json: { id: t.approval, approved: true, comment: 'not yours' } }),
+  'GET /api/schedules/:id': (t) => ({ path: `/api/schedules/${t.schedule}` }),
+  'GET /api/schedules/:id/history': (t) => ({ path: `/api/schedules/${t.schedule}/history` }),
+  'DELETE /api/schedules/:id': (t) => ({ path: `/api/schedules/${t.schedule}` }),
+  // B naming A's session id starts a run on a session of B's own, as for any unused id.
+  'POST /api/runs': (t) => ({ path: '/api/runs', json: { agent_id: 'echo', session_id: t.session }, creates: true }),
+};
+
+/** Lists of the tenant, and the ids of A's items they must not show. */
+const idsIn = (field: string) => (body: unknown) => ((body as Record<string, { id: string }[]>)[field] ?? []).map((item) => item.id);
+const listProbes: Record<string, { path: string; ids: (body: unknown) => string[] }> = {
+  'GET /api/sessions': { path: '/api/sessions?limit=500', ids: idsIn('sessions') },
+  'GET /api/approval/pending': { path: '/api/approval/pending', ids: idsIn('pending') },
+  'GET /api/schedules': { path: '/api/schedules', ids: idsIn('schedules') },
+};
+
+/** Gated routes that read no tenant resource by id, each with the reason. */
+const notResourceRoutes: Record<string, string> = {
+  'GET /api/agents': 'the agent registry is the same for every tenant',
+  'POST /api/schedules': 'creates a schedule of the caller; covered by the list probe',
+  'GET /api/events/stream': 'covered by the event stream tests below',
+};
+
+/** The answer with the requested id and server-minted ids masked, for comparison. */
+function shape(answer: Answer, id: string): { status: number; body: string } {
+  const body = JSON.stringify(answer.body ?? null)
+    .split(id)
+    .join('<id>')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<ts>');
+  return { status: answer.status, body };
+}
+
+function event(session: string, type: RunEvent['type'] = 'node_start'): RunEvent {
+  return { type, session, run_id: `run-${session}`, agent_id: 'echo', ts: new Date().toISOString(), node: 'receive' };
+}
+
+interface Frame {
+  id: string;
+  event: RunEvent;
+}
+
+/** Reads an SSE response into frames until closed. */
+async function openStream(url: string, headers: Record<string, string>) {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers, signal: controller.signal });
+  expect(response.status).toBe(200);
+  const frames: Frame[] = [];
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (id && data) frames.push({ id, event: JSON.parse(data) as RunEvent });
+      }
+    }
+  })();
+  return {
+    frames,
+    sessions: () => frames.map((f) => f.event.session),
+    until: (what: string, session: string) => waitFor(what, () => frames.some((f) => f.event.session === session)),
+    close: () => controller.abort(),
+  };
+}
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(() => redis.stop());
+
+describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) => {
+  let app: SecuredApi;
+  let routeNames: string[];
+  const a: Targets = { session: `a-session-${randomUUID()}`, run: randomUUID(), approval: `a-approval-${randomUUID()}`, schedule: '' };
+  const bSession = `b-session-${randomUUID()}`;
+
+  beforeAll(async () => {
+    app = await startSecuredApi({
+      SERVICE_AUTH: 'apikey',
+      SERVICE_RBAC: 'true',
+      SERVICE_API_KEYS: `${A.key}:admin:${A.tenant},${B.key}:admin:${B.tenant}`,
+      ...(backend === 'redis' ? { REDIS_URL: redis.url } : {}),
+    });
+    routeNames = app.api.routes.filter((r) => !r.public).map((r) => `${r.method} ${r.path}`);
+    const { store } = app.backend;
+    // Tenant A: a session paused at an approval, with checkpoints, a span and a run.
+    await store.createRun(A.tenant, { run_id: a.run, session_id: a.session, agent_id: 'human-review', start: { node_id: 'draft', input: { topic: 'a' } } });
+    await store.appendCheckpoint(A.tenant, a.session, { patch: { draft: 'secret plans of A' }, node_id: 'review' });
+    const now = new Date().toISOString();
+    await store.addSpan(A.tenant, a.session, { span_id: randomUUID(), parent_id: '', name: 'run', start: now, end: now, attributes: { run_id: a.run } });
+    await store.createApproval(A.tenant, {
+      id: a.approval,
+      session_id: a.session,
+      node_id: 'review',
+      prompt: 'Publish the draft?',
+      requested_at: now,
+      run_id: a.run,
+      agent_id: 'human-review',
+    });
+    if (routeNames.includes('POST /api/schedules')) {
+      const created = await send(`${app.url}/api/schedules`, { method: 'POST', headers: asA, json: { agent_id: 'echo', cron_expr: '0 0 1 1 *' } });
+      expect(created.status).toBe(201);
+      a.schedule = (created.body as { id: string }).id;
+    }
+    // Tenant B has data of its own, so its lists are not trivially empty.
+    await store.createRun(B.tenant, { run_id: randomUUID(), session_id: bSession, agent_id: 'echo', start: { node_id: 'receive', input: {} } });
+  });
+  afterAll(() => app.close());
+
+  it('classifies every gated route (a new route must be added to a table above)', () => {
+    const known = new Set([...Object.keys(resourceProbes), ...Object.keys(listProbes), ...Object.keys(notResourceRoutes)]);
+    expect(routeNames.filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  it("never lists A's items to B, while A sees them", async () => {
+    for (const [name, list] of Object.entries(listProbes).filter(([n]) => routeNames.includes(n))) {
+      const seenByB = await send(`${app.url}${list.path}`, { headers: asB });
+      const seenByA = await send(`${app.url}${list.path}`, { headers: asA });
+      expect({ name, status: seenByB.status }).toEqual({ name, status: 200 });
+      const ofA = list.ids(seenByA.body);
+      expect(ofA.length, `${name}: A's own list`).toBeGreaterThan(0);
+      expect(list.ids(seenByB.body).filter((id) => ofA.includes(id)), name).toEqual([]);
+    }
+    const sessionsOfB = await send(`${app.url}/api/sessions`, { headers: asB });
+    expect((sessionsOfB.body as { sessions: { tenant_id: string }[] }).sessions.every((s) => s.tenant_id === B.tenant)).toBe(true);
+  });
+
+  it("never carries A's events on B's stream, live or replayed", async () => {
+    const { events } = app.backend;
+    const streamA = await openStream(`${app.url}/api/events/stream`, asA);
+    const streamB = await openStream(`${app.url}/api/events/stream`, asB);
+    try {
+      // Both streams are live once each has received a warm-up event of its own tenant.
+      const warmA = `a-warm-${randomUUID()}`;
+      const warmB = `b-warm-${randomUUID()}`;
+      await waitFor('live streams', async () => {
+        await events.publish(A.tenant, event(warmA));
+        await events.publish(B.tenant, event(warmB));
+        return streamA.sessions().includes(warmA) && streamB.sessions().includes(warmB);
+      });
+      for (let i = 0; i < 5; i += 1) await events.publish(A.tenant, event(a.session, i === 4 ? 'completed' : 'node_start'));
+      const markerB = `b-marker-${randomUUID()}`;
+      await events.publish(B.tenant, event(markerB, 'completed'));
+      await streamB.until("B's marker", markerB);
+      await waitFor("A's events on A's stream", () => streamA.frames.filter((f) => f.event.session === a.session).length === 5);
+      expect(streamB.sessions().filter((s) => s.startsWith('a-'))).toEqual([]);
+
+      // Replay from the start of the retained log: B gets B's events only.
+      const replay = await openStream(`${app.url}/api/events/stream?last_event_id=0-0`, asB);
+      try {
+        await replay.until("B's marker in the replay", markerB);
+        expect(replay.sessions().filter((s) => s.startsWith('a-'))).toEqual([]);
+        expect(replay.sessions()).toContain(warmB);
+      } finally {
+        replay.close();
+      }
+      // Naming A's session in B's stream filter yields nothing either.
+      const filtered = await openStream(`${app.url}/api/events/stream?session=${a.session}&last_event_id=0-0`, asB);
+      try {
+        await events.publish(A.tenant, event(a.session, 'completed'));
+        await events.publish(B.tenant, event(a.session.replace('a-', 'b-'), 'completed'));
+        await streamB.until("B's last event", a.session.replace('a-', 'b-'));
+        expect(filtered.frames).toEqual([]);
+      } finally {
+        filtered.close();
+      }
+    } finally {
+      streamA.close();
+      streamB.close();
+    }
+  });
+
+  // Runs last: its final probe (B starting a run on A's session id) gives B a session of its
+  // own under that id, whose events and list entry are B's and would blur the tests above.
+  it("answers B on A's resources exactly as on missing ones, and leaves A's data alone", async () => {
+    const before = await send(`${app.url}/api/sessions/state?session_id=${a.session}`, { headers: asA });
+    expect(before.status).toBe(200);
+    const probed = Object.entries(resourceProbes)
+      .filter(([name]) => routeNames.includes(name))
+      .sort(([, x], [, y]) => Number(Boolean(x({} as Targets).creates)) - Number(Boolean(y({} as Targets).creates)));
+    expect(probed.length).toBeGreaterThan(0);
+
+    for (const [name, probeOf] of probed) {
+      const method = name.split(' ')[0]!;
+      const missing: Targets = { session: `missing-${randomUUID()}`, run: randomUUID(), approval: `missing-${randomUUID()}`, schedule: randomUUID() };
+      const onA = probeOf(a);
+      const onMissing = probeOf(missing);
+      const theirs = await send(`${app.url}${onA.path}`, { method, headers: asB, json: onA.json });
+      const none = await send(`${app.url}${onMissing.path}`, { method, headers: asB, json: onMissing.json });
+      const targetOf = (t: Targets) => (onA.path.includes(a.run) ? t.run : onA.path.includes(a.schedule || '\0') ? t.schedule : JSON.stringify(onA.json ?? '').includes(a.approval) ? t.approval : t.session);
+      expect({ route: name, ...shape(theirs, targetOf(a)) }).toEqual({ route: name, ...shape(none, targetOf(missing)) });
+      expect([401, 403]).not.toContain(theirs.status);
+    }
+
+    // A's data is as it was: same checkpoint, approval still pending, run still interrupted.
+    const after = await send(`${app.url}/api/sessions/state?session_id=${a.session}`, { headers: asA });
+    expect(after.body).toEqual(before.body);
+    const pending = await send(`${app.url}/api/approval/pending`, { headers: asA });
+    expect((pending.body as { pending: { id: string }[] }).pending.map((p) => p.id)).toEqual([a.approval]);
+    const runs = await send(`${app.url}/api/runs?session_id=${a.session}`, { headers: asA });
+    expect((runs.body as { runs: { id: string; status: string }[] }).runs).toEqual([expect.objectContaining({ id: a.run, status: 'interrupted' })]);
+    if (a.schedule) expect((await send(`${app.url}/api/schedules/${a.schedule}`, { headers: asA })).status).toBe(200);
+  });
+});
