@@ -41,6 +41,20 @@ export interface ErrorBody {
 }
 
 /**
+ * ioredis gives up on a command when Redis is unreachable (connection refused or closed,
+ * retries per request exhausted): the request could not be served now, which is a 503.
+ */
+function isBackendUnavailable(error: unknown): boolean {
+  const e = error as { name?: string; message?: string; code?: string } | null;
+  if (!e) return false;
+  return (
+    e.name === 'MaxRetriesPerRequestError' ||
+    e.code === 'ECONNREFUSED' ||
+    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET/.test(e.message ?? '')
+  );
+}
+
+/**
  * Turns anything thrown into an AppError. Errors from Koa and its body parser carry an HTTP
  * `status` and `expose`; anything else is an internal error whose message stays private.
  */
@@ -59,6 +73,9 @@ export function toAppError(error: unknown): AppError {
             ? http.message
             : 'The request is malformed.';
     return new AppError(code, message, { cause: error });
+  }
+  if (isBackendUnavailable(error)) {
+    return new AppError('unavailable', 'Storage is unreachable; retry shortly.', { cause: error, headers: { 'Retry-After': '1' } });
   }
   return new AppError('internal', 'An internal error occurred.', { cause: error, expose: false });
 }

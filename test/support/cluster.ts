@@ -11,6 +11,8 @@ export interface ClusterOptions {
   workers?: number;
   /** Extra environment for every API and worker process. */
   env?: Record<string, string>;
+  /** Redis keeps acknowledged writes across a kill (AOF, fsync always). @defaultValue false */
+  persistRedis?: boolean;
 }
 
 /** A loopback stand-in for the Helm/compose topology: Redis, N APIs, M workers, nginx. */
@@ -34,7 +36,7 @@ export interface Cluster {
  * server.conf are rendered for loopback, as deploy/nginx/README.md describes.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const redis = await startPrivateRedis();
+  const redis = await startPrivateRedis({ persist: options.persistRedis ?? false });
   const prefix = uniquePrefix('cluster');
   const common = {
     REDIS_URL: redis.url,

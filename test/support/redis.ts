@@ -1,5 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
@@ -65,14 +68,24 @@ export async function startRedis(): Promise<TestRedis> {
   }
 }
 
+export interface PrivateRedisOptions {
+  /**
+   * Keep data across kill/restart in an append-only file fsynced on every write, as a
+   * production Redis would, so "no acknowledged write lost" can be checked. @defaultValue false
+   */
+  persist?: boolean;
+}
+
 /** Starts a private redis-server child on a free port (fault tests stop and restart it). */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   if (!hasRedisServer()) throw new Error(HOW_TO_GET_ONE);
   const port = await freePort();
+  const dir = options.persist ? mkdtempSync(join(tmpdir(), 'agentplane-redis-')) : undefined;
+  const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
   let child: ChildProcess | undefined;
 
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
       stdio: 'ignore',
     });
     await waitForPing(port);
@@ -88,7 +101,11 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   };
 
   await start();
-  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: start, stop: kill };
+  const stop = async (): Promise<void> => {
+    await kill();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
+  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: start, stop };
 }
 
 async function waitForPing(port: number): Promise<void> {

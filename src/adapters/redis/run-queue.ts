@@ -13,8 +13,9 @@ export interface BullRunQueueOptions {
 }
 
 const JOB_OPTIONS = {
-  // Infrastructure failures (Redis blips) are retried; node errors never reach BullMQ.
-  attempts: 5,
+  // Infrastructure failures (a Redis outage) are retried for minutes (0.5 s doubling, ten
+  // times); node errors never reach BullMQ, the executor records them on the run.
+  attempts: 10,
   backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: { count: 1000 },
   removeOnFail: { count: 5000 },

@@ -1,0 +1,147 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../support/app.js';
+import { startCluster, type Cluster } from '../support/cluster.js';
+import type { AgentProcess } from '../support/processes.js';
+import { connectSse } from '../support/sse.js';
+import { waitFor } from '../support/wait.js';
+
+/**
+ * Faults against real processes: Redis killed and restarted (it keeps acknowledged writes
+ * in an fsynced append-only file, like a production Redis), workers and an API killed with
+ * SIGKILL. Invariants: no acknowledged write lost, seq_nums consecutive, every started run
+ * ends, readiness tells the truth, processes recover without a restart.
+ */
+let cluster: Cluster;
+const T = 'DefaultTenant';
+
+beforeAll(async () => {
+  cluster = await startCluster({ apis: 2, workers: 2, persistRedis: true, env: { SLOW_NODE_MS: '800' } });
+}, 120_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+async function readiness(process: AgentProcess): Promise<number> {
+  try {
+    return (await fetch(`${process.url}/health/ready`, { signal: AbortSignal.timeout(3000) })).status;
+  } catch {
+    return 0;
+  }
+}
+
+async function expectEveryRunEnds(runIds: string[], timeoutMs = 60_000): Promise<void> {
+  await waitFor(
+    'every run to end',
+    async () => {
+      const runs = await Promise.all(runIds.map((id) => call(`${cluster.url}/api/runs/${id}`)));
+      return runs.every((r) => r.status === 200 && ['completed', 'failed', 'interrupted'].includes(r.body.status));
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+async function expectConsecutiveHistory(sessionId: string): Promise<void> {
+  const history = (await call(`${cluster.url}/api/sessions/history?session_id=${sessionId}&limit=500`)).body.checkpoints;
+  const seqs = history.map((c: { seq_num: number }) => c.seq_num).reverse();
+  expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+}
+
+async function startRuns(count: number, agent: string): Promise<{ run_id: string; session_id: string }[]> {
+  const tickets = [];
+  for (let i = 0; i < count; i += 1) {
+    const response = await call(`${cluster.url}/api/runs`, { method: 'POST', json: { agent_id: agent, input: { i } } });
+    expect(response.status).toBe(202);
+    tickets.push(response.body);
+  }
+  return tickets;
+}
+
+describe('chaos', () => {
+  it('Redis killed and restarted during runs and streams: readiness tells the truth, everything recovers, nothing is lost', async () => {
+    const stream = connectSse(`${cluster.url}/api/events/stream`);
+    await stream.opened();
+    const tickets = await startRuns(6, 'slow');
+    await stream.waitForEvent((e) => e.event.type === 'node_start' && e.event.node === 'crawl');
+    const processes = [...cluster.apis, ...cluster.workers];
+    const pids = processes.map((p) => p.pid);
+
+    await cluster.redis.kill();
+    await waitFor('every process to report not ready', async () => (await Promise.all(processes.map(readiness))).every((s) => s === 503), 10_000);
+    const during = await call(`${cluster.url}/api/sessions?limit=1`);
+    expect(during.status).toBe(503);
+    expect(during.body.error.code).toBe('unavailable');
+
+    await cluster.redis.restart();
+    await waitFor('every process to be ready again', async () => (await Promise.all(processes.map(readiness))).every((s) => s === 200), 20_000);
+    expect(processes.map((p) => p.pid)).toEqual(pids);
+
+    await expectEveryRunEnds(tickets.map((t) => t.run_id));
+    for (const ticket of tickets) {
+      expect((await call(`${cluster.url}/api/runs/${ticket.run_id}`)).body.status).toBe('completed');
+      await expectConsecutiveHistory(ticket.session_id);
+    }
+    const after = await startRuns(1, 'echo');
+    await stream.waitForEvent((e) => e.event.session === after[0]!.session_id && e.event.type === 'completed', 30_000);
+
+    const redis = new Redis(cluster.redis.url);
+    try {
+      const keys = await redis.keys('*:{DefaultTenant}:events');
+      const stored = (await redis.xrange(keys[0]!, '-', '+')).map(([id]) => id);
+      const sessions = new Set([...tickets, ...after].map((t) => t.session_id));
+      const storedForSessions = (await redis.xrange(keys[0]!, '-', '+'))
+        .filter(([, fields]) => sessions.has(JSON.parse(fields[1]!).session))
+        .map(([id]) => id);
+      const received = new Set(stream.events.map((e) => e.id));
+      expect(stored.length).toBeGreaterThan(0);
+      expect(storedForSessions.filter((id) => !received.has(id))).toEqual([]);
+    } finally {
+      redis.disconnect();
+      stream.close();
+    }
+  });
+
+  it('workers killed with SIGKILL at random points: every run completes with consecutive checkpoints', async () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const tickets = await startRuns(8, 'slow');
+    for (let round = 0; round < 3; round += 1) {
+      await new Promise((r) => setTimeout(r, 300 + random() * 900));
+      const victim = cluster.workers[Math.floor(random() * cluster.workers.length)]!;
+      victim.signal('SIGKILL');
+      await victim.exited;
+      cluster.workers.splice(cluster.workers.indexOf(victim), 1);
+      await cluster.startWorker();
+    }
+    await expectEveryRunEnds(tickets.map((t) => t.run_id), 90_000);
+    for (const ticket of tickets) {
+      expect((await call(`${cluster.url}/api/runs/${ticket.run_id}`)).body.status).toBe('completed');
+      await expectConsecutiveHistory(ticket.session_id);
+    }
+  });
+
+  it('an API killed with SIGKILL mid-request loses no acknowledged patch', async () => {
+    const [ticket] = await startRuns(1, 'echo');
+    await expectEveryRunEnds([ticket!.run_id]);
+    const target = cluster.apis[0]!;
+    const acknowledged: string[] = [];
+    const patches = Array.from({ length: 60 }, (_, i) =>
+      call(`${target.url}/api/sessions/state?session_id=${ticket!.session_id}`, { method: 'POST', json: { state: { [`k${i}`]: i } } })
+        .then((r) => {
+          if (r.status === 200) acknowledged.push(`k${i}`);
+        })
+        .catch(() => undefined),
+    );
+    await waitFor('some patches acknowledged', () => acknowledged.length >= 5, 10_000, 1);
+    target.signal('SIGKILL');
+    await Promise.all(patches);
+    await target.exited;
+    await cluster.restartApi(0);
+    const state = (await call(`${cluster.url}/api/sessions/state?session_id=${ticket!.session_id}`)).body;
+    for (const key of acknowledged) expect(state.state).toHaveProperty(key);
+    await expectConsecutiveHistory(ticket!.session_id);
+    expect(state.seq_num).toBeGreaterThanOrEqual(3 + acknowledged.length);
+    expect((await call(`${cluster.url}/api/sessions?limit=1`)).status).toBe(200);
+  });
+});
