@@ -69,6 +69,7 @@ export class TelegramAdapter {
   private readonly endpoint: Middleware;
   private callbackHandler: CallbackQueryHandler | undefined;
   private stopping: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(private readonly options: TelegramAdapterOptions) {
     if (options.botToken === '') throw new TypeError('TelegramAdapter needs a bot token');
@@ -106,9 +107,11 @@ export class TelegramAdapter {
     return this;
   }
 
-  /** Starts long polling; call it again after `stop()` has resolved to resume where it stopped. */
+  /** Starts long polling; after `stop()` has resolved, starting again resumes where it stopped. */
   start(): void {
+    if (this.stopping && !this.stopped) throw new Error('TelegramAdapter.start() was called before stop() finished');
     this.stopping = undefined;
+    this.stopped = false;
     this.poller.start();
   }
 
@@ -117,6 +120,7 @@ export class TelegramAdapter {
     this.stopping ??= (async () => {
       await this.poller.stop();
       await this.tasks.drain();
+      this.stopped = true;
     })();
     return this.stopping;
   }
