@@ -13,7 +13,6 @@ import { waitFor } from '../support/wait.js';
  * ends, readiness tells the truth, processes recover without a restart.
  */
 let cluster: Cluster;
-const T = 'DefaultTenant';
 
 beforeAll(async () => {
   cluster = await startCluster({ apis: 2, workers: 2, persistRedis: true, env: { SLOW_NODE_MS: '800' } });

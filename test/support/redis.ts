@@ -64,7 +64,7 @@ export async function startRedis(): Promise<TestRedis> {
       },
     };
   } catch (error) {
-    throw new Error(`${HOW_TO_GET_ONE} (testcontainers: ${(error as Error).message})`);
+    throw new Error(`${HOW_TO_GET_ONE} (testcontainers: ${(error as Error).message})`, { cause: error });
   }
 }
 
