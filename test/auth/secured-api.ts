@@ -91,3 +91,13 @@ export async function send(url: string, init: { method?: string; headers?: Recor
   }
   return { status: response.status, headers: response.headers, body };
 }
+
+/**
+ * Fails when any captured log line contains one of the secrets (keys, JWT secret, whole
+ * tokens, Authorization values). Also fails when nothing was captured, so it cannot pass vacuously.
+ */
+export function expectNoSecretsIn(lines: readonly string[], secrets: readonly string[]): void {
+  if (lines.length === 0) throw new Error('no log lines were captured');
+  const leaks = secrets.flatMap((secret) => lines.filter((line) => line.includes(secret)).map((line) => ({ secret, line })));
+  if (leaks.length > 0) throw new Error(`secrets in ${leaks.length} log line(s), first: ${leaks[0]!.line}`);
+}
