@@ -10,6 +10,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { probeRoutes } from './routes/probes.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { traceRoutes } from './routes/traces.js';
 import { swaggerConsole } from './swagger.js';
@@ -40,6 +41,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...runRoutes(deps),
     ...eventRoutes(deps),
     ...(deps.config.SERVICE_APPROVALS ? approvalRoutes(deps) : []),
+    ...(deps.config.SERVICE_SCHEDULES ? scheduleRoutes(deps) : []),
     ...(options.extraRoutes?.(deps) ?? []),
   ];
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { EventBus } from '../ports/event-bus.js';
 import type { RunControl } from '../ports/run-control.js';
+import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../ports/store.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { Metrics } from './metrics.js';
@@ -21,6 +22,8 @@ export interface AppDeps {
   store: Store;
   events: EventBus;
   runControl: RunControl;
+  /** Schedule triggers (the API upserts and removes them; workers fire them). */
+  scheduler: Scheduler;
   agents: AgentRegistry;
   logger: Logger;
   metrics: Metrics;

@@ -1,14 +1,17 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { MemoryEventBus } from '../adapters/memory/event-bus.js';
 import { MemoryRunQueue } from '../adapters/memory/run-queue.js';
+import { MemoryScheduler } from '../adapters/memory/scheduler.js';
 import { MemoryStore } from '../adapters/memory/store.js';
 import { RedisEventBus } from '../adapters/redis/event-bus.js';
 import { BullRunConsumer, BullRunQueue } from '../adapters/redis/run-queue.js';
+import { BullScheduleConsumer, BullScheduler } from '../adapters/redis/scheduler.js';
 import { RedisStore } from '../adapters/redis/store.js';
 import type { Config } from '../config.js';
 import type { ReadinessCheck } from '../http/deps.js';
 import type { EventBus } from '../ports/event-bus.js';
 import type { RunConsumer, RunQueue } from '../ports/run-queue.js';
+import type { ScheduleConsumer, Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../ports/store.js';
 
 /**
@@ -25,6 +28,10 @@ export interface Backend {
   readiness: Record<string, ReadinessCheck>;
   /** The worker side of the queue; in memory mode the queue itself. Created on first call. */
   consumer(): RunConsumer;
+  /** Schedule triggers: BullMQ job schedulers, or in-process timers in memory mode. */
+  scheduler: Scheduler;
+  /** The worker side of the scheduler (fires); in memory mode the scheduler itself. */
+  scheduleConsumer(): ScheduleConsumer;
   /** Quits every connection this backend opened, consumer first. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -53,6 +60,7 @@ function memoryBackend(config: Config): Backend {
   const store = new MemoryStore();
   const events = new MemoryEventBus(config.SERVICE_EVENTS_RETAIN);
   const queue = new MemoryRunQueue({ concurrency: config.WORKER_CONCURRENCY });
+  const scheduler = new MemoryScheduler();
   return {
     mode: 'memory',
     store,
@@ -60,7 +68,10 @@ function memoryBackend(config: Config): Backend {
     queue,
     readiness: { memory: () => store.ping() },
     consumer: () => queue,
+    scheduler,
+    scheduleConsumer: () => scheduler,
     close: async () => {
+      await scheduler.close(config.SERVICE_SHUTDOWN_TIMEOUT_MS);
       await queue.close(config.SERVICE_SHUTDOWN_TIMEOUT_MS);
       await events.close();
       await store.close();
@@ -82,7 +93,9 @@ function redisBackend(config: Config, url: string): Backend {
   const store = new RedisStore(redis, { keyPrefix: config.SERVICE_KEY_PREFIX });
   const events = new RedisEventBus({ redis, subscriber, keyPrefix: config.SERVICE_KEY_PREFIX, retain: config.SERVICE_EVENTS_RETAIN });
   const queue = new BullRunQueue({ connection: bull, prefix: config.SERVICE_KEY_PREFIX });
+  const scheduler = new BullScheduler({ connection: bull, prefix: config.SERVICE_KEY_PREFIX });
   let consumer: BullRunConsumer | undefined;
+  let scheduleConsumer: BullScheduleConsumer | undefined;
   let closing: Promise<void> | undefined;
   return {
     mode: 'redis',
@@ -98,10 +111,18 @@ function redisBackend(config: Config, url: string): Backend {
         concurrency: config.WORKER_CONCURRENCY,
         lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
       })),
+    scheduler,
+    scheduleConsumer: () =>
+      (scheduleConsumer ??= new BullScheduleConsumer({
+        connection: open('schedule-worker', { maxRetriesPerRequest: null }),
+        prefix: config.SERVICE_KEY_PREFIX,
+      })),
     close: () =>
       (closing ??= (async () => {
+        await scheduleConsumer?.close(config.SERVICE_SHUTDOWN_TIMEOUT_MS);
         await consumer?.close(config.SERVICE_SHUTDOWN_TIMEOUT_MS);
         await queue.close();
+        await scheduler.close();
         await events.close();
         for (const client of clients) await client.quit().catch(() => client.disconnect());
       })()),

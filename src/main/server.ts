@@ -39,6 +39,7 @@ export function createApiServer(
     events,
     agents,
     runControl: createRunControl({ store, queue, events, agents }),
+    scheduler: backend.scheduler,
     logger,
     metrics,
     lifecycle,

@@ -11,7 +11,7 @@ import { buildRouter } from '../http/router.js';
 import { probeRoutes } from '../http/routes/probes.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { Backend } from './backend.js';
-import { startExecuting } from './executor-wiring.js';
+import { startExecuting, startScheduling } from './executor-wiring.js';
 
 export interface WorkerProcess {
   server: Server;
@@ -29,6 +29,7 @@ export function createWorker(config: Config, backend: Backend, agents: AgentRegi
   const lifecycle: Lifecycle = { draining: false };
   const metrics = new Metrics({ pendingApprovals: () => backend.store.countPendingApprovals() });
   startExecuting(config, backend, agents, logger, metrics);
+  startScheduling(config, backend, agents, logger, metrics);
 
   const router = buildRouter(probeRoutes({ readiness: backend.readiness, lifecycle, metrics }), {
     authenticate: anonymous,

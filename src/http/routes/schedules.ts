@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { notFound } from '../../domain/errors.js';
+import { createScheduleControl } from '../../runtime/schedule-control.js';
+import type { AppDeps } from '../deps.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { errorResponses, IdParam, JsonObjectSchema, Timestamp } from '../schemas.js';
+import { intQuery } from '../validate.js';
+
+const ScheduleSchema = z
+  .object({
+    id: z.string(),
+    agent_id: z.string(),
+    cron_expr: z.string().meta({ description: 'standard 5-field cron expression', example: '*/5 * * * *' }),
+    input: JsonObjectSchema,
+    new_session: z.boolean().meta({ description: 'true: a fresh session per fire; false: one session reused by every fire' }),
+    timezone: z.string().meta({ description: 'IANA time zone the expression is read in', example: 'UTC' }),
+    next_run: Timestamp.meta({ description: 'next fire time, recomputed after each fire' }),
+    created_at: Timestamp,
+    session_id: z.string().optional().meta({ description: 'the session every fire reuses (new_session false)' }),
+  })
+  .meta({ id: 'Schedule' });
+
+const HistoryRecordSchema = z
+  .object({
+    schedule_id: z.string(),
+    session_id: z.string().meta({ description: 'session used for the fire' }),
+    fired_at: Timestamp.meta({ description: 'when the fire ran; later than due_at when it fired late' }),
+    due_at: Timestamp.meta({ description: 'the tick the fire belongs to' }),
+    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'skipped']),
+    run_id: z.string().optional(),
+    error: z.string().optional(),
+  })
+  .meta({ id: 'ScheduleHistoryRecord' });
+
+const IdParams = z.object({ id: IdParam });
+
+/** Cron schedules that start agent runs (CONTRACT.md, Schedules); tenant-scoped. */
+export function scheduleRoutes(deps: AppDeps): AnyRoute[] {
+  const { store } = deps;
+  const control = createScheduleControl({ store, scheduler: deps.scheduler, agents: deps.agents });
+  const existing = async (tenant: string, id: string) => {
+    const schedule = await store.getSchedule(tenant, id);
+    if (!schedule) throw notFound('The schedule');
+    return schedule;
+  };
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/schedules',
+      operationId: 'listSchedules',
+      summary: 'Schedules of the tenant, newest first',
+      tag: 'schedules',
+      query: z.object({
+        limit: intQuery(1, 500, 50).meta({ description: 'page size (1–500)' }),
+        offset: intQuery(0, Number.MAX_SAFE_INTEGER, 0).meta({ description: 'page offset' }),
+      }),
+      responses: {
+        200: { description: 'The schedules', schema: z.object({ schedules: z.array(ScheduleSchema) }) },
+        ...errorResponses(400, 401, 403, 429),
+      },
+      handler: async ({ query, principal }) => ({
+        status: 200,
+        body: { schedules: await store.listSchedules(principal.tenant, query) },
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/schedules',
+      operationId: 'createSchedule',
+      summary: 'Create a cron schedule that starts runs of an agent',
+      tag: 'schedules',
+      body: z.strictObject({
+        agent_id: z.string().min(1),
+        cron_expr: z.string().meta({ description: 'exactly 5 fields; 400 invalid_cron otherwise' }),
+        input: JsonObjectSchema.optional(),
+        new_session: z.boolean().optional().meta({ default: true }),
+        timezone: z.string().max(64).optional().meta({ default: 'UTC', description: 'IANA time zone' }),
+      }),
+      responses: {
+        201: { description: 'Created', schema: ScheduleSchema, headers: { Location: 'URL of the schedule' } },
+        ...errorResponses(400, 401, 403, 413, 415, 429),
+      },
+      handler: async ({ body, principal }) => {
+        const schedule = await control.create(principal.tenant, body);
+        return { status: 201, body: schedule, headers: { Location: `/api/schedules/${schedule.id}` } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/schedules/:id',
+      operationId: 'getSchedule',
+      summary: 'One schedule',
+      tag: 'schedules',
+      params: IdParams,
+      responses: { 200: { description: 'The schedule', schema: ScheduleSchema }, ...errorResponses(400, 401, 403, 404, 429) },
+      handler: async ({ params, principal }) => ({ status: 200, body: await existing(principal.tenant, params.id) }),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/schedules/:id',
+      operationId: 'deleteSchedule',
+      summary: 'Delete a schedule and its trigger; no further fires',
+      tag: 'schedules',
+      params: IdParams,
+      responses: {
+        200: { description: 'Deleted', schema: z.object({ id: z.string(), status: z.literal('deleted') }) },
+        ...errorResponses(400, 401, 403, 404, 429),
+      },
+      handler: async ({ params, principal }) => {
+        await control.remove(principal.tenant, params.id);
+        return { status: 200, body: { id: params.id, status: 'deleted' } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/schedules/:id/history',
+      operationId: 'getScheduleHistory',
+      summary: 'Fires of a schedule, newest first (at most 100 kept)',
+      tag: 'schedules',
+      params: IdParams,
+      responses: {
+        200: { description: 'The history', schema: z.object({ history: z.array(HistoryRecordSchema) }) },
+        ...errorResponses(400, 401, 403, 404, 429),
+      },
+      handler: async ({ params, principal }) => {
+        await existing(principal.tenant, params.id);
+        return { status: 200, body: { history: await store.listScheduleHistory(principal.tenant, params.id) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,97 @@
+import type { Logger } from 'pino';
+import { nextRunAfter } from '../domain/cron.js';
+import { isAppError } from '../domain/errors.js';
+import { newId } from '../domain/time.js';
+import type { Schedule } from '../domain/types.js';
+import type { RunControl, RunTicket } from '../ports/run-control.js';
+import type { FireHandler, ScheduleFire, Scheduler } from '../ports/scheduler.js';
+import type { Store } from '../ports/store.js';
+
+/** How a fire ended, for `agentplane_schedule_fires_total{status}`. */
+export type FireOutcome = 'started' | 'skipped' | 'failed';
+
+export interface ScheduleFirerOptions {
+  store: Store;
+  scheduler: Scheduler;
+  /** Starts the runs, with the same validation and atomicity as POST /api/runs. */
+  runControl: RunControl;
+  logger: Logger;
+  onFire?: (outcome: FireOutcome) => void;
+  /** @defaultValue Date.now */
+  clock?: () => number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * Handles schedule fires: records the tick (`fired_at` = when the fire runs, `due_at` = its
+ * tick) and moves `next_run`, then starts a run on a new session or on the schedule's one
+ * session. A reused session whose run is still active makes the tick `skipped`. The record
+ * stays `running` until the run ends; the worker settles it then (Store.settleScheduleRun).
+ * Never throws: every failure is recorded or logged, and a fire is never retried.
+ */
+export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler {
+  const { store, scheduler, runControl, logger } = options;
+  const clock = options.clock ?? Date.now;
+
+  return async function fire(tick: ScheduleFire): Promise<void> {
+    const log = logger.child({ schedule_id: tick.schedule_id, tenant: tick.tenant, due_at: iso(tick.due_ms) });
+    try {
+      const outcome = await fireOnce(tick, clock(), log);
+      if (outcome) options.onFire?.(outcome);
+    } catch (error) {
+      log.error({ err: error }, 'schedule fire failed');
+      options.onFire?.('failed');
+    }
+  };
+
+  async function fireOnce(tick: ScheduleFire, firedMs: number, log: Logger): Promise<FireOutcome | undefined> {
+    const schedule = await store.getSchedule(tick.tenant, tick.schedule_id);
+    if (!schedule) {
+      // A trigger that outlived its schedule (deleted, or a crash between the two writes).
+      await scheduler.remove(tick.schedule_id);
+      log.info('trigger without a schedule removed');
+      return undefined;
+    }
+    const fireId = String(tick.due_ms);
+    const sessionId = schedule.new_session ? newId() : (schedule.session_id ?? schedule.id);
+    const begun = await store.beginScheduleFire(tick.tenant, schedule.id, {
+      fire_id: fireId,
+      session_id: sessionId,
+      fired_at: iso(firedMs),
+      due_at: iso(tick.due_ms),
+      next_run: nextRunAfter(schedule.cron_expr, schedule.timezone, Math.max(firedMs, tick.due_ms)),
+    });
+    if (begun !== 'begun') {
+      log.warn({ outcome: begun }, 'schedule fire not started');
+      return undefined;
+    }
+    const settle = (update: Parameters<Store['updateScheduleFire']>[3]) =>
+      store.updateScheduleFire(tick.tenant, schedule.id, fireId, update);
+
+    let ticket: RunTicket;
+    try {
+      ticket = await runControl.startRun(tick.tenant, { agent_id: schedule.agent_id, input: schedule.input, session_id: sessionId });
+    } catch (error) {
+      if (isSessionBusy(error, schedule)) {
+        await settle({ status: 'skipped' });
+        log.info({ session_id: sessionId }, 'schedule tick skipped: its session is busy');
+        return 'skipped';
+      }
+      const message = isAppError(error) && error.expose ? error.message : 'The run could not be started.';
+      await settle({ status: 'failed', error: message });
+      log.error({ err: error }, 'scheduled run could not be started');
+      return 'failed';
+    }
+    await settle({ run_id: ticket.run_id });
+    // The run may have ended before the record named it; settle the record from the run then.
+    const run = await store.getRun(tick.tenant, ticket.run_id);
+    if (run) await store.settleScheduleRun(tick.tenant, run);
+    log.info({ run_id: ticket.run_id, session_id: sessionId }, 'schedule fired');
+    return 'started';
+  }
+}
+
+function isSessionBusy(error: unknown, schedule: Schedule): boolean {
+  return !schedule.new_session && isAppError(error) && error.code === 'conflict';
+}
