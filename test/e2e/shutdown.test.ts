@@ -119,6 +119,17 @@ describe('graceful shutdown of an API process on Redis', () => {
     expect(completed(proc)).toBe(true);
   });
 
+  it('a second signal during the shutdown does not cut it short', async () => {
+    // Ctrl-C on `npm start` delivers SIGINT twice (the terminal's, and the one npm forwards);
+    // orchestrators may repeat SIGTERM. The sequence already running must simply go on.
+    const proc = await start(1000);
+    proc.signal('SIGINT');
+    await proc.waitForLine((l) => l.json?.msg === 'graceful shutdown started');
+    proc.signal('SIGINT');
+    expect(await proc.exited).toBe(0);
+    expect(completed(proc)).toBe(true);
+  });
+
   it('an idle process, even with an idle keep-alive connection open, exits 0 on SIGTERM', async () => {
     const proc = await start(200);
     const keepAlive = new Agent({ keepAlive: true });
