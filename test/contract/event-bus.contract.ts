@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { RunEvent, StoredEvent } from '../../src/domain/types.js';
+import { compareEventIds, EventSeam, type EventBus } from '../../src/ports/event-bus.js';
+import { waitFor } from '../support/wait.js';
+
+/** A fresh EventBus retaining `retain` events per tenant; both adapters must pass every test. */
+export type EventBusFactory = (retain: number) => Promise<EventBus>;
+
+const T = 'tenant-a';
+const OTHER = 'tenant-b';
+
+function event(n: number, session = 's1'): RunEvent {
+  return { type: 'node_start', session, run_id: `run-${n}`, agent_id: 'echo', ts: new Date().toISOString(), node: `n${n}` };
+}
+
+/** Publishes `count` events one after the other; returns their ids. */
+async function publishMany(bus: EventBus, tenant: string, count: number, from = 0): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push(await bus.publish(tenant, event(from + i)));
+  return ids;
+}
+
+/** Every retained event of the tenant, paging through readAfter. */
+async function readAll(bus: EventBus, tenant: string): Promise<StoredEvent[]> {
+  const all: StoredEvent[] = [];
+  for (let cursor = '0-0'; ; ) {
+    const page = await bus.readAfter(tenant, cursor, 100);
+    all.push(...page);
+    if (page.length < 100) return all;
+    cursor = page[page.length - 1]!.id;
+  }
+}
+
+export function eventBusContract(name: string, makeBus: EventBusFactory): void {
+  describe(`EventBus contract: ${name}`, () => {
+    it('publishes with rising ids of the form <ms>-<seq> and reads after an id, oldest first, at most count', async () => {
+      const bus = await makeBus(100);
+      const ids = await publishMany(bus, T, 10);
+      for (const id of ids) expect(id).toMatch(/^\d+-\d+$/);
+      for (let i = 1; i < ids.length; i += 1) expect(compareEventIds(ids[i]!, ids[i - 1]!)).toBeGreaterThan(0);
+      const after = await bus.readAfter(T, ids[3]!, 4);
+      expect(after.map((e) => e.id)).toEqual(ids.slice(4, 8));
+      expect(after[0]).toMatchObject({ id: ids[4], tenant: T, event: { type: 'node_start', session: 's1', node: 'n4', run_id: 'run-4' } });
+      expect(await bus.readAfter(T, ids[9]!, 10)).toEqual([]);
+      expect((await bus.readAfter(T, '0-0', 100)).map((e) => e.id)).toEqual(ids);
+      await bus.close();
+    });
+
+    it('keeps each tenant apart, in the log and live', async () => {
+      const bus = await makeBus(100);
+      const seenA: string[] = [];
+      const seenB: string[] = [];
+      const offA = bus.subscribe(T, (e) => seenA.push(e.event.node!));
+      const offB = bus.subscribe(OTHER, (e) => seenB.push(e.event.node!));
+      await bus.ready(5_000);
+      await publishMany(bus, T, 3);
+      await publishMany(bus, OTHER, 2, 100);
+      await waitFor('live events of both tenants', () => seenA.length === 3 && seenB.length === 2);
+      expect(seenA).toEqual(['n0', 'n1', 'n2']);
+      expect(seenB).toEqual(['n100', 'n101']);
+      expect((await readAll(bus, OTHER)).map((e) => e.tenant)).toEqual([OTHER, OTHER]);
+      offA();
+      offB();
+      await bus.close();
+    });
+
+    it('retains the newest `retain` events per tenant and no unbounded history', async () => {
+      const bus = await makeBus(10);
+      const ids = await publishMany(bus, T, 600);
+      const kept = (await readAll(bus, T)).map((e) => e.id);
+      // Redis trims approximately (MAXLEN ~, whole stream nodes of 100 entries); memory exactly.
+      expect(kept.slice(-10)).toEqual(ids.slice(-10));
+      expect(kept.length).toBeGreaterThanOrEqual(10);
+      expect(kept.length).toBeLessThanOrEqual(10 + 100);
+      expect(kept).toEqual(ids.slice(ids.length - kept.length));
+      await bus.close();
+    });
+
+    it('delivers live events in publish order to every listener, and stops at unsubscribe', async () => {
+      const bus = await makeBus(1000);
+      const base = bus.listenerCount();
+      const first: string[] = [];
+      const second: string[] = [];
+      const offFirst = bus.subscribe(T, (e) => first.push(e.id));
+      const offSecond = bus.subscribe(T, (e) => second.push(e.id));
+      expect(bus.listenerCount()).toBe(base + 2);
+      await bus.ready(5_000);
+      const ids = await Promise.all(Array.from({ length: 200 }, (_, i) => bus.publish(T, event(i))));
+      const ordered = [...ids].sort(compareEventIds);
+      await waitFor('200 live events', () => first.length === 200 && second.length === 200);
+      expect(first).toEqual(ordered);
+      expect(second).toEqual(ordered);
+      offFirst();
+      offFirst();
+      expect(bus.listenerCount()).toBe(base + 1);
+      const last = await bus.publish(T, event(999));
+      await waitFor('the last event', () => second.at(-1) === last);
+      expect(first).toHaveLength(200);
+      offSecond();
+      expect(bus.listenerCount()).toBe(base);
+      await bus.close();
+    });
+
+    it('an EventSeam resumes after an id with no gap and no duplicate while events keep coming', async () => {
+      const bus = await makeBus(10_000);
+      const before = await publishMany(bus, T, 50);
+      const got: string[] = [];
+      const seam = new EventSeam((e) => got.push(e.id));
+      seam.hold();
+      const off = bus.subscribe(T, (e) => seam.push(e));
+      await bus.ready(5_000);
+      // Publishers race the replay: some of these land in the log read, some only live, some both.
+      const racing = Promise.all(Array.from({ length: 100 }, (_, i) => bus.publish(T, event(1000 + i))));
+      await seam.catchUp((after, count) => bus.readAfter(T, after, count), before[19]!, 7);
+      const during = await racing;
+      const after = await publishMany(bus, T, 20, 2000);
+      const expected = [...before.slice(20), ...[...during].sort(compareEventIds), ...after];
+      await waitFor('every event after the resume point', () => got.length >= expected.length);
+      expect(got).toEqual(expected);
+      off();
+      await bus.close();
+    });
+
+    it('an EventSeam that holds more than it may re-reads the log instead', async () => {
+      const bus = await makeBus(10_000);
+      const start = await bus.publish(T, event(0));
+      const got: string[] = [];
+      const seam = new EventSeam((e) => got.push(e.id), 5);
+      seam.hold();
+      let pushed = 0;
+      const off = bus.subscribe(T, (e) => {
+        pushed += 1;
+        seam.push(e);
+      });
+      await bus.ready(5_000);
+      const ids = await publishMany(bus, T, 40, 1);
+      await waitFor('40 live events pushed into the seam (more than it holds)', () => pushed === 40);
+      await seam.catchUp((after, count) => bus.readAfter(T, after, count), start, 8);
+      expect(got).toEqual(ids);
+      expect(seam.holding).toBe(false);
+      off();
+      await bus.close();
+    });
+
+    it('ready resolves, and close drops every listener', async () => {
+      const bus = await makeBus(10);
+      bus.subscribe(randomUUID(), () => {});
+      await expect(bus.ready(5_000)).resolves.toBeUndefined();
+      await bus.close();
+      await bus.close();
+      expect(bus.listenerCount()).toBe(0);
+    });
+  });
+}
