@@ -7,6 +7,7 @@ import { isAppError } from '../../src/domain/errors.js';
 import type { Principal } from '../../src/domain/types.js';
 import { statusOf } from '../../src/http/errors.js';
 import { JwksServer, rsaSigningKey, type SigningKey } from './jwks-server.js';
+import { expectNoSecretsIn, send, startSecuredApi, type SecuredApi } from './secured-api.js';
 
 const ISSUER = 'https://idp.example.test';
 const AUDIENCE = 'agentplane';
@@ -264,6 +265,71 @@ describe('JWT attack table (local JWKS server)', () => {
     } finally {
       server.failing = false;
     }
+  });
+});
+
+/** The env that configures an app like `authenticator(overrides)`. */
+function envOf(options: JwtOptions): Record<string, string> {
+  const all: JwtOptions = { jwksUrl, secret: SECRET, issuer: ISSUER, audience: AUDIENCE, trustedIssuers: [], ...options };
+  const env: Record<string, string> = { SERVICE_AUTH: 'jwt', SERVICE_RBAC: 'true' };
+  const set = (name: string, value: string | undefined) => {
+    if (value !== undefined && value !== '') env[name] = value;
+  };
+  set('SERVICE_JWT_JWKS_URL', all.jwksUrl);
+  set('SERVICE_JWT_SECRET', all.secret);
+  set('SERVICE_JWT_PUBLIC_KEY', all.publicKeyPem);
+  set('SERVICE_JWT_ISSUER', all.issuer);
+  set('SERVICE_JWT_AUDIENCE', all.audience);
+  set('SERVICE_JWT_TRUSTED_ISSUERS', all.trustedIssuers?.join(','));
+  set('SERVICE_JWT_TENANT_CLAIM', all.tenantClaim);
+  set('SERVICE_JWT_DEFAULT_TENANT', all.defaultTenant);
+  return env;
+}
+
+describe('JWT attack table over HTTP (GET /api/sessions, RBAC on)', () => {
+  const logs: string[] = [];
+  const sent: string[] = [];
+  const apps = new Map<string, Promise<SecuredApi>>();
+  const appFor = (options: JwtOptions) => {
+    const env = envOf(options);
+    const key = JSON.stringify(env);
+    if (!apps.has(key)) apps.set(key, startSecuredApi(env, { logs }));
+    return apps.get(key)!;
+  };
+  afterAll(async () => {
+    for (const app of apps.values()) await (await app).close();
+  });
+
+  it.each(rows)('$name → $status', async (row) => {
+    const options = { ...row.options };
+    if (options.publicKeyPem === '') options.publicKeyPem = current.publicPem;
+    const app = await appFor(options);
+    const raw = await row.token();
+    sent.push(raw);
+    const answer = await send(`${app.url}/api/sessions`, { headers: { Authorization: `Bearer ${raw}` } });
+    expect(answer.status).toBe(row.status);
+    if (row.status === 401) {
+      expect(answer.headers.get('WWW-Authenticate')).toBe('Bearer realm="agentplane", error="invalid_token"');
+      expect(answer.body).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+    }
+  });
+
+  it('answers 503 while the key set cannot be fetched', async () => {
+    const app = await appFor({ secret: undefined });
+    server.failing = true;
+    try {
+      const answer = await send(`${app.url}/api/sessions`, { headers: { Authorization: `Bearer ${await token()}` } });
+      expect(answer.status).toBe(503);
+      expect((answer.body as { error: { code: string } }).error.code).toBe('unavailable');
+    } finally {
+      server.failing = false;
+    }
+  });
+
+  it('writes neither the secret nor any token into a log line', () => {
+    expect(logs.some((line) => line.includes('"status":401'))).toBe(true);
+    // A token's signature alone is enough to recognise a logged token.
+    expectNoSecretsIn(logs, [SECRET, ...sent, ...sent.map((t) => t.split('.')[2]).filter((sig): sig is string => Boolean(sig))]);
   });
 });
 

@@ -2,7 +2,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roleAtLeast, type Role } from '../../src/domain/types.js';
 import { requiredRole, type AnyRoute } from '../../src/http/route.js';
-import { send, startSecuredApi, type SecuredApi } from './secured-api.js';
+import { expectNoSecretsIn, send, startSecuredApi, type SecuredApi } from './secured-api.js';
 
 /**
  * Every declared route × credential × RBAC on/off × auth mode, with the expected status computed
@@ -18,6 +18,9 @@ const KEYS: Record<Role, string> = { viewer: 'mx-viewer-key', user: 'mx-user-key
 type Credential = 'none' | 'bad' | Role;
 const CREDENTIALS: readonly Credential[] = ['none', 'bad', 'viewer', 'user', 'admin'];
 type Mode = 'none' | 'jwt' | 'apikey';
+
+const logs: string[] = [];
+const credentialsSent: string[] = [];
 
 interface Probe {
   route: AnyRoute;
@@ -56,6 +59,7 @@ async function headersFor(mode: Mode, credential: Credential): Promise<Record<st
     return { 'X-Api-Key': credential === 'bad' ? 'mx-wrong-key' : KEYS[credential] };
   }
   const token = credential === 'bad' ? await jwtFor('admin', 'another-secret-of-32-bytes-or-more!!') : await jwtFor(credential);
+  credentialsSent.push(token);
   return { Authorization: `Bearer ${token}` };
 }
 
@@ -94,7 +98,7 @@ describe.each(configurations)('SERVICE_AUTH=$mode SERVICE_RBAC=$rbac', ({ mode, 
   let app: SecuredApi;
 
   beforeAll(async () => {
-    app = await startSecuredApi(envFor(mode, rbac));
+    app = await startSecuredApi(envFor(mode, rbac), { logs });
   });
   afterAll(() => app.close());
 
@@ -115,4 +119,9 @@ describe.each(configurations)('SERVICE_AUTH=$mode SERVICE_RBAC=$rbac', ({ mode, 
     }
     expect(actual).toEqual(expected);
   });
+});
+
+it('writes no key, secret or token of the matrix into any log line', () => {
+  expect(logs.some((line) => line.includes('"status":403'))).toBe(true);
+  expectNoSecretsIn(logs, [SECRET, ...Object.values(KEYS), 'mx-wrong-key', ...credentialsSent]);
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/domain/types.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { send, startSecuredApi, type Answer, type SecuredApi } from './secured-api.js';
+import { expectNoSecretsIn, send, startSecuredApi, type Answer, type SecuredApi } from './secured-api.js';
 
 /**
  * Tenant B acting on tenant A's data gets exactly what it gets for a resource that does not
@@ -14,6 +14,7 @@ import { send, startSecuredApi, type Answer, type SecuredApi } from './secured-a
 
 const A = { tenant: 'TenantA', key: 'iso-key-tenant-a' };
 const B = { tenant: 'TenantB', key: 'iso-key-tenant-b' };
+const logs: string[] = [];
 const asA = { 'X-Api-Key': A.key };
 const asB = { 'X-Api-Key': B.key };
 
@@ -131,7 +132,7 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
       SERVICE_RBAC: 'true',
       SERVICE_API_KEYS: `${A.key}:admin:${A.tenant},${B.key}:admin:${B.tenant}`,
       ...(backend === 'redis' ? { REDIS_URL: redis.url } : {}),
-    });
+    }, { logs });
     routeNames = app.api.routes.filter((r) => !r.public).map((r) => `${r.method} ${r.path}`);
     const { store } = app.backend;
     // Tenant A: a session paused at an approval, with checkpoints, a span and a run.
@@ -252,4 +253,9 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     expect((runs.body as { runs: { id: string; status: string }[] }).runs).toEqual([expect.objectContaining({ id: a.run, status: 'interrupted' })]);
     if (a.schedule) expect((await send(`${app.url}/api/schedules/${a.schedule}`, { headers: asA })).status).toBe(200);
   });
+});
+
+it('writes neither API key into any log line', () => {
+  expect(logs.some((line) => line.includes('"status":404'))).toBe(true);
+  expectNoSecretsIn(logs, [A.key, B.key]);
 });
