@@ -36,7 +36,7 @@ export function watch(url: string, options: WatchOptions = {}): Watcher {
   let opens = 0;
   const source = new EventSource(url, {
     fetch: async (input, init) => {
-      const headers = new Headers(init?.headers as HeadersInit);
+      const headers = new Headers(init?.headers as ConstructorParameters<typeof Headers>[0]);
       for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
       if (requests.length === 0 && options.lastEventId) headers.set('Last-Event-ID', options.lastEventId);
       requests.push(headers.get('last-event-id'));

@@ -52,7 +52,7 @@ describe.each(['redis', 'memory'] as const)('GET /api/events/stream on %s', (mod
     expect(stream.frames[0]).toEqual({ retry: 3000 });
 
     const sent = [runEvent('s1'), runEvent('s1', { type: 'node_end', status: 'ok' }), runEvent('s1', { type: 'failed', error: 'boom' })];
-    const ids = [];
+    const ids: string[] = [];
     for (const event of sent) ids.push(await publish(event));
     await stream.waitForFrames((f) => eventsOf(f).length === 3, 'three frames');
     expect(eventsOf(stream.frames)).toEqual(sent.map((event, i) => ({ id: ids[i], event })));
@@ -107,7 +107,7 @@ describe.each(['redis', 'memory'] as const)('GET /api/events/stream on %s', (mod
   });
 
   it('takes last_event_id from the query, lets the header win over it, and rejects malformed ids with 400', async () => {
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 4; i += 1) ids.push(await publish(runEvent('query')));
     const byQuery = await open(`?session=query&last_event_id=${ids[0]}`);
     await byQuery.waitForFrames((f) => eventsOf(f).length === 3, 'three replayed events');
