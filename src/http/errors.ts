@@ -67,8 +67,8 @@ export function toAppError(error: unknown): AppError {
     const message =
       code === 'payload_too_large'
         ? 'The request body is larger than the limit.'
-        : http.type === 'entity.parse.failed'
-          ? 'The request body is not valid JSON.'
+        : http.type === 'entity.parse.failed' || error instanceof SyntaxError
+          ? `The request body is not valid JSON (${http.message ?? 'parse error'}).`
           : http.expose && http.message
             ? http.message
             : 'The request is malformed.';

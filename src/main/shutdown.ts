@@ -56,5 +56,6 @@ export function createShutdown(options: ShutdownOptions): (reason: string) => Pr
 
 /** Wires SIGTERM and SIGINT to the shutdown sequence. */
 export function onTerminationSignals(shutdown: (reason: string) => Promise<void>): void {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void shutdown(signal));
+  // `on`, not `once`: a second signal (Ctrl-C delivered twice) must not kill the process mid-drain.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown(signal));
 }

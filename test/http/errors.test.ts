@@ -81,6 +81,11 @@ describe('malformed input changes nothing', () => {
     expect(await app.backend.store.listCheckpoints(T, sessionId, { limit: 500, offset: 0 })).toEqual(before);
   });
 
+  it('says when the body is not JSON', async () => {
+    const response = await raw(`/api/sessions/state?session_id=${sessionId}`, '{bad', json);
+    expect(response.body.error.message).toMatch(/^The request body is not valid JSON/);
+  });
+
   it('names the offending field', async () => {
     const response = await raw(`/api/sessions/state?session_id=${sessionId}`, '{"state": [1]}', json);
     expect(response.body.error.message).toMatch(/^body\.state: /);
