@@ -1,0 +1,178 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { MemoryScheduler } from '../../src/adapters/memory/scheduler.js';
+import { MemoryStore } from '../../src/adapters/memory/store.js';
+import { BullScheduleConsumer, BullScheduler } from '../../src/adapters/redis/scheduler.js';
+import { RedisStore } from '../../src/adapters/redis/store.js';
+import type { Schedule } from '../../src/domain/types.js';
+import type { ScheduleFire, ScheduleTrigger, Scheduler } from '../../src/ports/scheduler.js';
+import type { Store } from '../../src/ports/store.js';
+import { reconcileSchedules } from '../../src/runtime/schedule-control.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+
+let redis: TestRedis;
+const clients: Redis[] = [];
+const bull = () => {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+  clients.push(client);
+  return client;
+};
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  await redis.stop();
+});
+
+const trigger = (id: string, overrides: Partial<ScheduleTrigger> = {}): ScheduleTrigger => ({
+  schedule_id: id,
+  tenant: 'acme',
+  cron_expr: '*/5 * * * *',
+  timezone: 'UTC',
+  ...overrides,
+});
+
+const schedule = (id: string, cron_expr = '*/5 * * * *'): Schedule => ({
+  id,
+  agent_id: 'echo',
+  cron_expr,
+  input: {},
+  new_session: true,
+  timezone: 'UTC',
+  next_run: '2026-11-21T10:05:00.000Z',
+  created_at: '2026-11-21T10:00:00.000Z',
+});
+
+type Pair = { scheduler: Scheduler; store: Store };
+const adapters: [string, () => Promise<Pair>][] = [
+  ['memory', async () => ({ scheduler: new MemoryScheduler(), store: new MemoryStore() })],
+  [
+    'redis',
+    async () => {
+      const prefix = uniquePrefix();
+      return { scheduler: new BullScheduler({ connection: bull(), prefix }), store: new RedisStore(bull(), { keyPrefix: prefix }) };
+    },
+  ],
+];
+
+describe.each(adapters)('Scheduler: %s', (_name, make) => {
+  it('upserts (idempotently, updating the cadence), lists and removes triggers', async () => {
+    const { scheduler } = await make();
+    onTestFinished(() => scheduler.close());
+    await scheduler.upsert(trigger('a'));
+    await scheduler.upsert(trigger('a'));
+    await scheduler.upsert(trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'globex' }));
+    expect(await scheduler.list()).toHaveLength(2);
+    expect(await scheduler.list()).toEqual(
+      expect.arrayContaining([trigger('a'), trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'globex' })]),
+    );
+    await scheduler.upsert(trigger('a', { cron_expr: '0 * * * *' }));
+    expect(await scheduler.list()).toContainEqual(trigger('a', { cron_expr: '0 * * * *' }));
+    await scheduler.remove('a');
+    await scheduler.remove('missing');
+    expect((await scheduler.list()).map((t) => t.schedule_id)).toEqual(['b']);
+  });
+
+  it('reconciles: a stored schedule without its trigger gets it, an orphan trigger goes, a matching one is untouched', async () => {
+    const { scheduler, store } = await make();
+    onTestFinished(() => scheduler.close());
+    await store.createSchedule('acme', schedule('missing-trigger'));
+    await store.createSchedule('acme', schedule('matching'));
+    await store.createSchedule('globex', schedule('other-cadence', '0 0 * * *'));
+    await scheduler.upsert(trigger('matching'));
+    await scheduler.upsert(trigger('other-cadence', { tenant: 'globex' }));
+    await scheduler.upsert(trigger('orphan'));
+    const upsert = vi.spyOn(scheduler, 'upsert');
+    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 2, removed: 1 });
+    expect(upsert.mock.calls.map(([t]) => t.schedule_id).sort()).toEqual(['missing-trigger', 'other-cadence']);
+    expect((await scheduler.list()).sort((a, b) => a.schedule_id.localeCompare(b.schedule_id))).toEqual([
+      trigger('matching'),
+      trigger('missing-trigger'),
+      trigger('other-cadence', { tenant: 'globex', cron_expr: '0 0 * * *' }),
+    ]);
+    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 0, removed: 0 });
+  });
+});
+
+describe('MemoryScheduler timers', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const fakeClock = (iso: string) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.setSystemTime(new Date(iso));
+  };
+
+  it('fires every tick at its due time, in the trigger’s time zone, until removed', async () => {
+    fakeClock('2026-07-01T06:58:30.000Z');
+    const fires: (ScheduleFire & { at: number })[] = [];
+    const scheduler = new MemoryScheduler();
+    scheduler.start(async (fire) => {
+      fires.push({ ...fire, at: Date.now() });
+    });
+    await scheduler.upsert(trigger('minutely', { cron_expr: '* * * * *' }));
+    await scheduler.upsert(trigger('berlin', { cron_expr: '0 9 * * *', timezone: 'Europe/Berlin' }));
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(fires).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(60_000);
+    // 09:00 in Berlin (summer time) is 07:00 UTC.
+    expect(fires.map((f) => [f.schedule_id, new Date(f.due_ms).toISOString()]).sort()).toEqual([
+      ['berlin', '2026-07-01T07:00:00.000Z'],
+      ['minutely', '2026-07-01T06:59:00.000Z'],
+      ['minutely', '2026-07-01T07:00:00.000Z'],
+    ]);
+    expect(fires.every((f) => f.at === f.due_ms && f.tenant === 'acme')).toBe(true);
+    await scheduler.remove('minutely');
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(fires).toHaveLength(3);
+    await scheduler.close();
+  });
+
+  it('drops ticks while no handler is started, and stops at close', async () => {
+    fakeClock('2026-07-01T07:00:30.000Z');
+    const scheduler = new MemoryScheduler();
+    await scheduler.upsert(trigger('t', { cron_expr: '* * * * *' }));
+    await vi.advanceTimersByTimeAsync(2 * 60_000);
+    const due: string[] = [];
+    scheduler.start(async (fire) => {
+      due.push(new Date(fire.due_ms).toISOString());
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(due).toEqual(['2026-07-01T07:03:00.000Z']);
+    await scheduler.close();
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(due).toHaveLength(1);
+    await expect(scheduler.upsert(trigger('late'))).rejects.toThrow(/closed/);
+  });
+});
+
+describe('BullMQ job schedulers', () => {
+  it('deliver each tick to exactly one of two consumers, with the tick as due_ms', async () => {
+    const prefix = uniquePrefix();
+    const scheduler = new BullScheduler({ connection: bull(), prefix });
+    const consumers = [0, 1].map(() => new BullScheduleConsumer({ connection: bull(), prefix, concurrency: 5 }));
+    onTestFinished(async () => {
+      await Promise.all(consumers.map((c) => c.close()));
+      await scheduler.close();
+    });
+    const fires: { consumer: number; fire: ScheduleFire; at: number }[] = [];
+    consumers.forEach((consumer, i) => consumer.start(async (fire) => void fires.push({ consumer: i, fire, at: Date.now() })));
+    // A seconds field (refused by the API's validation) makes ticks one second apart here.
+    await scheduler.upsert(trigger('every-second', { cron_expr: '* * * * * *' }));
+    await scheduler.upsert(trigger('other', { cron_expr: '* * * * * *' }));
+    await waitFor('six ticks of each trigger', () => fires.filter((f) => f.fire.schedule_id === 'other').length >= 6 && fires.filter((f) => f.fire.schedule_id === 'every-second').length >= 6, 20_000);
+    await scheduler.remove('every-second');
+    await scheduler.remove('other');
+    for (const id of ['every-second', 'other']) {
+      const ticks = fires.filter((f) => f.fire.schedule_id === id).map((f) => f.fire.due_ms);
+      expect(new Set(ticks).size).toBe(ticks.length);
+      expect(ticks.every((t) => t % 1000 === 0)).toBe(true);
+    }
+    expect(fires.every((f) => f.at >= f.fire.due_ms && f.fire.tenant === 'acme')).toBe(true);
+  });
+});
