@@ -1,0 +1,172 @@
+import { mkdtempSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { fireBatch, RunEndWatcher, type BatchResult } from './load.js';
+import { parseOptions, type BenchOptions } from './options.js';
+import { clientAddresses, commandLines, countCommands, monotonicUs, profilesIn, summarizeProfile } from './profile.js';
+import { startNodeProcess, startRedisServer, type BenchChild } from './processes.js';
+import { generated, machine, sourceRevision, table, verdict, writeSection, type Measurement } from './report.js';
+import { callsPerRun, commandCalls, cpuMs } from './stats.js';
+
+/**
+ * `npm run bench:runs`: echo runs per second end to end, and latency from POST /api/runs to the
+ * run's `completed` event, with 1 and 2 worker processes, on a private redis-server and one API
+ * process it starts and stops itself. See BENCHMARKS.md, section Runs.
+ */
+const PREFIX = 'agentplane';
+const options = parseOptions(process.argv.slice(2));
+const command = ['npm run bench:runs', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const watchdog = setTimeout(() => {
+  console.error(`bench:runs: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
+  process.exit(2);
+}, options.limitSec * 1000);
+
+const profileDir = options.profile ? mkdtempSync(join(tmpdir(), 'agentplane-bench-runs-')) : undefined;
+const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+const names = new Map<number, string>();
+const started: BenchChild[] = [];
+const clients: Redis[] = [];
+/** Monotonic µs spans of the measured batches: CPU profiles are summarised over these only. */
+const windows: [number, number][] = [];
+
+function sharedEnv(redisUrl: string): Record<string, string> {
+  return { REDIS_URL: redisUrl, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_SHUTDOWN_DELAY_MS: '0' };
+}
+
+async function startChild(start: Promise<BenchChild>): Promise<BenchChild> {
+  const child = await start;
+  started.push(child);
+  names.set(child.pid, child.name);
+  return child;
+}
+
+function redisClient(url: string, name: string): Redis {
+  const client = new Redis(url, { connectionName: name, maxRetriesPerRequest: 3 });
+  client.on('error', () => {});
+  clients.push(client);
+  return client;
+}
+
+async function measure(redis: BenchChild, api: BenchChild, watcher: RunEndWatcher, admin: Redis, workerCount: number, concurrency: number, pass: number, onLastPass: (() => Promise<void>) | undefined): Promise<Measurement> {
+  const workers = await Promise.all(
+    Array.from({ length: workerCount }, (_, i) =>
+      startChild(
+        startNodeProcess({
+          name: `worker ${i + 1}/${workerCount} (concurrency ${concurrency}, pass ${pass})`,
+          entry: 'workers/worker.ts',
+          portVariable: 'WORKER_PORT',
+          env: { ...sharedEnv(redis.url), WORKER_CONCURRENCY: String(concurrency) },
+          nodeArgs,
+        }),
+      ),
+    ),
+  );
+  const batch = (runs: number): Promise<BatchResult> =>
+    fireBatch({ apiUrl: api.url, runs, clients: options.clients, watcher, timeoutMs: Math.max(60_000, runs * 20) });
+  try {
+    await batch(options.warmup);
+    const groups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: [redis.pid], bench: [process.pid] };
+    const cpu = () => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, pid) => s + cpuMs(pid), 0)]));
+    const loadAvg = loadavg()[0]!;
+    const cpuBefore = cpu();
+    const callsBefore = await commandCalls(admin);
+    const from = monotonicUs();
+    const result = await batch(options.runs);
+    windows.push([from, monotonicUs()]);
+    const cpuAfter = cpu();
+    const callsAfter = await commandCalls(admin);
+    const perRun = (k: string) => (cpuAfter[k]! - cpuBefore[k]!) / result.runs;
+    const usedMs = Object.keys(groups).reduce((sum, k) => sum + cpuAfter[k]! - cpuBefore[k]!, 0);
+    const light = await fireBatch({ apiUrl: api.url, runs: options.lightRuns, clients: options.lightClients, closedLoop: true, watcher, timeoutMs: 60_000 });
+    await onLastPass?.();
+    return {
+      workers: workerCount,
+      concurrency,
+      batch: result,
+      light,
+      cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis'), bench: perRun('bench') },
+      callsPerRun: callsPerRun(callsBefore, callsAfter, result.runs),
+      passes: [],
+      loadAvg,
+      cpuShare: usedMs / (result.elapsedMs * cpus().length),
+    };
+  } finally {
+    const codes = await Promise.all(workers.map((w) => w.stop()));
+    if (codes.some((code) => code !== 0)) console.error(`worker exit codes: ${codes.join(', ')}`);
+  }
+}
+
+/** With --profile: the commands one run costs, per process role, over a small batch under MONITOR. */
+function commandCounter(redis: BenchChild, api: BenchChild, watcher: RunEndWatcher, before: Map<string, string>) {
+  return async () => {
+    const roleOf = (source: string) => {
+      if (source === 'lua') return 'inside Lua scripts';
+      const name = before.get(source);
+      if (name === undefined) return 'worker';
+      return name.startsWith('bench') ? 'bench' : 'api';
+    };
+    const { runs, perRole } = await countCommands(redis.url, roleOf, async () => {
+      const result = await fireBatch({ apiUrl: api.url, runs: 200, clients: 8, watcher, timeoutMs: 60_000 });
+      return result.runs;
+    });
+    console.log(`\nRedis commands per run (MONITOR over ${runs} runs):\n${commandLines(runs, perRole).join('\n')}`);
+  };
+}
+
+function median(passes: Measurement[]): Measurement {
+  const sorted = [...passes].sort((a, b) => a.batch.runsPerSec - b.batch.runsPerSec);
+  return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, passes: passes.map((p) => p.batch.runsPerSec) };
+}
+
+async function main(o: BenchOptions): Promise<void> {
+  const redis = await startChild(startRedisServer());
+  const admin = redisClient(redis.url, 'bench:admin');
+  const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
+  const api = await startChild(
+    startNodeProcess({ name: 'api', entry: 'src/main/api.ts', portVariable: 'SERVICE_PORT', env: { ...sharedEnv(redis.url), SERVICE_RATE_LIMIT: 'off' }, nodeArgs }),
+  );
+  const watcher = new RunEndWatcher(redisClient(redis.url, 'bench:subscriber'), `${PREFIX}:events`);
+  await watcher.start();
+  const apiClients = await clientAddresses(admin);
+  const m = machine(redisVersion);
+  const source = sourceRevision();
+  console.log(`bench:runs on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; ${source}; ${o.runs} runs after ${o.warmup} warm-up, ${o.clients} POST clients`);
+
+  const passes = new Map<string, Measurement[]>();
+  const configs = o.concurrency.flatMap((c) => o.workers.map((w) => [w, c] as const));
+  for (let pass = 1; pass <= o.repeats; pass += 1) {
+    for (const [i, [w, c]] of configs.entries()) {
+      const last = o.profile && pass === o.repeats && i === configs.length - 1;
+      const row = await measure(redis, api, watcher, admin, w, c, pass, last ? commandCounter(redis, api, watcher, apiClients) : undefined);
+      console.log(table([row]).split('\n').slice(pass === 1 && i === 0 ? 0 : 2).join('\n'));
+      passes.set(`${w}:${c}`, [...(passes.get(`${w}:${c}`) ?? []), row]);
+    }
+  }
+  const rows = [...passes.values()].map(median);
+  console.log(`\n${o.repeats > 1 ? `Median of ${o.repeats} passes:\n` : ''}${table(rows)}\n\n${verdict(rows)}`);
+  if (o.write) {
+    writeSection(generated(rows, m, command, source, o));
+    console.log('BENCHMARKS.md: section "## Runs" updated.');
+  }
+}
+
+let failed = false;
+try {
+  await main(options);
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  for (const client of clients) client.disconnect();
+  for (const child of [...started].reverse()) await child.stop();
+  clearTimeout(watchdog);
+}
+if (profileDir) {
+  for (const { name, path } of profilesIn(profileDir, names)) {
+    console.log(`\n== CPU profile: ${name} (${path})\n${summarizeProfile(path, windows).join('\n')}`);
+  }
+}
+process.exitCode = failed ? 1 : 0;
+// Should a handle linger (a socket in close), the benchmark still ends by itself.
+setTimeout(() => process.exit(), 2000).unref();

@@ -1,0 +1,165 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { percentile, type BatchResult } from './load.js';
+
+/** One measured configuration. */
+export interface Measurement {
+  workers: number;
+  concurrency: number;
+  batch: BatchResult;
+  /** The closed-loop batch: latency without a queue backlog. */
+  light: BatchResult;
+  /** CPU ms per run in each process group over the measured batch. */
+  cpuMsPerRun: { api: number; workers: number; redis: number; bench: number };
+  /** Redis commands per run (script-inner ones included), most frequent first. */
+  callsPerRun: [string, number][];
+  /** runs/s of every pass of this configuration, for the spread. */
+  passes: number[];
+  /** 1-minute load average when the measured batch started (other users of the machine). */
+  loadAvg: number;
+  /** Share of the machine's cores our processes (API, workers, Redis, bench) used during the batch. */
+  cpuShare: number;
+}
+
+export interface Machine {
+  cores: number;
+  memGiB: number;
+  cpu: string;
+  node: string;
+  redis: string;
+}
+
+/** The `## Runs` target: runs/s with 2 worker processes. */
+export const TARGET_RUNS_PER_SEC = 500;
+
+const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
+const HEADER =
+  '# Benchmarks\n\nBenchmarks — every figure with the command that produced it and the machine; medians and ratios ' +
+  'from one run; this machine is shared and noisy.\n';
+const BEGIN = '<!-- bench:runs:begin (written by npm run bench:runs) -->';
+const END = '<!-- bench:runs:end -->';
+
+/** The commit measured, and how many files under src/ and workers/ differed from it then. */
+export function sourceRevision(): string {
+  const git = (...args: string[]) => spawnSync('git', args, { encoding: 'utf8', cwd: fileURLToPath(new URL('../../', import.meta.url)) }).stdout.trim();
+  const dirty = git('status', '--porcelain', '--', 'src', 'workers').split('\n').filter(Boolean).length;
+  return `commit ${git('rev-parse', '--short', 'HEAD') || 'unknown'}${dirty ? ` + ${dirty} uncommitted files in src/ and workers/` : ''}`;
+}
+
+export function machine(redisVersion: string): Machine {
+  return {
+    cores: cpus().length,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
+    node: process.version,
+    redis: redisVersion,
+  };
+}
+
+const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+/** The results table, one row per configuration. */
+export function table(rows: Measurement[]): string {
+  const lines = [
+    '| workers | concurrency / worker | runs/s | p50 ms | p99 ms | light load: p50 ms | p99 ms | POSTs accepted/s | peak backlog | CPU ms/run: api · workers · redis · bench | CPU ceiling runs/s | our CPU share | load avg |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
+  ];
+  const cores = cpus().length;
+  for (const { workers, concurrency, batch, light, cpuMsPerRun: cpu, cpuShare, loadAvg } of rows) {
+    const l = batch.latenciesMs;
+    const failed = batch.failed + light.failed;
+    lines.push(
+      `| ${workers} | ${concurrency} | ${fixed(batch.runsPerSec, 0)}${failed ? ` (${failed} runs failed)` : ''} | ` +
+        `${fixed(percentile(l, 50), 0)} | ${fixed(percentile(l, 99), 0)} | ` +
+        `${fixed(percentile(light.latenciesMs, 50), 1)} | ${fixed(percentile(light.latenciesMs, 99), 1)} | ` +
+        `${fixed(batch.acceptedPerSec, 0)} | ${batch.peakBacklog} | ` +
+        `${fixed(cpu.api, 2)} · ${fixed(cpu.workers, 2)} · ${fixed(cpu.redis, 2)} · ${fixed(cpu.bench, 2)} | ` +
+        `${fixed((cores * 1000) / (cpu.api + cpu.workers + cpu.redis), 0)} | ${fixed(cpuShare * 100, 0)} % | ${fixed(loadAvg, 1)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function verdict(rows: Measurement[]): string {
+  const two = rows.filter((r) => r.workers === 2).sort((a, b) => b.batch.runsPerSec - a.batch.runsPerSec)[0];
+  if (!two) return `Target ${TARGET_RUNS_PER_SEC} runs/s with 2 workers: not measured (no 2-worker configuration).`;
+  const met = two.batch.runsPerSec >= TARGET_RUNS_PER_SEC;
+  return (
+    `Target ${TARGET_RUNS_PER_SEC} runs/s with 2 workers: **${met ? 'met' : 'not met'}** ` +
+    `(best 2-worker configuration: ${fixed(two.batch.runsPerSec, 0)} runs/s, ` +
+    `${fixed((two.batch.runsPerSec / TARGET_RUNS_PER_SEC) * 100, 0)} % of the target).`
+  );
+}
+
+function commandsLine(row: Measurement): string {
+  const total = row.callsPerRun.reduce((sum, [, n]) => sum + n, 0);
+  const top = row.callsPerRun.map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ');
+  return `Redis commands per run (${row.workers} worker${row.workers > 1 ? 's' : ''}, INFO commandstats, script-inner included): ${fixed(total, 1)} — ${top}.`;
+}
+
+/** The generated part of the `## Runs` section. */
+export function generated(
+  rows: Measurement[],
+  m: Machine,
+  command: string,
+  source: string,
+  options: { runs: number; warmup: number; clients: number; repeats: number; lightRuns: number; lightClients: number },
+): string {
+  const spread = rows
+    .filter((r) => r.passes.length > 1)
+    .map((r) => `${r.workers}w×${r.concurrency}: ${r.passes.map((p) => fixed(p, 0)).join(' / ')}`)
+    .join('; ');
+  const best = [...rows].sort((a, b) => b.batch.runsPerSec - a.batch.runsPerSec)[0];
+  return [
+    BEGIN,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; the benchmark, ` +
+      'redis-server, one API process and the workers all share these cores.',
+    '',
+    `Each configuration: ${options.warmup} warm-up runs, then ${options.runs} echo runs (2 nodes) fired by at most ` +
+      `${options.clients} concurrent POST /api/runs clients; latency is POST sent → the run's \`completed\` event ` +
+      'received on the Redis pub/sub channel; runs/s is finished runs over first POST → last completion. ' +
+      'The POSTs outrun the workers, so that latency includes the time a run waits in the queue (see peak backlog) and ' +
+      `grows with the batch. *Light load*: then ${options.lightRuns} runs by ${options.lightClients} clients that each wait for ` +
+      'their run to end before the next POST (no backlog): the latency of one run through API, queue and worker. ' +
+      '*CPU ceiling* = cores × 1000 / (API + workers + Redis CPU ms per run): the runs/s these processes would reach ' +
+      'with the cores to themselves and no other limit; *our CPU share* = CPU used by the benchmark\'s processes ' +
+      '(bench included) / (elapsed × cores); *load avg* = 1-minute load average when the batch started — ' +
+      'the gap to 100 % is other work on this shared machine or waiting.' +
+      (options.repeats > 1 ? ` Median pass of ${options.repeats} by runs/s (all passes: ${spread}).` : ''),
+    '',
+    table(rows),
+    '',
+    verdict(rows),
+    '',
+    ...(best ? [commandsLine(best)] : []),
+    END,
+  ].join('\n');
+}
+
+/**
+ * Writes `body` into the `## Runs` section of BENCHMARKS.md between the generated-part markers,
+ * keeping whatever else the section holds (hand-written findings) and every other section.
+ */
+export function writeSection(body: string): void {
+  const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : HEADER;
+  const start = text.search(/^## Runs[ \t]*$/m);
+  if (start < 0) {
+    writeFileSync(BENCHMARKS, `${text.replace(/\n*$/, '\n')}\n## Runs\n\n${body}\n`);
+    return;
+  }
+  const rest = text.slice(start + 1);
+  const nextHeading = rest.search(/^## /m);
+  const end = nextHeading < 0 ? text.length : start + 1 + nextHeading;
+  const section = text.slice(start, end);
+  const from = section.indexOf(BEGIN);
+  const to = section.indexOf(END);
+  const updated =
+    from >= 0 && to > from
+      ? section.slice(0, from) + body + section.slice(to + END.length)
+      : section.replace(/^## Runs[ \t]*\n+/, `## Runs\n\n${body}\n\n`);
+  writeFileSync(BENCHMARKS, text.slice(0, start) + updated + text.slice(end));
+}
