@@ -1,10 +1,8 @@
-import { ANONYMOUS_PRINCIPAL, type Authenticator } from '../../auth/authenticator.js';
+import { ANONYMOUS_PRINCIPAL, anonymousAuthenticator, type Authenticator } from '../../auth/authenticator.js';
 import type { Authenticate } from '../router.js';
 
 /** With SERVICE_AUTH=none every request runs as this principal, in DefaultTenant. */
 export { ANONYMOUS_PRINCIPAL };
-
-export const anonymous: Authenticate = async () => ANONYMOUS_PRINCIPAL;
 
 /**
  * The router's authentication stage for an authenticator: the caller from the request headers,
@@ -13,3 +11,6 @@ export const anonymous: Authenticate = async () => ANONYMOUS_PRINCIPAL;
 export function authenticateWith(authenticator: Authenticator): Authenticate {
   return (ctx) => authenticator.authenticate(ctx.headers);
 }
+
+/** The stage of SERVICE_AUTH=none. */
+export const anonymous: Authenticate = authenticateWith(anonymousAuthenticator);

@@ -83,12 +83,12 @@ function record(ctx: Context, result: LimitResult, rejected: RejectionCounter): 
 }
 
 /** The result with the smallest share of its points left; the earlier one on a tie. */
-export function closest(results: readonly LimitResult[]): LimitResult {
+function closest(results: readonly LimitResult[]): LimitResult {
   return results.reduce((best, r) => (r.remaining / r.policy.points < best.remaining / best.policy.points ? r : best));
 }
 
 /** `RateLimit-Policy` and `RateLimit` as in the IETF RateLimit header fields draft. */
-export function rateLimitHeaders(result: LimitResult): Record<string, string> {
+function rateLimitHeaders(result: LimitResult): Record<string, string> {
   const { name, points, durationSec } = result.policy;
   return {
     'RateLimit-Policy': `"${name}";q=${points};w=${durationSec}`,
