@@ -66,13 +66,13 @@ describe('npm run start:webhooks', () => {
     await waitFor('the receiver to listen', () => webhooks.output().includes('webhook receiver listening'), 30_000);
 
     const refused = await call(`http://127.0.0.1:${port}/webhook`, { method: 'POST', headers: { 'X-Event-Type': 'deploy' }, json: {} });
-    expect(refused.status).toBe(401);
+    expect(refused.status, webhooks.output()).toBe(401);
     const delivered = await call(`http://127.0.0.1:${port}/webhook`, {
       method: 'POST',
       headers: { 'X-Webhook-Secret': 'hook-secret', 'X-Event-Type': 'deploy' },
       json: { version: '1.2.3' },
     });
-    expect(delivered).toMatchObject({ status: 200, body: { status: 'ok', handled: 1 } });
+    expect(delivered, webhooks.output()).toMatchObject({ status: 200, body: { status: 'ok', handled: 1 } });
 
     const session = await waitFor('the echo session', async () => (await call(`${api.url}/api/sessions`)).body.sessions[0], 15_000);
     expect(session.agent_id).toBe('echo');
@@ -81,7 +81,7 @@ describe('npm run start:webhooks', () => {
     expect(state.body.state).toMatchObject({ echoed: true, webhook: { type: 'deploy', payload: { version: '1.2.3' } } });
 
     webhooks.child.kill('SIGTERM');
-    expect(await webhooks.exited).toBe(0);
+    expect(await webhooks.exited, webhooks.output()).toBe(0);
   });
 
   it('refuses to start with a route to an unknown agent, a bad variable, or without REDIS_URL', async () => {
