@@ -135,10 +135,13 @@ function validateAuth(config: Config, apiKeys: string | undefined): void {
   }
 }
 
-/** Entry-point helper: load the config or print the reason and exit 1. */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Entry-point helper: runs a start-up step; a ConfigError (a setting that cannot work, found
+ * while building a component) prints its one-line reason and exits 1, like a bad variable.
+ */
+export function exitOnConfigError<T>(step: () => T): T {
   try {
-    return loadConfig(env);
+    return step();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -146,4 +149,9 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
     }
     throw error;
   }
+}
+
+/** Entry-point helper: load the config or print the reason and exit 1. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  return exitOnConfigError(() => loadConfig(env));
 }

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadConfigOrExit, type Config } from '../config.js';
+import { exitOnConfigError, loadConfigOrExit, type Config } from '../config.js';
 import { loadAgents } from '../runtime/registry.js';
 import { createApiProcess } from './embedded.js';
 import { createLogger } from './logger.js';
@@ -13,7 +13,9 @@ import { createShutdown, onTerminationSignals } from './shutdown.js';
 export async function runApi(config: Config): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
   const agents = await loadAgents(config.AGENTS_MODULE);
-  const { api, backend } = createApiProcess(config, logger, agents, (b) => securityOptions(config, limiterFactoryFor(config, b)));
+  const { api, backend } = exitOnConfigError(() =>
+    createApiProcess(config, logger, agents, (b) => securityOptions(config, limiterFactoryFor(config, b))),
+  );
   const url = await api.listen();
   logger.info({ url, mode: backend.mode, swagger: config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined }, 'agentplane api listening');
   onTerminationSignals(
