@@ -45,14 +45,15 @@ export function startScheduling(config: Config, backend: Backend, agents: AgentR
   const onFire = (status: string) => metrics.scheduleFires.inc({ status });
   backend.scheduleConsumer().start(createScheduleFirer({ store, scheduler, runControl, logger, onFire }));
   const reconcile = (attempt: number): void => {
-    reconcileSchedules(store, scheduler).then(
-      (report) => logger.info(report, 'schedules reconciled'),
-      (error: unknown) => {
-        const retryInMs = Math.min(1000 * 2 ** attempt, 30_000);
-        logger.error({ err: error, retryInMs }, 'schedule reconciliation failed');
-        setTimeout(() => reconcile(attempt + 1), retryInMs).unref();
-      },
-    );
+    const retry = (err: unknown) => {
+      const retryInMs = Math.min(1000 * 2 ** attempt, 30_000);
+      logger.error({ err, retryInMs }, 'schedule reconciliation incomplete');
+      setTimeout(() => reconcile(attempt + 1), retryInMs).unref();
+    };
+    reconcileSchedules(store, scheduler).then(({ errors, ...report }) => {
+      logger.info(report, 'schedules reconciled');
+      if (errors.length > 0) retry(errors[0]);
+    }, retry);
   };
   reconcile(0);
 }

@@ -85,33 +85,40 @@ export interface ReconcileReport {
   schedules: number;
   upserted: number;
   removed: number;
+  /** Triggers that could not be upserted or removed this time (see `errors`); retry later. */
+  failed: number;
+  errors: unknown[];
 }
 
 /**
  * Makes the triggers match the stored schedules: a schedule without its trigger (or with one of
  * another cadence) gets it; a trigger without a schedule is removed. Triggers that already
- * match are left alone, so a pending late tick keeps its place.
+ * match are left alone, so a pending late tick keeps its place. One trigger that fails does not
+ * stop the others; the report counts it.
  */
 export async function reconcileSchedules(store: Store, scheduler: Scheduler): Promise<ReconcileReport> {
   // Triggers first: a schedule created in between is then seen stored without its trigger
   // (upserted again, harmlessly), never as a trigger without its schedule (removed).
   const triggers = new Map((await scheduler.list()).map((t) => [t.schedule_id, t]));
   const stored = await store.listAllSchedules();
-  let upserted = 0;
-  let removed = 0;
+  const report: ReconcileReport = { schedules: stored.length, upserted: 0, removed: 0, failed: 0, errors: [] };
+  const attempt = async (change: () => Promise<void>, counter: 'upserted' | 'removed') => {
+    try {
+      await change();
+      report[counter] += 1;
+    } catch (error) {
+      report.failed += 1;
+      report.errors.push(error);
+    }
+  };
   for (const { tenant, schedule } of stored) {
     const wanted = triggerOf(tenant, schedule);
     const existing = triggers.get(schedule.id);
     triggers.delete(schedule.id);
-    if (existing && sameTrigger(existing, wanted)) continue;
-    await scheduler.upsert(wanted);
-    upserted += 1;
+    if (!existing || !sameTrigger(existing, wanted)) await attempt(() => scheduler.upsert(wanted), 'upserted');
   }
-  for (const orphan of triggers.keys()) {
-    await scheduler.remove(orphan);
-    removed += 1;
-  }
-  return { schedules: stored.length, upserted, removed };
+  for (const orphan of triggers.keys()) await attempt(() => scheduler.remove(orphan), 'removed');
+  return report;
 }
 
 function sameTrigger(a: ScheduleTrigger, b: ScheduleTrigger): boolean {

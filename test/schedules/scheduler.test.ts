@@ -86,14 +86,22 @@ describe.each(adapters)('Scheduler: %s', (_name, make) => {
     await scheduler.upsert(trigger('other-cadence', { tenant: 'globex' }));
     await scheduler.upsert(trigger('orphan'));
     const upsert = vi.spyOn(scheduler, 'upsert');
-    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 2, removed: 1 });
+    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 2, removed: 1, failed: 0, errors: [] });
     expect(upsert.mock.calls.map(([t]) => t.schedule_id).sort()).toEqual(['missing-trigger', 'other-cadence']);
     expect((await scheduler.list()).sort((a, b) => a.schedule_id.localeCompare(b.schedule_id))).toEqual([
       trigger('matching'),
       trigger('missing-trigger'),
       trigger('other-cadence', { tenant: 'globex', cron_expr: '0 0 * * *' }),
     ]);
-    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 0, removed: 0 });
+    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 0, removed: 0, failed: 0, errors: [] });
+    // One trigger that cannot be written does not stop the others.
+    await store.createSchedule('acme', schedule('later'));
+    await scheduler.remove('matching');
+    upsert.mockRejectedValueOnce(new Error('boom'));
+    const report = await reconcileSchedules(store, scheduler);
+    expect(report).toMatchObject({ schedules: 4, upserted: 1, failed: 1, errors: [new Error('boom')] });
+    expect(await reconcileSchedules(store, scheduler)).toMatchObject({ upserted: 1, failed: 0 });
+    expect((await scheduler.list()).map((t) => t.schedule_id).sort()).toEqual(['later', 'matching', 'missing-trigger', 'other-cadence']);
   });
 });
 
