@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DISCORD_FAILURE_TEXT, DiscordAdapter, type DiscordCommand, type DiscordHandler } from '../../src/integrations/discord/discord-adapter.js';
 import { DISCORD_API_PREFIX, discordRateLimited, startFakeDiscord } from '../support/fake-platforms/fake-discord.js';
 import type { RecordingServer } from '../support/fake-platforms/recording-server.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { captureLogger, mount } from './mount.js';
 
 const BOT_TOKEN = 'discord-bot-token';

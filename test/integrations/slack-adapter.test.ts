@@ -4,7 +4,7 @@ import { SlackAdapter, type SlackHandler, type SlackMessage } from '../../src/in
 import { slackSignature } from '../../src/integrations/slack/slack-signature.js';
 import type { RecordingServer } from '../support/fake-platforms/recording-server.js';
 import { SLACK_API_PREFIX, slackRateLimited, startFakeSlack } from '../support/fake-platforms/fake-slack.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { captureLogger, mount } from './mount.js';
 
 const BOT_TOKEN = 'xoxb-slack-bot-token';

@@ -3,7 +3,7 @@ import { setTelegramWebhook } from '../../src/integrations/telegram/set-telegram
 import { TelegramAdapter, type TelegramHandler, type TelegramText } from '../../src/integrations/telegram/telegram-adapter.js';
 import type { TelegramCallbackQuery } from '../../src/integrations/telegram/telegram-types.js';
 import { FakeTelegram, telegramError } from '../support/fake-platforms/fake-telegram.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { captureLogger, mount } from './mount.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';

@@ -6,7 +6,7 @@ import type { ApprovalDecision } from '../../src/ports/store.js';
 import { TelegramAdapter } from '../../src/integrations/telegram/telegram-adapter.js';
 import { ALREADY_DECIDED_TEXT, TelegramApprovalBridge } from '../../src/integrations/telegram/telegram-approval-bridge.js';
 import { FakeTelegram } from '../support/fake-platforms/fake-telegram.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 
 // The bridge's own logic (buttons, chat and user checks, error texts) against a scripted
 // RunControl. The end-to-end test with a real human-review run is telegram-approvals-run.test.ts.

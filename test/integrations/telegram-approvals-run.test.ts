@@ -4,7 +4,7 @@ import { ALREADY_DECIDED_TEXT, TelegramApprovalBridge } from '../../src/integrat
 import { call, startTestApi } from '../support/app.js';
 import { FakeTelegram } from '../support/fake-platforms/fake-telegram.js';
 import type { RecordedCall } from '../support/fake-platforms/recording-server.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 
 const BOT_TOKEN = '77:approvals-bot';
 const CHAT = -1_001_234;

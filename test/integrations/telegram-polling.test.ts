@@ -2,7 +2,7 @@ import { createHook } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramAdapter, type TelegramText } from '../../src/integrations/telegram/telegram-adapter.js';
 import { FakeTelegram, telegramError } from '../support/fake-platforms/fake-telegram.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { captureLogger } from './mount.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';

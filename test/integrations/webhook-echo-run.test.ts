@@ -3,7 +3,7 @@ import { loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
 import { configuredReceiver } from '../../src/integrations/webhook/configured-receiver.js';
 import { silentLogger } from '../../src/integrations/shared/silent-logger.js';
 import { call, startTestApi } from '../support/app.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { mount } from './mount.js';
 
 const cleanup: (() => Promise<void>)[] = [];

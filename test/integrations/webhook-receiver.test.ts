@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookReceiver, type WebhookEvent } from '../../src/integrations/webhook/webhook-receiver.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { mount } from './mount.js';
 
 const MiB = 1024 * 1024;

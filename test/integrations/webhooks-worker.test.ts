@@ -5,7 +5,7 @@ import { createLogger } from '../../src/main/logger.js';
 import { createWorker } from '../../src/main/worker.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi } from '../support/app.js';
-import { waitFor } from '../support/fake-platforms/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 // `npm run start:webhooks` as a real process (the script is `tsx workers/webhooks.ts`), with
