@@ -1,0 +1,143 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startNodeProcess, startRedisServer, type BenchChild } from '../runs/processes.js';
+import { machine, sourceRevision } from '../runs/report.js';
+import { cpuMs } from '../runs/stats.js';
+import { SseClientPool } from './clients.js';
+import { section, table, verdict, writeSection, type SseMeasurement } from './report.js';
+
+/**
+ * `npm run bench:sse`: N idle SSE clients on one API replica, then events published one by
+ * one through the EventBus by a separate process; publish → receive latency at every client
+ * and the replica's RSS per idle connection. Starts its own redis-server and one API process
+ * per client count, on loopback, and stops everything itself. See BENCHMARKS.md, section SSE.
+ */
+interface Options {
+  clients: number[];
+  events: number;
+  intervalMs: number;
+  write: boolean;
+  limitSec: number;
+}
+
+const USAGE = 'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 20] [--no-write] [--limit-sec 900]';
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalMs: 20, write: true, limitSec: 900 };
+  const positive = (raw: string | undefined) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`expected a positive integer, got "${raw}"\n${USAGE}`);
+    return value;
+  };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = argv[i];
+    if (flag === '--clients') options.clients = (argv[++i] ?? '').split(',').map(positive);
+    else if (flag === '--events') options.events = positive(argv[++i]);
+    else if (flag === '--interval-ms') options.intervalMs = positive(argv[++i]);
+    else if (flag === '--limit-sec') options.limitSec = positive(argv[++i]);
+    else if (flag === '--no-write') options.write = false;
+    else throw new Error(`unknown argument "${flag}"\n${USAGE}`);
+  }
+  return options;
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PREFIX = 'agentplane-bench-sse';
+const options = parseOptions(process.argv.slice(2));
+const command = ['npm run bench:sse', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const watchdog = setTimeout(() => {
+  console.error(`bench:sse: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
+  process.exit(2);
+}, options.limitSec * 1000);
+
+const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function openStreams(api: BenchChild): Promise<number> {
+  const text = await (await fetch(`${api.url}/metrics`)).text();
+  return Number(/^agentplane_sse_connections (\d+)$/m.exec(text)?.[1]);
+}
+
+async function waitForStreams(api: BenchChild, count: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await openStreams(api)) !== count) {
+    if (Date.now() > deadline) throw new Error(`the API does not report ${count} open streams`);
+    await pause(200);
+  }
+}
+
+/** Runs the publishing process to completion. */
+function publish(redisUrl: string, events: number, intervalMs: number): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/sse/publisher.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL: redisUrl, SERVICE_KEY_PREFIX: PREFIX, EVENTS: String(events), INTERVAL_MS: String(intervalMs) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return new Promise((resolve, reject) =>
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`publisher exited with ${code}`)))),
+  );
+}
+
+async function measure(redis: BenchChild, clients: number): Promise<SseMeasurement> {
+  const api = await startNodeProcess({
+    name: `api (${clients} clients)`,
+    entry: 'src/main/api.ts',
+    portVariable: 'SERVICE_PORT',
+    env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SHUTDOWN_DELAY_MS: '0' },
+  });
+  try {
+    // Warm-up: the code paths of a stream and of a delivery run once before anything is measured.
+    const warm = new SseClientPool(api.port);
+    await warm.open(20);
+    await publish(redis.url, 5, 10);
+    await warm.waitForAll(5, 10_000);
+    warm.close();
+    await waitForStreams(api, 0);
+    await pause(1000);
+    const rssBefore = rssOf(api.pid);
+
+    const pool = new SseClientPool(api.port);
+    await pool.open(clients);
+    await waitForStreams(api, clients);
+    await pause(2000);
+    const rssWith = rssOf(api.pid);
+
+    const loadAvg = loadavg()[0]!;
+    const cpuBefore = cpuMs(api.pid);
+    await publish(redis.url, options.events, options.intervalMs);
+    await pool.waitForAll(options.events, 60_000);
+    const deliveryCpuMs = cpuMs(api.pid) - cpuBefore;
+    const latenciesMs = [...pool.latenciesMs].sort((a, b) => a - b);
+    const dropped = pool.dropped;
+    pool.close();
+    return { clients, events: options.events, latenciesMs, missing: clients * options.events - latenciesMs.length, dropped, rssBefore, rssWith, deliveryCpuMs, loadAvg };
+  } finally {
+    await api.stop();
+  }
+}
+
+const redis = await startRedisServer();
+const rows: SseMeasurement[] = [];
+try {
+  for (const clients of options.clients) {
+    const row = await measure(redis, clients);
+    rows.push(row);
+    console.log(table([row]).split('\n').slice(-1)[0]);
+  }
+} finally {
+  await redis.stop();
+  clearTimeout(watchdog);
+}
+
+const redisVersion = /v=(\S+)/.exec(spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? 'unknown';
+const notes = [
+  `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), one every ${options.intervalMs} ms.`,
+  'Latency: wall-clock time from just before the publish call to the moment the benchmark process read the frame, over every (client, event) pair; it includes Redis, the fan-out in the API process, the kernel and the benchmark process, which share the same 2 cores.',
+  'RSS per idle connection: the API process RSS with all clients connected and idle for 2 s minus its RSS after a warm-up with no client, divided by the client count.',
+  `Open files: each side holds one descriptor per client; \`ulimit -n\` was ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()} here (raise it before measuring more than that).`,
+];
+const body = section(command, machine(`redis ${redisVersion}`), sourceRevision(), rows, notes);
+console.log(`\n${verdict(rows)}`);
+if (options.write) writeSection(body);

@@ -1,0 +1,90 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { percentile } from '../runs/load.js';
+import type { Machine } from '../runs/report.js';
+
+/** One measured number of idle clients. */
+export interface SseMeasurement {
+  clients: number;
+  events: number;
+  /** Latencies of every delivered (client, event) pair, sorted, ms. */
+  latenciesMs: number[];
+  /** (client, event) pairs never received. */
+  missing: number;
+  /** Connections the server dropped during the measurement. */
+  dropped: number;
+  /** API process RSS before the clients connected and with them idle, bytes. */
+  rssBefore: number;
+  rssWith: number;
+  /** API process CPU time spent delivering the events, ms. */
+  deliveryCpuMs: number;
+  /** 1-minute load average when the events were published (other users of the machine). */
+  loadAvg: number;
+}
+
+export const TARGET = { clients: 10_000, p99Ms: 200, rssPerConnectionKiB: 20 };
+
+const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
+const HEADING = '## SSE';
+const BEGIN = '<!-- bench:sse:begin (written by npm run bench:sse) -->';
+const END = '<!-- bench:sse:end -->';
+
+const kib = (bytes: number) => bytes / 1024;
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+export function table(rows: SseMeasurement[]): string {
+  const lines = [
+    '| idle clients | events | delivered | p50 ms | p99 ms | max ms | API RSS before → with clients | RSS per idle connection | API CPU for the fan-out | load avg |',
+    '|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
+  ];
+  for (const m of rows) {
+    const l = m.latenciesMs;
+    lines.push(
+      `| ${m.clients.toLocaleString('en')} | ${m.events} | ${l.length.toLocaleString('en')}${m.missing ? ` (${m.missing} missing)` : ''}${m.dropped ? `, ${m.dropped} dropped` : ''} | ` +
+        `${percentile(l, 50).toFixed(1)} | ${percentile(l, 99).toFixed(1)} | ${(l[l.length - 1] ?? NaN).toFixed(1)} | ` +
+        `${mib(m.rssBefore)} → ${mib(m.rssWith)} MiB | ${kib((m.rssWith - m.rssBefore) / m.clients).toFixed(1)} KiB | ${(m.deliveryCpuMs / 1000).toFixed(2)} s | ${m.loadAvg.toFixed(1)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function verdict(rows: SseMeasurement[]): string {
+  const top = rows.find((r) => r.clients === TARGET.clients);
+  if (!top) return `Target (${TARGET.clients.toLocaleString('en')} clients) not measured in this run.`;
+  const p99 = percentile(top.latenciesMs, 99);
+  const perConnection = kib((top.rssWith - top.rssBefore) / top.clients);
+  const ok = (pass: boolean) => (pass ? 'met' : 'NOT met');
+  return (
+    `Target at ${TARGET.clients.toLocaleString('en')} clients: p99 < ${TARGET.p99Ms} ms — ${ok(p99 < TARGET.p99Ms && top.missing === 0)} ` +
+    `(${p99.toFixed(1)} ms); under ${TARGET.rssPerConnectionKiB} KiB RSS per idle connection — ${ok(perConnection < TARGET.rssPerConnectionKiB)} ` +
+    `(${perConnection.toFixed(1)} KiB).`
+  );
+}
+
+export function section(command: string, host: Machine, revision: string, rows: SseMeasurement[], notes: string[]): string {
+  return [
+    BEGIN,
+    `Command: \`${command}\``,
+    '',
+    `Machine: ${host.cores} cores (${host.cpu}), ${host.memGiB} GiB, Node ${host.node}, ${host.redis}; ${revision}; ${new Date().toISOString().slice(0, 10)}.`,
+    '',
+    table(rows),
+    '',
+    verdict(rows),
+    '',
+    ...notes.map((note) => `- ${note}`),
+    END,
+  ].join('\n');
+}
+
+/** Replaces the generated part of the `## SSE` section of BENCHMARKS.md (creating either if missing). */
+export function writeSection(body: string): void {
+  const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : '# Benchmarks\n';
+  const from = text.indexOf(BEGIN);
+  const to = text.indexOf(END);
+  if (from >= 0 && to > from) {
+    writeFileSync(BENCHMARKS, text.slice(0, from) + body + text.slice(to + END.length));
+  } else {
+    writeFileSync(BENCHMARKS, `${text.replace(/\n*$/, '\n')}\n${HEADING}\n\n${body}\n`);
+  }
+}
