@@ -95,8 +95,11 @@ export function verdict(rows: Measurement[]): string {
 
 function commandsLine(row: Measurement): string {
   const total = row.callsPerRun.reduce((sum, [, n]) => sum + n, 0);
-  const top = row.callsPerRun.map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ');
-  return `Redis commands per run (${row.workers} worker${row.workers > 1 ? 's' : ''}, INFO commandstats, script-inner included): ${fixed(total, 1)} — ${top}.`;
+  const top = row.callsPerRun.filter(([, n]) => n >= 0.05).map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ');
+  return (
+    `Redis commands per run (${row.workers} worker${row.workers > 1 ? 's' : ''} × ${row.concurrency}, INFO commandstats, ` +
+    `commands run inside Lua scripts included): ${fixed(total, 1)} — ${top}.`
+  );
 }
 
 /** The generated part of the `## Runs` section. */
