@@ -28,8 +28,11 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** Event ids have the Redis stream form `<ms>-<seq>`; both adapters use it. */
-export const EVENT_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;
+/**
+ * What a client may send as an event id: the Redis stream form `<ms>-<seq>`, each part short
+ * enough to stay a valid stream id and an exact JavaScript number.
+ */
+export const EVENT_ID_PATTERN = /^\d{1,15}-\d{1,15}$/;
 
 /** Event ids are Redis stream ids `<ms>-<seq>`; both adapters use that form. */
 export function compareEventIds(a: string, b: string): number {
