@@ -183,4 +183,30 @@ describe('BullMQ job schedulers', () => {
     }
     expect(fires.every((f) => f.at >= f.fire.due_ms && f.fire.tenant === 'acme')).toBe(true);
   });
+
+  it('fire once, late, for the ticks missed while no consumer ran, then keep the cadence', async () => {
+    const prefix = uniquePrefix();
+    const scheduler = new BullScheduler({ connection: bull(), prefix });
+    const consumer = new BullScheduleConsumer({ connection: bull(), prefix });
+    onTestFinished(async () => {
+      await consumer.close();
+      await scheduler.close();
+    });
+    await scheduler.upsert(trigger('t', { cron_expr: '* * * * * *' }));
+    const firstDue = Math.ceil((Date.now() + 1) / 1000) * 1000;
+    // No consumer while three ticks pass.
+    await new Promise((r) => setTimeout(r, firstDue + 3000 - Date.now()));
+    const fires: { due: number; at: number }[] = [];
+    consumer.start(async (fire) => void fires.push({ due: fire.due_ms, at: Date.now() }));
+    await waitFor('three fires', () => fires.length >= 3, 10_000);
+    await scheduler.remove('t');
+    const [late, ...rest] = fires;
+    expect(late!.due).toBe(firstDue);
+    expect(late!.at - late!.due).toBeGreaterThanOrEqual(3000);
+    // The other missed ticks are not replayed: the next fires belong to ticks after the consumer started.
+    const missed = [1000, 2000, 3000].map((ms) => firstDue + ms);
+    expect(rest.filter((f) => missed.includes(f.due))).toEqual([]);
+    expect(rest[0]!.due).toBeGreaterThanOrEqual(firstDue + 4000);
+    expect(rest[1]!.due).toBeGreaterThan(rest[0]!.due);
+  });
 });
