@@ -1,4 +1,5 @@
 import { nextFireMs } from '../../domain/cron.js';
+import { withTimeout } from '../../domain/timeout.js';
 import type { FireHandler, ScheduleConsumer, ScheduleFire, ScheduleTrigger, Scheduler } from '../../ports/scheduler.js';
 
 /** setTimeout's largest delay; longer waits re-arm on wake. */
@@ -82,12 +83,7 @@ export class MemoryScheduler implements Scheduler, ScheduleConsumer {
   async close(timeoutMs = 10_000): Promise<void> {
     this.closed = true;
     for (const id of [...this.armed.keys()]) this.disarm(id);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-    });
-    await Promise.race([Promise.allSettled([...this.running]), timeout]);
-    clearTimeout(timer);
+    // Handlers still running past the bound are abandoned (the process is stopping).
+    await withTimeout(Promise.allSettled([...this.running]), timeoutMs).catch(() => {});
   }
 }

@@ -1,4 +1,5 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { withTimeout } from '../../domain/timeout.js';
 import type { FireHandler, ScheduleConsumer, ScheduleTrigger, Scheduler } from '../../ports/scheduler.js';
 
 /** Name of the BullMQ queue of schedule fires. */
@@ -96,15 +97,8 @@ export class BullScheduleConsumer implements ScheduleConsumer {
   close(timeoutMs = 10_000): Promise<void> {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
-    return (this.closing ??= (async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      });
-      const outcome = await Promise.race([worker.close().then(() => 'closed' as const), timeout]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') await worker.close(true);
-    })());
+    // Fires still running past the bound are abandoned: their jobs fail as stalled, never re-run.
+    return (this.closing ??= withTimeout(worker.close(), timeoutMs).catch(() => worker.close(true)));
   }
 }
 
