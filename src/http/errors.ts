@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { AppError, type ErrorCode } from '../domain/errors.js';
 
@@ -74,6 +75,10 @@ export function toAppError(error: unknown): AppError {
             : 'The request is malformed.';
     return new AppError(code, message, { cause: error });
   }
+  // zlib (Z_DATA_ERROR, …) and brotli (ERR__ERROR_FORMAT_…) refusing the body's bytes.
+  if (/^(Z_|ERR__ERROR_)/.test((error as { code?: string } | null)?.code ?? '')) {
+    return new AppError('bad_request', 'The request body does not match its Content-Encoding.', { cause: error });
+  }
   if (isBackendUnavailable(error)) {
     return new AppError('unavailable', 'Storage is unreachable; retry shortly.', { cause: error, headers: { 'Retry-After': '1' } });
   }
@@ -91,4 +96,23 @@ export function renderError(ctx: Context, appError: AppError): void {
     },
   };
   ctx.body = body;
+}
+
+const CLIENT_ERRORS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'The request line or headers are larger than the server accepts (16 KiB).',
+  HPE_URI_TOO_LONG: 'The request URI is longer than the server accepts.',
+};
+
+/**
+ * The raw HTTP answer for a request Node's parser refused before Koa saw it (headers too
+ * large, malformed HTTP): a 400 in the contract's JSON shape, with a request id, instead of
+ * Node's bare status line.
+ */
+export function clientErrorResponse(parserCode: string | undefined): string {
+  const message = CLIENT_ERRORS[parserCode ?? ''] ?? 'The request is not valid HTTP.';
+  const body = JSON.stringify({ error: { code: 'bad_request', message } } satisfies ErrorBody);
+  return (
+    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n' +
+    `X-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }

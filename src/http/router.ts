@@ -39,7 +39,7 @@ export function buildRouter(routes: readonly AnyRoute[], options: RouterOptions)
     if (!route.public) {
       stages.push(...(options.beforeAuth ?? []), authenticateStage(route, options), ...(options.afterAuth ?? []));
     }
-    if (route.body) stages.push(requireJson, parseJson);
+    if (route.body) stages.push(requireJson, parseJson, limitDepth);
     stages.push(handle(route));
     router.register(route.path, [route.method], stages);
   }
@@ -73,6 +73,30 @@ async function requireJson(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
+
+/** JSON bodies nested deeper than this are refused (deep values overflow the stack later). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value, without recursion. */
+function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth > max) max = depth;
+    if (max > MAX_JSON_DEPTH) break;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return max;
+}
+
+async function limitDepth(ctx: Context, next: Next): Promise<void> {
+  if (jsonDepth((ctx.request as { body?: unknown }).body) > MAX_JSON_DEPTH) {
+    throw new AppError('bad_request', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`);
+  }
+  await next();
+}
 
 function handle(route: AnyRoute): Middleware {
   return async (ctx) => {

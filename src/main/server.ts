@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createApp, type AppOptions, type BuiltApp } from '../http/app.js';
+import { clientErrorResponse } from '../http/errors.js';
 import type { AppDeps, Lifecycle } from '../http/deps.js';
 import { Metrics } from '../http/metrics.js';
 import { SseHub } from '../http/sse.js';
@@ -54,6 +55,10 @@ export function createApiServer(
   server.keepAliveTimeout = 66_000;
   server.headersTimeout = 67_000;
   server.requestTimeout = 0;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (socket.writable && !socket.writableEnded) socket.end(clientErrorResponse(error.code));
+    else socket.destroy();
+  });
   return {
     ...built,
     server,

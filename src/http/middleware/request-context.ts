@@ -40,6 +40,8 @@ export function requestContext(options: RequestContextOptions): Middleware {
         logger.error({ err: error, requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       renderError(ctx, appError);
+      // A body left half-read would stall the next request on this keep-alive connection.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
     }
     if (isDraining()) ctx.set('Connection', 'close');
     const route = (ctx.state.routePattern as string | undefined) ?? 'unmatched';
