@@ -12,6 +12,8 @@ export interface SseClient {
   events: ReceivedEvent[];
   /** `X-Served-By` of every (re)connection, in order. */
   servedBy: string[];
+  /** Status of every (re)connection attempt's response (or 0 when it failed), in order. */
+  attempts: number[];
   /** Resolves once `count` connections have opened. */
   opened(count?: number, timeoutMs?: number): Promise<void>;
   /** Waits for an event matching `predicate`. */
@@ -22,11 +24,18 @@ export interface SseClient {
 export function connectSse(url: string, headers: Record<string, string> = {}): SseClient {
   const events: ReceivedEvent[] = [];
   const servedBy: string[] = [];
+  const attempts: number[] = [];
   const source = new EventSource(url, {
     fetch: async (input, init) => {
-      const response = await fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
-      if (response.ok) servedBy.push(response.headers.get('x-served-by') ?? '?');
-      return response;
+      try {
+        const response = await fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+        attempts.push(response.status);
+        if (response.ok) servedBy.push(response.headers.get('x-served-by') ?? '?');
+        return response;
+      } catch (error) {
+        attempts.push(0);
+        throw error;
+      }
     },
   });
   source.onmessage = (message) => {
@@ -35,10 +44,15 @@ export function connectSse(url: string, headers: Record<string, string> = {}): S
   return {
     events,
     servedBy,
+    attempts,
     opened: async (count = 1, timeoutMs = 15_000) => {
       await waitFor(`${count} SSE connection(s)`, () => servedBy.length >= count && source.readyState === source.OPEN, timeoutMs);
     },
-    waitForEvent: (predicate, timeoutMs = 20_000) => waitFor('an SSE event', () => events.find(predicate), timeoutMs),
+    waitForEvent: (predicate, timeoutMs = 20_000) =>
+      waitFor('an SSE event', () => events.find(predicate), timeoutMs).catch((error: unknown) => {
+        const detail = `connection attempts ${attempts.join(',') || 'none'}, served by ${servedBy.join(',')}, state ${source.readyState}, ${events.length} events`;
+        throw new Error(`${(error as Error).message} (${detail})`, { cause: error });
+      }),
     close: () => source.close(),
   };
 }

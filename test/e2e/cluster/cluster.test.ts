@@ -165,7 +165,10 @@ describe('through nginx', () => {
     expect(statuses.filter((s) => s >= 500)).toEqual([]);
     expect(sessions.length).toBeGreaterThan(3);
     for (const session of sessions) {
-      await stream.waitForEvent((e) => e.event.session === session && e.event.type === 'completed', 30_000);
+      await stream.waitForEvent((e) => e.event.session === session && e.event.type === 'completed', 30_000).catch(async (error: Error) => {
+        const runs = (await call(`${cluster.url}/api/runs?session_id=${session}`)).body;
+        throw new Error(`${error.message}; runs of ${session}: ${JSON.stringify(runs)}`, { cause: error });
+      });
       expect(eventsOf(stream.events, session).map(brief)).toEqual([
         'node_start:receive',
         'node_end:receive:ok',
