@@ -46,6 +46,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     SERVICE_TRUST_PROXY: 'true',
     SERVICE_SHUTDOWN_DELAY_MS: '500',
     WORKER_STALLED_INTERVAL_MS: '2000',
+    // Every request reaches the APIs from nginx's one address; tests of the limiter set it.
+    SERVICE_RATE_LIMIT: 'off',
     ...options.env,
   };
   const apiPorts = await Promise.all(Array.from({ length: options.apis ?? 3 }, () => freePort()));

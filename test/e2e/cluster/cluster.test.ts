@@ -138,6 +138,7 @@ describe('through nginx', () => {
         const response = await fetch(`${cluster.url}/api/sessions?limit=5`);
         statuses.push(response.status);
         await response.arrayBuffer();
+        await new Promise((r) => setTimeout(r, 20));
       }
     })();
     const sessions: string[] = [];
