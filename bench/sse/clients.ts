@@ -4,26 +4,42 @@ import { connect, type Socket } from 'node:net';
 const MARK = '"run_id":"';
 const now = () => performance.timeOrigin + performance.now();
 
+interface Client {
+  socket: Socket;
+  /** Events received so far. */
+  received: number;
+  /** Whether this client timestamps what it reads (the others read only at the end). */
+  timed: boolean;
+}
+
 /**
  * N idle SSE clients on raw sockets (an EventSource per connection would cost more memory
- * than the server side being measured). Each records, per event, the receive time minus the
- * send time carried in the event.
+ * than the server side being measured). The server writes every event to every client; so
+ * that the benchmark process does not compete with the server for the CPU, only an evenly
+ * spread sample of clients reads as events arrive and records publish → receive latency,
+ * the others leave the frames in their socket buffers and count them at the end.
  */
 export class SseClientPool {
-  private readonly sockets: Socket[] = [];
-  /** publish → receive latency of every event at every client, in ms. */
+  private readonly clients: Client[] = [];
+  /** publish → receive latency of every event at every timed client, in ms. */
   readonly latenciesMs: number[] = [];
   /** Connections that ended or failed before the pool closed them. */
   dropped = 0;
   private closing = false;
 
+  /** @param timedEvery every how many clients one reads at once and records latencies */
   constructor(
     private readonly port: number,
+    private readonly timedEvery = 1,
     private readonly path = '/api/events/stream',
   ) {}
 
   get size(): number {
-    return this.sockets.length;
+    return this.clients.length;
+  }
+
+  get timed(): number {
+    return this.clients.filter((c) => c.timed).length;
   }
 
   /** Opens `count` streams, `parallel` at a time; resolves once each has its `retry:` line. */
@@ -31,32 +47,42 @@ export class SseClientPool {
     let next = 0;
     const lane = async () => {
       while (next < count) {
+        const timed = next % this.timedEvery === 0;
         next += 1;
-        this.sockets.push(await this.openOne());
+        this.clients.push(await this.openOne(timed));
       }
     };
     await Promise.all(Array.from({ length: Math.min(parallel, count) }, lane));
   }
 
-  /** Resolves once every client received `events` events, or after `timeoutMs` (then some are missing). */
-  async waitForAll(events: number, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.latenciesMs.length < events * this.sockets.length && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  /** Resolves once every timed client received `events` events, or after `timeoutMs`. */
+  async waitForTimed(events: number, timeoutMs: number): Promise<void> {
+    await this.until(() => this.clients.every((c) => !c.timed || c.received >= events), timeoutMs);
+  }
+
+  /** Lets every client read, and resolves once each received `events` events or `timeoutMs` passed; returns how many were received. */
+  async drainAll(events: number, timeoutMs: number): Promise<number> {
+    for (const client of this.clients) client.socket.resume();
+    await this.until(() => this.clients.every((c) => c.received >= events), timeoutMs);
+    return this.clients.reduce((sum, c) => sum + Math.min(c.received, events), 0);
   }
 
   close(): void {
     this.closing = true;
-    for (const socket of this.sockets.splice(0)) socket.destroy();
+    for (const client of this.clients.splice(0)) client.socket.destroy();
   }
 
-  private openOne(): Promise<Socket> {
+  private async until(done: () => boolean, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  private openOne(timed: boolean): Promise<Client> {
     return new Promise((resolve, reject) => {
       const socket = connect({ port: this.port, host: '127.0.0.1' });
+      const client: Client = { socket, received: 0, timed };
       let pending = '';
       let opened = false;
-      socket.setNoDelay(true);
       socket.once('error', (error) => {
         if (!opened) reject(error);
       });
@@ -68,7 +94,8 @@ export class SseClientPool {
         const text = pending + chunk.toString('latin1');
         if (!opened && text.includes('retry: ')) {
           opened = true;
-          resolve(socket);
+          if (!timed) socket.pause();
+          resolve(client);
         }
         let from = 0;
         let last = 0;
@@ -78,7 +105,8 @@ export class SseClientPool {
           const start = mark + MARK.length;
           const stop = text.indexOf('"', start);
           if (stop === -1) break;
-          this.latenciesMs.push(at - Number(text.slice(start, stop)));
+          client.received += 1;
+          if (timed) this.latenciesMs.push(at - Number(text.slice(start, stop)));
           from = last = stop;
         }
         // Keep only what may hold the beginning of a mark that is not complete yet.

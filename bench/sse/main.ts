@@ -6,7 +6,7 @@ import { startNodeProcess, startRedisServer, type BenchChild } from '../runs/pro
 import { machine, sourceRevision } from '../runs/report.js';
 import { cpuMs } from '../runs/stats.js';
 import { SseClientPool } from './clients.js';
-import { section, table, verdict, writeSection, type SseMeasurement } from './report.js';
+import { floorTable, section, table, verdict, writeSection, type FloorMeasurement, type SseMeasurement } from './report.js';
 
 /**
  * `npm run bench:sse`: N idle SSE clients on one API replica, then events published one by
@@ -18,25 +18,30 @@ interface Options {
   clients: number[];
   events: number;
   intervalMs: number;
+  /** Clients of the memory floor comparison (0: skip it). */
+  floorClients: number;
   write: boolean;
   limitSec: number;
 }
 
-const USAGE = 'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 20] [--no-write] [--limit-sec 900]';
+const USAGE =
+  'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 20] [--floor-clients 5000] [--no-write] [--limit-sec 900]';
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalMs: 20, write: true, limitSec: 900 };
-  const positive = (raw: string | undefined) => {
+  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalMs: 20, floorClients: 5000, write: true, limitSec: 900 };
+  const count = (raw: string | undefined, min = 1) => {
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1) throw new Error(`expected a positive integer, got "${raw}"\n${USAGE}`);
+    if (!Number.isInteger(value) || value < min) throw new Error(`expected an integer of at least ${min}, got "${raw}"\n${USAGE}`);
     return value;
   };
+  const positive = (raw: string | undefined) => count(raw);
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     if (flag === '--clients') options.clients = (argv[++i] ?? '').split(',').map(positive);
     else if (flag === '--events') options.events = positive(argv[++i]);
     else if (flag === '--interval-ms') options.intervalMs = positive(argv[++i]);
     else if (flag === '--limit-sec') options.limitSec = positive(argv[++i]);
+    else if (flag === '--floor-clients') options.floorClients = count(argv[++i], 0);
     else if (flag === '--no-write') options.write = false;
     else throw new Error(`unknown argument "${flag}"\n${USAGE}`);
   }
@@ -45,6 +50,8 @@ function parseOptions(argv: string[]): Options {
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PREFIX = 'agentplane-bench-sse';
+/** About this many clients read as events arrive and are timed; the rest read at the end. */
+const TIMED_CLIENTS = 500;
 const options = parseOptions(process.argv.slice(2));
 const command = ['npm run bench:sse', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 const watchdog = setTimeout(() => {
@@ -92,13 +99,13 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     const warm = new SseClientPool(api.port);
     await warm.open(20);
     await publish(redis.url, 5, 10);
-    await warm.waitForAll(5, 10_000);
+    await warm.waitForTimed(5, 10_000);
     warm.close();
     await waitForStreams(api, 0);
     await pause(1000);
     const rssBefore = rssOf(api.pid);
 
-    const pool = new SseClientPool(api.port);
+    const pool = new SseClientPool(api.port, Math.max(1, Math.round(clients / TIMED_CLIENTS)));
     await pool.open(clients);
     await waitForStreams(api, clients);
     await pause(2000);
@@ -107,24 +114,43 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     const loadAvg = loadavg()[0]!;
     const cpuBefore = cpuMs(api.pid);
     await publish(redis.url, options.events, options.intervalMs);
-    await pool.waitForAll(options.events, 60_000);
+    await pool.waitForTimed(options.events, 60_000);
     const deliveryCpuMs = cpuMs(api.pid) - cpuBefore;
     const latenciesMs = [...pool.latenciesMs].sort((a, b) => a - b);
-    const dropped = pool.dropped;
+    const delivered = await pool.drainAll(options.events, 60_000);
+    const { dropped, timed } = pool;
     pool.close();
-    return { clients, events: options.events, latenciesMs, missing: clients * options.events - latenciesMs.length, dropped, rssBefore, rssWith, deliveryCpuMs, loadAvg };
+    return { clients, timed, events: options.events, latenciesMs, missing: clients * options.events - delivered, dropped, rssBefore, rssWith, deliveryCpuMs, loadAvg };
   } finally {
     await api.stop();
   }
 }
 
+/** Live heap and RSS per idle connection of one server variant (bench/sse/floor.ts). */
+function floor(variant: FloorMeasurement['variant'], clients: number): Promise<FloorMeasurement> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/sse/floor.ts', variant, String(clients)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) =>
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(output) as FloorMeasurement) : reject(new Error(`floor ${variant} exited with ${code}`)))),
+  );
+}
+
 const redis = await startRedisServer();
 const rows: SseMeasurement[] = [];
+const floors: FloorMeasurement[] = [];
 try {
   for (const clients of options.clients) {
     const row = await measure(redis, clients);
     rows.push(row);
     console.log(table([row]).split('\n').slice(-1)[0]);
+  }
+  if (options.floorClients > 0) {
+    for (const variant of ['node', 'koa', 'agentplane'] as const) floors.push(await floor(variant, options.floorClients));
+    console.log(floorTable(floors));
   }
 } finally {
   await redis.stop();
@@ -134,10 +160,10 @@ try {
 const redisVersion = /v=(\S+)/.exec(spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? 'unknown';
 const notes = [
   `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), one every ${options.intervalMs} ms.`,
-  'Latency: wall-clock time from just before the publish call to the moment the benchmark process read the frame, over every (client, event) pair; it includes Redis, the fan-out in the API process, the kernel and the benchmark process, which share the same 2 cores.',
+  `Latency: wall-clock time from just before the publish call to the moment a client read the frame. About ${TIMED_CLIENTS} clients, spread evenly over the connection order (the fan-out order), read as events arrive and are timed; the others leave the frames in their socket buffers (the server does the same work for them) and are counted at the end, so the benchmark process does not take the CPU the server needs. "delivered" counts every (client, event) pair.`,
   'RSS per idle connection: the API process RSS with all clients connected and idle for 2 s minus its RSS after a warm-up with no client, divided by the client count.',
   `Open files: each side holds one descriptor per client; \`ulimit -n\` was ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()} here (raise it before measuring more than that).`,
 ];
-const body = section(command, machine(`redis ${redisVersion}`), sourceRevision(), rows, notes);
+const body = section(command, machine(`redis ${redisVersion}`), sourceRevision(), rows, floors, notes);
 console.log(`\n${verdict(rows)}`);
 if (options.write) writeSection(body);

@@ -6,8 +6,10 @@ import type { Machine } from '../runs/report.js';
 /** One measured number of idle clients. */
 export interface SseMeasurement {
   clients: number;
+  /** Clients whose latencies were recorded. */
+  timed: number;
   events: number;
-  /** Latencies of every delivered (client, event) pair, sorted, ms. */
+  /** Latencies of every (timed client, event) pair, sorted, ms. */
   latenciesMs: number[];
   /** (client, event) pairs never received. */
   missing: number;
@@ -22,6 +24,28 @@ export interface SseMeasurement {
   loadAvg: number;
 }
 
+/** Live heap (after full collections) and RSS per idle connection of one server variant. */
+export interface FloorMeasurement {
+  variant: 'node' | 'koa' | 'agentplane';
+  clients: number;
+  heapKiB: number;
+  rssKiB: number;
+}
+
+const FLOOR_VARIANTS: Record<FloorMeasurement['variant'], string> = {
+  node: 'node:http, PassThrough body through stream.pipeline (what Koa does with a stream body)',
+  koa: 'Koa, one middleware setting a PassThrough body',
+  agentplane: 'agentplane API app (memory backend), GET /api/events/stream',
+};
+
+export function floorTable(rows: FloorMeasurement[]): string {
+  return [
+    '| server (same idle clients) | live heap per connection | RSS per connection |',
+    '|---|---:|---:|',
+    ...rows.map((r) => `| ${FLOOR_VARIANTS[r.variant]} | ${r.heapKiB.toFixed(1)} KiB | ${r.rssKiB.toFixed(1)} KiB |`),
+  ].join('\n');
+}
+
 export const TARGET = { clients: 10_000, p99Ms: 200, rssPerConnectionKiB: 20 };
 
 const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
@@ -34,13 +58,13 @@ const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
 export function table(rows: SseMeasurement[]): string {
   const lines = [
-    '| idle clients | events | delivered | p50 ms | p99 ms | max ms | API RSS before → with clients | RSS per idle connection | API CPU for the fan-out | load avg |',
+    '| idle clients (timed) | events | delivered | p50 ms | p99 ms | max ms | API RSS before → with clients | RSS per idle connection | API CPU for the fan-out | load avg |',
     '|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
   ];
   for (const m of rows) {
     const l = m.latenciesMs;
     lines.push(
-      `| ${m.clients.toLocaleString('en')} | ${m.events} | ${l.length.toLocaleString('en')}${m.missing ? ` (${m.missing} missing)` : ''}${m.dropped ? `, ${m.dropped} dropped` : ''} | ` +
+      `| ${m.clients.toLocaleString('en')} (${m.timed}) | ${m.events} | ${(m.clients * m.events - m.missing).toLocaleString('en')}${m.missing ? ` (${m.missing} missing)` : ''}${m.dropped ? `, ${m.dropped} dropped` : ''} | ` +
         `${percentile(l, 50).toFixed(1)} | ${percentile(l, 99).toFixed(1)} | ${(l[l.length - 1] ?? NaN).toFixed(1)} | ` +
         `${mib(m.rssBefore)} → ${mib(m.rssWith)} MiB | ${kib((m.rssWith - m.rssBefore) / m.clients).toFixed(1)} KiB | ${(m.deliveryCpuMs / 1000).toFixed(2)} s | ${m.loadAvg.toFixed(1)} |`,
     );
@@ -61,7 +85,7 @@ export function verdict(rows: SseMeasurement[]): string {
   );
 }
 
-export function section(command: string, host: Machine, revision: string, rows: SseMeasurement[], notes: string[]): string {
+export function section(command: string, host: Machine, revision: string, rows: SseMeasurement[], floors: FloorMeasurement[], notes: string[]): string {
   return [
     BEGIN,
     `Command: \`${command}\``,
@@ -72,6 +96,9 @@ export function section(command: string, host: Machine, revision: string, rows: 
     '',
     verdict(rows),
     '',
+    ...(floors.length > 0
+      ? [`Memory floor: ${floors[0]!.clients.toLocaleString('en')} idle connections held by each server in turn (\`bench/sse/floor.ts\`, node --expose-gc, after full collections).`, '', floorTable(floors), '']
+      : []),
     ...notes.map((note) => `- ${note}`),
     END,
   ].join('\n');

@@ -90,6 +90,12 @@ export class SseHub {
 /** Errors that only say the client went away: the normal end of a stream, not a failure. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED']);
 
+/** `ctx.onerror` of a stream: Koa's, except for a client that went away (one shared function, not a closure per stream). */
+function onerrorUnlessClientGone(this: Context, error: Error | null): void {
+  if (CLIENT_GONE.has((error as NodeJS.ErrnoException | null)?.code ?? '')) return;
+  (Object.getPrototypeOf(this) as Context).onerror.call(this, error as Error);
+}
+
 /** One client's event stream. Closes once, whichever side ends it. */
 export class SseStream {
   private readonly body = new PassThrough();
@@ -100,7 +106,7 @@ export class SseStream {
   peakBufferedBytes = 0;
 
   constructor(
-    private readonly ctx: Context,
+    ctx: Context,
     private readonly maxBufferedBytes: number,
     onClose: () => void,
   ) {
@@ -110,14 +116,15 @@ export class SseStream {
     this.socket.setNoDelay(true);
     ctx.compress = false;
     ctx.status = 200;
-    ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+    ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no', Connection: 'close' });
+    // The body ends with the connection: each frame is then one plain socket write, without
+    // chunk framing (a third of the cost of a delivery at 10k clients), and a stream that
+    // ends always closes its connection, so clients reconnect on a fresh one.
+    ctx.res.useChunkedEncodingByDefault = false;
     ctx.body = this.body;
-    const onerror = ctx.onerror.bind(ctx);
-    ctx.onerror = (error) => {
-      if (!CLIENT_GONE.has((error as NodeJS.ErrnoException | null)?.code ?? '')) onerror(error);
-    };
+    ctx.onerror = onerrorUnlessClientGone;
+    // Koa destroys the body when the response closes, whichever side ended it.
     this.body.once('close', () => this.close());
-    ctx.res.once('close', () => this.close());
     this.body.write(`retry: ${SSE_RETRY_MS}\n\n`);
   }
 
@@ -167,11 +174,9 @@ export class SseStream {
     else this.closeHandlers.push(handler);
   }
 
-  /** Ends the stream after what was written, then closes the connection. */
+  /** Ends the stream after what was written; the connection closes with it. */
   end(): void {
-    if (this.closed || this.body.writableEnded) return;
-    this.ctx.res.once('finish', () => this.socket.end());
-    this.body.end();
+    if (!this.closed) this.body.end();
   }
 
   /** Drops the client now. */
