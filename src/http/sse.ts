@@ -117,8 +117,8 @@ export class SseStream {
     ctx.compress = false;
     ctx.status = 200;
     ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no', Connection: 'close' });
-    // The body ends with the connection: each frame is then one plain socket write, without
-    // chunk framing (a third of the cost of a delivery at 10k clients), and a stream that
+    // The body ends with the connection: frames go out as they are, without chunk framing
+    // (less work and garbage per delivery, which counts at 10k clients), and a stream that
     // ends always closes its connection, so clients reconnect on a fresh one.
     ctx.res.useChunkedEncodingByDefault = false;
     ctx.body = this.body;
