@@ -55,7 +55,12 @@ export class SseClientPool {
     await Promise.all(Array.from({ length: Math.min(parallel, count) }, lane));
   }
 
-  /** Resolves once every timed client received `events` events, or after `timeoutMs`. */
+  /** The latencies recorded since the last call. */
+  takeLatencies(): number[] {
+    return this.latenciesMs.splice(0);
+  }
+
+  /** Resolves once every timed client received `events` events in all, or after `timeoutMs`. */
   async waitForTimed(events: number, timeoutMs: number): Promise<void> {
     await this.until(() => this.clients.every((c) => !c.timed || c.received >= events), timeoutMs);
   }

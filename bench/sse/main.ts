@@ -17,7 +17,8 @@ import { floorTable, section, table, verdict, writeSection, type FloorMeasuremen
 interface Options {
   clients: number[];
   events: number;
-  intervalMs: number;
+  /** Pauses between two publishes, one measurement each, in this order. */
+  intervalsMs: number[];
   /** Clients of the memory floor comparison (0: skip it). */
   floorClients: number;
   write: boolean;
@@ -25,10 +26,10 @@ interface Options {
 }
 
 const USAGE =
-  'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 20] [--floor-clients 5000] [--no-write] [--limit-sec 900]';
+  'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 500,100] [--floor-clients 5000] [--no-write] [--limit-sec 900]';
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalMs: 20, floorClients: 5000, write: true, limitSec: 900 };
+  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalsMs: [500, 100], floorClients: 5000, write: true, limitSec: 900 };
   const count = (raw: string | undefined, min = 1) => {
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min) throw new Error(`expected an integer of at least ${min}, got "${raw}"\n${USAGE}`);
@@ -39,7 +40,7 @@ function parseOptions(argv: string[]): Options {
     const flag = argv[i];
     if (flag === '--clients') options.clients = (argv[++i] ?? '').split(',').map(positive);
     else if (flag === '--events') options.events = positive(argv[++i]);
-    else if (flag === '--interval-ms') options.intervalMs = positive(argv[++i]);
+    else if (flag === '--interval-ms') options.intervalsMs = (argv[++i] ?? '').split(',').map(positive);
     else if (flag === '--limit-sec') options.limitSec = positive(argv[++i]);
     else if (flag === '--floor-clients') options.floorClients = count(argv[++i], 0);
     else if (flag === '--no-write') options.write = false;
@@ -87,7 +88,7 @@ function publish(redisUrl: string, events: number, intervalMs: number): Promise<
   );
 }
 
-async function measure(redis: BenchChild, clients: number): Promise<SseMeasurement> {
+async function measure(redis: BenchChild, clients: number): Promise<SseMeasurement[]> {
   const api = await startNodeProcess({
     name: `api (${clients} clients)`,
     entry: 'src/main/api.ts',
@@ -111,16 +112,30 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     await pause(2000);
     const rssWith = rssOf(api.pid);
 
-    const loadAvg = loadavg()[0]!;
-    const cpuBefore = cpuMs(api.pid);
-    await publish(redis.url, options.events, options.intervalMs);
-    await pool.waitForTimed(options.events, 60_000);
-    const deliveryCpuMs = cpuMs(api.pid) - cpuBefore;
-    const latenciesMs = [...pool.latenciesMs].sort((a, b) => a - b);
-    const delivered = await pool.drainAll(options.events, 60_000);
+    const phases = [];
+    for (const [i, intervalMs] of options.intervalsMs.entries()) {
+      const loadAvg = loadavg()[0]!;
+      const cpuBefore = cpuMs(api.pid);
+      await publish(redis.url, options.events, intervalMs);
+      await pool.waitForTimed((i + 1) * options.events, 60_000);
+      const deliveryCpuMs = cpuMs(api.pid) - cpuBefore;
+      phases.push({ intervalMs, loadAvg, deliveryCpuMs, latenciesMs: pool.takeLatencies().sort((a, b) => a - b) });
+    }
+    const total = options.events * options.intervalsMs.length;
+    const delivered = await pool.drainAll(total, 60_000);
     const { dropped, timed } = pool;
     pool.close();
-    return { clients, timed, events: options.events, latenciesMs, missing: clients * options.events - delivered, dropped, rssBefore, rssWith, deliveryCpuMs, loadAvg };
+    // Deliveries are counted over every phase; the shortfall, if any, is shown on the last row.
+    return phases.map((phase, i) => ({
+      clients,
+      timed,
+      events: options.events,
+      ...phase,
+      missing: i === phases.length - 1 ? clients * total - delivered : 0,
+      dropped: i === phases.length - 1 ? dropped : 0,
+      rssBefore,
+      rssWith,
+    }));
   } finally {
     await api.stop();
   }
@@ -144,9 +159,9 @@ const rows: SseMeasurement[] = [];
 const floors: FloorMeasurement[] = [];
 try {
   for (const clients of options.clients) {
-    const row = await measure(redis, clients);
-    rows.push(row);
-    console.log(table([row]).split('\n').slice(-1)[0]);
+    const measured = await measure(redis, clients);
+    rows.push(...measured);
+    console.log(table(measured).split('\n').slice(2).join('\n'));
   }
   if (options.floorClients > 0) {
     for (const variant of ['node', 'koa', 'agentplane'] as const) floors.push(await floor(variant, options.floorClients));
@@ -159,8 +174,9 @@ try {
 
 const redisVersion = /v=(\S+)/.exec(spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? 'unknown';
 const notes = [
-  `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), one every ${options.intervalMs} ms.`,
+  `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; for each rate, ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), at a steady pace.`,
   `Latency: wall-clock time from just before the publish call to the moment a client read the frame. About ${TIMED_CLIENTS} clients, spread evenly over the connection order (the fan-out order), read as events arrive and are timed; the others leave the frames in their socket buffers (the server does the same work for them) and are counted at the end, so the benchmark process does not take the CPU the server needs. "delivered" counts every (client, event) pair.`,
+  '"delivered" counts every (client, event) pair of all rates together; a shortfall, if any, shows on the last row of a client count. "API CPU per delivery": the API process CPU time (user + system) over one rate, divided by its (client, event) pairs; most of it is the kernel writing to loopback sockets.',
   'RSS per idle connection: the API process RSS with all clients connected and idle for 2 s minus its RSS after a warm-up with no client, divided by the client count.',
   `Open files: each side holds one descriptor per client; \`ulimit -n\` was ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()} here (raise it before measuring more than that).`,
 ];
