@@ -55,6 +55,7 @@ export function eventRoutes(deps: AppDeps): AnyRoute[] {
           description: 'A stream that stays open: every retained event after Last-Event-ID, then live ones',
           contentType: 'text/event-stream',
           schema: RunEventSchema,
+          headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no (proxies must not buffer the stream)' },
         },
         ...errorResponses(400, 401, 403, 429),
       },
