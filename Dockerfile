@@ -13,10 +13,10 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
-# tsc emits only .js; files read at run time beside the code (the Redis Lua scripts) are
-# copied into the same place in dist/.
-RUN npm run build \
- && find src workers -type f ! -name '*.ts' -exec cp --parents {} dist/ \;
+# `npm run build` compiles and copies the files read at run time beside the code (the Redis
+# Lua scripts) into the same place in dist/.
+COPY scripts ./scripts
+RUN npm run build
 
 # Production dependencies only. --ignore-scripts also keeps swagger-ui-dist's analytics
 # postinstall (@scarf/scarf) from calling home; msgpackr-extract and esbuild load their

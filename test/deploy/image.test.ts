@@ -74,7 +74,11 @@ describe('Dockerfile', () => {
     );
     expect(assets.some((file) => file.name.endsWith('.lua'))).toBe(true);
     const build = dockerStages.find((s) => s.instructions.some((i) => i.includes('npm run build')))!;
-    expect(build.instructions.join('\n')).toMatch(/find src workers -type f ! -name '\*\.ts' -exec cp --parents \{\} dist\/ \\;/);
+    // `npm run build` copies them (scripts/copy-assets.mjs); the build stage must have that script.
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.build).toMatch(/node scripts\/copy-assets\.mjs/);
+    expect(read('scripts/copy-assets.mjs')).toMatch(/!path\.endsWith\('\.ts'\)/);
+    expect(build.instructions).toContain('COPY scripts ./scripts');
     expect(runtimeLines('COPY')).toContain(`COPY --from=${build.name} /app/dist ./dist`);
     expect(runtimeLines('COPY')).toContain('COPY package.json ./');
   });
