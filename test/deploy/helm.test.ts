@@ -15,7 +15,7 @@ const CHART = new URL('../../helm/agentplane/', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, CHART), 'utf8');
 
 type Values = Record<string, unknown>;
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 const schema = JSON.parse(read('values.schema.json')) as Json;
 const defaults = parse(read('values.yaml')) as Values;
