@@ -15,13 +15,14 @@ import { AgentRegistry } from '../../src/runtime/registry.js';
  * The memory floor of an idle SSE connection, run by `npm run bench:sse` in a child process
  * with `--expose-gc`: live heap (after full collections) and RSS per connection for the same
  * idle clients held by
- *  - `node`: a bare node:http server piping a PassThrough into the response with
- *    stream.pipeline, which is what Koa does with a stream body;
+ *  - `pipe`: a bare node:http server piping a PassThrough into the response with `pipe`;
+ *  - `node`: the same with stream.pipeline (an AbortController and end-of-stream listeners
+ *    per response), which is what Koa does with a stream body;
  *  - `koa`: a Koa app whose one middleware sets a PassThrough body;
  *  - `agentplane`: the API app (memory backend) and GET /api/events/stream.
  * Usage: `node --expose-gc --import tsx bench/sse/floor.ts <variant> <clients>`; prints one JSON line.
  */
-type Variant = 'node' | 'koa' | 'agentplane';
+type Variant = 'pipe' | 'node' | 'koa' | 'agentplane';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const variant = process.argv[2] as Variant;
@@ -42,11 +43,12 @@ async function listen(server: Server): Promise<number> {
 }
 
 async function start(): Promise<number> {
-  if (variant === 'node') {
+  if (variant === 'pipe' || variant === 'node') {
     return listen(
       createServer((_req, res) => {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-        pipeline(sse(), res, () => {});
+        if (variant === 'pipe') sse().pipe(res);
+        else pipeline(sse(), res, () => {});
       }),
     );
   }

@@ -164,7 +164,7 @@ try {
     console.log(table(measured).split('\n').slice(2).join('\n'));
   }
   if (options.floorClients > 0) {
-    for (const variant of ['node', 'koa', 'agentplane'] as const) floors.push(await floor(variant, options.floorClients));
+    for (const variant of ['pipe', 'node', 'koa', 'agentplane'] as const) floors.push(await floor(variant, options.floorClients));
     console.log(floorTable(floors));
   }
 } finally {
@@ -175,7 +175,7 @@ try {
 const redisVersion = /v=(\S+)/.exec(spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? 'unknown';
 const notes = [
   `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; for each rate, ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), at a steady pace.`,
-  `Latency: wall-clock time from just before the publish call to the moment a client read the frame. About ${TIMED_CLIENTS} clients, spread evenly over the connection order (the fan-out order), read as events arrive and are timed; the others leave the frames in their socket buffers (the server does the same work for them) and are counted at the end, so the benchmark process does not take the CPU the server needs. "delivered" counts every (client, event) pair.`,
+  `Latency: wall-clock time from just before the publish call to the moment a client read the frame. About ${TIMED_CLIENTS} clients, spread evenly over the connection order (the fan-out order), read as events arrive and are timed; the others leave the frames in their socket buffers (the server does the same work for them) and are counted at the end, so the benchmark process does not take the CPU the server needs.`,
   '"delivered" counts every (client, event) pair of all rates together; a shortfall, if any, shows on the last row of a client count. "API CPU per delivery": the API process CPU time (user + system) over one rate, divided by its (client, event) pairs; most of it is the kernel writing to loopback sockets.',
   'RSS per idle connection: the API process RSS with all clients connected and idle for 2 s minus its RSS after a warm-up with no client, divided by the client count.',
   `Open files: each side holds one descriptor per client; \`ulimit -n\` was ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()} here (raise it before measuring more than that).`,

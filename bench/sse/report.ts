@@ -28,13 +28,14 @@ export interface SseMeasurement {
 
 /** Live heap (after full collections) and RSS per idle connection of one server variant. */
 export interface FloorMeasurement {
-  variant: 'node' | 'koa' | 'agentplane';
+  variant: 'pipe' | 'node' | 'koa' | 'agentplane';
   clients: number;
   heapKiB: number;
   rssKiB: number;
 }
 
 const FLOOR_VARIANTS: Record<FloorMeasurement['variant'], string> = {
+  pipe: 'node:http, PassThrough body with pass.pipe(res)',
   node: 'node:http, PassThrough body through stream.pipeline (what Koa does with a stream body)',
   koa: 'Koa, one middleware setting a PassThrough body',
   agentplane: 'agentplane API app (memory backend), GET /api/events/stream',
