@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { authOptionsFromConfig } from '../../src/auth/options.js';
-import { createAuthenticator } from '../../src/auth/create-authenticator.js';
-import { loadConfig } from '../../src/config.js';
 import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
-import { authenticateWith } from '../../src/http/middleware/authenticate.js';
+import { startSecuredApi, type SecuredApi } from '../auth/secured-api.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
@@ -179,12 +176,15 @@ describe('heartbeat', () => {
 });
 
 describe.each(['redis', 'memory'] as const)('tenant isolation with API keys on %s', (mode) => {
-  const env = { SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: 'key-acme:viewer:acme,key-globex:viewer:globex', SERVICE_RBAC: 'true' };
-  let app: TestApi;
+  let app: SecuredApi;
 
   beforeAll(async () => {
-    const authenticate = authenticateWith(createAuthenticator(authOptionsFromConfig(loadConfig(env))));
-    app = await startTestApi({ ...(mode === 'redis' ? { redisUrl: redis.url } : {}), env, app: { authenticate } });
+    app = await startSecuredApi({
+      SERVICE_AUTH: 'apikey',
+      SERVICE_API_KEYS: 'key-acme:viewer:acme,key-globex:viewer:globex',
+      SERVICE_RBAC: 'true',
+      ...(mode === 'redis' ? { REDIS_URL: redis.url } : {}),
+    });
   });
   afterAll(async () => {
     await app.close();
