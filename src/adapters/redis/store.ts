@@ -189,7 +189,9 @@ export class RedisStore extends RedisScheduleStore implements Store {
       this.approvalKeys(tenant, approval.id, approval.run_id, approval.session_id),
       [Date.parse(approval.requested_at), nowIso(), ...objectToPairs({ ...approval, status: 'pending' })],
     );
-    return toApproval(flatToObject(reply))!;
+    // The gauge's counter is global, outside the tenant's slot, so it is kept outside the script.
+    if (Number(reply[0]) === 1) await this.redis.incr(this.keys.pendingApprovalCount());
+    return toApproval(flatToObject(reply[1] as unknown[]))!;
   }
 
   async getApproval(tenant: string, id: string): Promise<Approval | null> {
@@ -211,21 +213,21 @@ export class RedisStore extends RedisScheduleStore implements Store {
     );
     if (Number(reply[0]) === -1) throw notFound('The approval request');
     if (Number(reply[0]) === -2) throw conflict('The approval request was already decided.');
-    return toApproval(flatToObject(reply))!;
+    if (Number(reply[1]) === 1) await this.redis.decr(this.keys.pendingApprovalCount());
+    return toApproval(flatToObject(reply[2] as unknown[]))!;
   }
 
   private approvalKeys(tenant: string, id: string, runId: string, sessionId: string): string[] {
     return [
       this.keys.approval(tenant, id),
       this.keys.pendingApprovals(tenant),
-      this.keys.pendingApprovalCount(),
       this.keys.run(tenant, runId),
       this.keys.session(tenant, sessionId),
     ];
   }
 
   async countPendingApprovals(): Promise<number> {
-    return Number((await this.redis.get(this.keys.pendingApprovalCount())) ?? 0);
+    return Math.max(0, Number((await this.redis.get(this.keys.pendingApprovalCount())) ?? 0));
   }
 }
 

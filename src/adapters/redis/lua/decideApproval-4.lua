@@ -2,16 +2,17 @@
   Decides a pending approval exactly once and, in the same step, queues its interrupted run
   again so the caller only has to enqueue the resume job.
 
+  Every key is the tenant's (one Cluster slot); the caller maintains the global gauge counter.
+
   KEYS[1] approval hash
   KEYS[2] pending approvals sorted set of the tenant
-  KEYS[3] global pending-approval counter
-  KEYS[4] run hash
-  KEYS[5] session hash
+  KEYS[3] run hash
+  KEYS[3] session hash
 
   ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
   ARGV[4] decided_at (RFC 3339)
 
-  Returns the approval hash as a flat array, or
+  Returns {1, removed from pending (0|1), approval hash as a flat array}, or
     {-1} no such approval
     {-2} already decided
 ]]
@@ -21,11 +22,11 @@ if status ~= 'pending' then return {-2} end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'comment', ARGV[2], 'decided_by', ARGV[3],
   'decided_at', ARGV[4])
 local id = redis.call('HGET', KEYS[1], 'id')
-if redis.call('ZREM', KEYS[2], id) == 1 then redis.call('DECR', KEYS[3]) end
-if redis.call('HGET', KEYS[4], 'status') == 'interrupted' then
-  redis.call('HSET', KEYS[4], 'status', 'queued', 'updated_at', ARGV[4])
-  if redis.call('HGET', KEYS[5], 'run_id') == redis.call('HGET', KEYS[4], 'id') then
-    redis.call('HSET', KEYS[5], 'run_status', 'queued', 'updated_at', ARGV[4])
+local removed = redis.call('ZREM', KEYS[2], id)
+if redis.call('HGET', KEYS[3], 'status') == 'interrupted' then
+  redis.call('HSET', KEYS[3], 'status', 'queued', 'updated_at', ARGV[4])
+  if redis.call('HGET', KEYS[4], 'run_id') == redis.call('HGET', KEYS[3], 'id') then
+    redis.call('HSET', KEYS[4], 'run_status', 'queued', 'updated_at', ARGV[4])
   end
 end
-return redis.call('HGETALL', KEYS[1])
+return {1, removed, redis.call('HGETALL', KEYS[1])}
