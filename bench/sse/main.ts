@@ -1,8 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNodeProcess, startRedisServer, type BenchChild } from '../runs/processes.js';
+import { monotonicUs, profilesIn, summarizeProfile } from '../runs/profile.js';
 import { machine, sourceRevision } from '../runs/report.js';
 import { cpuMs } from '../runs/stats.js';
 import { SseClientPool } from './clients.js';
@@ -21,15 +23,17 @@ interface Options {
   intervalsMs: number[];
   /** Clients of the memory floor comparison (0: skip it). */
   floorClients: number;
+  /** CPU-profile the API process and print where its time went while events were delivered (implies no write). */
+  profile: boolean;
   write: boolean;
   limitSec: number;
 }
 
 const USAGE =
-  'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 500,100] [--floor-clients 5000] [--no-write] [--limit-sec 900]';
+  'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 500,100] [--floor-clients 5000] [--profile] [--no-write] [--limit-sec 900]';
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalsMs: [500, 100], floorClients: 5000, write: true, limitSec: 900 };
+  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalsMs: [500, 100], floorClients: 5000, profile: false, write: true, limitSec: 900 };
   const count = (raw: string | undefined, min = 1) => {
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min) throw new Error(`expected an integer of at least ${min}, got "${raw}"\n${USAGE}`);
@@ -44,6 +48,10 @@ function parseOptions(argv: string[]): Options {
     else if (flag === '--limit-sec') options.limitSec = positive(argv[++i]);
     else if (flag === '--floor-clients') options.floorClients = count(argv[++i], 0);
     else if (flag === '--no-write') options.write = false;
+    else if (flag === '--profile') {
+      options.profile = true;
+      options.write = false;
+    }
     else throw new Error(`unknown argument "${flag}"\n${USAGE}`);
   }
   return options;
@@ -89,12 +97,16 @@ function publish(redisUrl: string, events: number, intervalMs: number): Promise<
 }
 
 async function measure(redis: BenchChild, clients: number): Promise<SseMeasurement[]> {
+  const profileDir = options.profile ? mkdtempSync(join(tmpdir(), 'agentplane-bench-sse-')) : undefined;
   const api = await startNodeProcess({
     name: `api (${clients} clients)`,
     entry: 'src/main/api.ts',
     portVariable: 'SERVICE_PORT',
     env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SHUTDOWN_DELAY_MS: '0' },
+    nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
+  /** Monotonic µs spans of the deliveries: the profile is summarised over these only. */
+  const windows: [number, number][] = [];
   try {
     // Warm-up: the code paths of a stream and of a delivery run once before anything is measured.
     const warm = new SseClientPool(api.port);
@@ -116,8 +128,10 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     for (const [i, intervalMs] of options.intervalsMs.entries()) {
       const loadAvg = loadavg()[0]!;
       const cpuBefore = cpuMs(api.pid);
+      const from = monotonicUs();
       await publish(redis.url, options.events, intervalMs);
       await pool.waitForTimed((i + 1) * options.events, 60_000);
+      windows.push([from, monotonicUs()]);
       const deliveryCpuMs = cpuMs(api.pid) - cpuBefore;
       phases.push({ intervalMs, loadAvg, deliveryCpuMs, latenciesMs: pool.takeLatencies().sort((a, b) => a - b) });
     }
@@ -138,6 +152,11 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     }));
   } finally {
     await api.stop();
+    if (profileDir) {
+      for (const { path } of profilesIn(profileDir, new Map([[api.pid, api.name]]))) {
+        console.log([`${api.name}, while events were delivered:`, ...summarizeProfile(path, windows, 20)].join('\n'));
+      }
+    }
   }
 }
 
