@@ -30,7 +30,7 @@ for (const route of webhooks.routes) {
     process.exit(1);
   }
 }
-const backend = createBackend(config);
+const backend = createBackend(config, logger);
 const runControl = createRunControl({ store: backend.store, queue: backend.queue, events: backend.events, agents });
 const receiver = configuredReceiver(webhooks, runControl, logger);
 const app = new Koa();

@@ -16,7 +16,7 @@ if (!config.REDIS_URL) {
   process.exit(1);
 }
 const agents = await loadAgents(config.AGENTS_MODULE);
-const backend = createBackend(config);
+const backend = createBackend(config, logger);
 const worker = createWorker(config, backend, agents, logger);
 const url = await worker.listen();
 logger.info({ url, concurrency: config.WORKER_CONCURRENCY, agents: agents.list().map((a) => a.id) }, 'agentplane worker started');

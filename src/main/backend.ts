@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
 import { MemoryEventBus } from '../adapters/memory/event-bus.js';
 import { MemoryRunQueue } from '../adapters/memory/run-queue.js';
 import { MemoryScheduler } from '../adapters/memory/scheduler.js';
@@ -52,8 +53,8 @@ function connect(url: string, name: string, options: RedisOptions = {}): Redis {
   return client;
 }
 
-export function createBackend(config: Config): Backend {
-  return config.REDIS_URL ? redisBackend(config, config.REDIS_URL) : memoryBackend(config);
+export function createBackend(config: Config, logger?: Logger): Backend {
+  return config.REDIS_URL ? redisBackend(config, config.REDIS_URL, logger) : memoryBackend(config);
 }
 
 function memoryBackend(config: Config): Backend {
@@ -79,7 +80,7 @@ function memoryBackend(config: Config): Backend {
   };
 }
 
-function redisBackend(config: Config, url: string): Backend {
+function redisBackend(config: Config, url: string, logger?: Logger): Backend {
   const clients: Redis[] = [];
   const open = (name: string, options?: RedisOptions) => {
     const client = connect(url, name, options);
@@ -91,7 +92,13 @@ function redisBackend(config: Config, url: string): Backend {
   // BullMQ needs connections that retry forever (it blocks and resumes on them).
   const bull = open('queue', { maxRetriesPerRequest: null });
   const store = new RedisStore(redis, { keyPrefix: config.SERVICE_KEY_PREFIX });
-  const events = new RedisEventBus({ redis, subscriber, keyPrefix: config.SERVICE_KEY_PREFIX, retain: config.SERVICE_EVENTS_RETAIN });
+  const events = new RedisEventBus({
+    redis,
+    subscriber,
+    keyPrefix: config.SERVICE_KEY_PREFIX,
+    retain: config.SERVICE_EVENTS_RETAIN,
+    onError: (error) => logger?.warn({ err: error }, 'event delivery catch-up failed; retrying'),
+  });
   const queue = new BullRunQueue({ connection: bull, prefix: config.SERVICE_KEY_PREFIX });
   const scheduler = new BullScheduler({ connection: bull, prefix: config.SERVICE_KEY_PREFIX });
   let consumer: BullRunConsumer | undefined;
@@ -110,6 +117,7 @@ function redisBackend(config: Config, url: string): Backend {
         prefix: config.SERVICE_KEY_PREFIX,
         concurrency: config.WORKER_CONCURRENCY,
         lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
+        onError: (error) => logger?.warn({ err: error }, 'run queue worker error'),
       })),
     scheduler,
     scheduleConsumer: () =>

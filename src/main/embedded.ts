@@ -22,7 +22,7 @@ export function createApiProcess(
   agents: AgentRegistry,
   optionsFor: (backend: Backend) => AppOptions,
 ): ApiProcess {
-  const backend = createBackend(config);
+  const backend = createBackend(config, logger);
   const api = createApiServer(config, backend, logger, optionsFor(backend), agents);
   if (backend.mode === 'memory') {
     startExecuting(config, backend, agents, logger, api.deps.metrics);
