@@ -1,0 +1,98 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Machine } from '../runs/report.js';
+import type { LoadResult } from './load.js';
+
+/** One pass over one endpoint: each process measured back to back. */
+export interface Pass {
+  api: LoadResult;
+  bare: LoadResult;
+  /** The bare process doing the store's Redis reads (GET endpoints only). */
+  reads?: LoadResult;
+  /** 1-minute load average when the pass started (the machine is shared). */
+  loadAvg: number;
+}
+
+/** One endpoint: the reported pass and all of them. */
+export interface Row extends Pass {
+  endpoint: string;
+  passes: Pass[];
+}
+
+/** Targets of issue 9: API req/s as a share of the bare handler's, by endpoint; p99 at 50 connections. */
+export const RATIO_TARGETS: Readonly<Record<string, number>> = { 'GET /api/sessions': 0.5, 'GET /api/sessions/state': 0.7 };
+export const P99_TARGET_MS = 25;
+
+const BEGIN = '<!-- bench:http:begin (written by npm run bench:http) -->';
+const END = '<!-- bench:http:end -->';
+const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
+
+const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** Whether a row meets its targets, with the reasons it does not. */
+export function misses(row: Row): string[] {
+  const out: string[] = [];
+  const ratio = row.api.reqPerSec / row.bare.reqPerSec;
+  const target = RATIO_TARGETS[row.endpoint];
+  if (target !== undefined && ratio < target) out.push(`${fixed(ratio * 100)} % of the bare handler (target ≥ ${fixed(target * 100)} %)`);
+  if (row.api.p99Ms >= P99_TARGET_MS) out.push(`p99 ${row.api.p99Ms} ms (target < ${P99_TARGET_MS} ms)`);
+  if (row.api.failures > 0) out.push(`${row.api.failures} non-2xx answers or errors`);
+  return out;
+}
+
+const pct = (a: LoadResult, b: LoadResult) => `${fixed((a.reqPerSec / b.reqPerSec) * 100)} %`;
+
+export function table(rows: Row[]): string {
+  const lines = [
+    '| endpoint | API req/s | p50 ms | p99 ms | bare Koa req/s | p50 ms | p99 ms | API / bare | bare + reads req/s | API / (bare + reads) | target | met | load avg |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|',
+  ];
+  for (const row of rows) {
+    const target = RATIO_TARGETS[row.endpoint];
+    const missed = misses(row);
+    lines.push(
+      `| ${row.endpoint} | ${fixed(row.api.reqPerSec)} | ${row.api.p50Ms} | ${row.api.p99Ms} | ${fixed(row.bare.reqPerSec)} | ${row.bare.p50Ms} | ${row.bare.p99Ms} | ` +
+        `${pct(row.api, row.bare)} | ${row.reads ? fixed(row.reads.reqPerSec) : 'n/a'} | ${row.reads ? pct(row.api, row.reads) : 'n/a'} | ` +
+        `${target !== undefined ? `≥ ${fixed(target * 100)} %, ` : ''}p99 < ${P99_TARGET_MS} ms | ` +
+        `${missed.length === 0 ? 'yes' : `**no**: ${missed.join('; ')}`} | ${fixed(row.loadAvg, 1)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Every pass of every endpoint, as one line per endpoint. */
+function allPasses(rows: Row[]): string {
+  const one = (p: Pass) => `${fixed(p.api.reqPerSec)} / ${fixed(p.bare.reqPerSec)} (${pct(p.api, p.bare)})${p.reads ? ` / ${fixed(p.reads.reqPerSec)}` : ''}`;
+  return `All passes, API / bare req/s (ratio) / bare + reads req/s: ${rows.map((r) => `${r.endpoint}: ${r.passes.map(one).join(', ')}`).join('; ')}.`;
+}
+
+/** The generated part of the `## HTTP` section. */
+export function generated(rows: Row[], m: Machine, command: string, source: string, setup: string): string {
+  return [
+    BEGIN,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; autocannon (in the benchmark ` +
+      'process), redis-server, the API process and the bare Koa process share these cores, with other users of the machine ' +
+      '(load avg column).',
+    '',
+    setup,
+    '',
+    table(rows),
+    ...(rows.some((r) => r.passes.length > 1) ? ['', allPasses(rows)] : []),
+    END,
+  ].join('\n');
+}
+
+/**
+ * Writes `body` into the `## HTTP` section of BENCHMARKS.md between its markers (the section is
+ * appended when missing), keeping the rest of the section and every other section as they are.
+ */
+export function writeSection(body: string): void {
+  const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : '# Benchmarks\n';
+  const from = text.indexOf(BEGIN);
+  const to = text.indexOf(END);
+  const next =
+    from >= 0 && to > from ? text.slice(0, from) + body + text.slice(to + END.length) : `${text.replace(/\n*$/, '\n')}\n## HTTP\n\n${body}\n`;
+  writeFileSync(BENCHMARKS, next);
+}
