@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
 const SCRIPT_FILES = [
   'appendCheckpoint-3',
+  'listSessions-1',
   'createRun-7',
   'updateRun-2',
   'createApproval-4',

@@ -55,15 +55,12 @@ export class RedisStore extends RedisScheduleStore implements Store {
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const index = options.agent_id ? this.keys.sessionsByAgent(tenant, options.agent_id) : this.keys.sessions(tenant);
-    const ids = await this.redis.zrevrange(index, options.offset, options.offset + options.limit - 1);
-    if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.session(tenant, id));
-    const replies = (await pipeline.exec()) ?? [];
-    return ids.flatMap((id, i) => {
-      const session = toSession(tenant, id, (replies[i]?.[1] ?? {}) as Record<string, string>);
-      return session ? [session] : [];
-    });
+    const reply: unknown = await this.script(
+      'listSessions',
+      [index],
+      [this.keys.session(tenant, ''), options.offset, options.offset + options.limit - 1, tenant],
+    );
+    return JSON.parse(String(reply)) as Session[];
   }
 
   async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint> {
