@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
+import { loadScripts } from '../../src/adapters/redis/scripts.js';
 
 /**
  * The framework's ceiling for `npm run bench:http`: a minimal Koa process that answers each
@@ -11,8 +12,8 @@ import { RedisKeys } from '../../src/adapters/redis/keys.js';
  * No routing library, validation, auth, logging, metrics.
  *
  * With REDIS_URL set it first does the Redis reads the API's store does for the two GET
- * endpoints (ZREVRANGE + 50 HGETALL in a pipeline; LINDEX of the latest checkpoint): the
- * ceiling of a Koa handler that has to read the same data.
+ * endpoints (the listSessions Lua script, ZREVRANGE + 50 HMGET in one call; LINDEX of the
+ * latest checkpoint): the ceiling of a Koa handler that has to read the same data.
  */
 interface Captured {
   status: number;
@@ -24,14 +25,10 @@ const responses = JSON.parse(readFileSync(process.env.BARE_RESPONSES!, 'utf8')) 
 const bodies = new Map(Object.entries(responses).map(([key, r]) => [key, { status: r.status, body: Buffer.from(r.body, 'utf8') }]));
 const redis = process.env.REDIS_URL ? new Redis(process.env.REDIS_URL) : undefined;
 const keys = new RedisKeys(process.env.SERVICE_KEY_PREFIX ?? 'agentplane');
+const script = redis ? loadScripts(redis) : undefined;
 
 const reads: Record<string, (query: Record<string, unknown>) => Promise<unknown>> = {
-  'GET /api/sessions': async () => {
-    const ids = await redis!.zrevrange(keys.sessions(TENANT), 0, 49);
-    const pipeline = redis!.pipeline();
-    for (const id of ids) pipeline.hgetall(keys.session(TENANT, id));
-    return pipeline.exec();
-  },
+  'GET /api/sessions': () => script!('listSessions', [keys.sessions(TENANT)], [keys.session(TENANT, ''), 0, 49, TENANT]),
   'GET /api/sessions/state': (query) => redis!.lindex(keys.checkpoints(TENANT, String(query.session_id)), -1),
 };
 

@@ -137,7 +137,7 @@ async function main(): Promise<void> {
       `${options.sessions.toLocaleString('en-US')} sessions (seeded through RedisStore in ${(seededMs / 1000).toFixed(1)} s); ` +
       'GET /api/sessions asks for `limit=50`; the state requests rotate over all sessions; each POST merges `{"edited": n}` and so ' +
       'appends a checkpoint. *Bare Koa*: one middleware answering the bytes the API answered (captured first), draining POST ' +
-      'bodies. *Bare + reads*: the same, after the Redis reads the store does for that GET (ZREVRANGE + 50 HGETALL; LINDEX). ' +
+      'bodies. *Bare + reads*: the same, after the Redis reads the store does for that GET (the listSessions script: ZREVRANGE + 50 HMGET in one call; LINDEX). ' +
       "req/s is autocannon's mean of its 1-second samples; latencies have 1 ms resolution.";
     const section = generated(rows, machine((await redisVersion(redis.url)) ?? 'unknown'), command, sourceRevision(), setup);
     console.log(`\n${section}\n`);

@@ -101,6 +101,36 @@ describe('chaos', () => {
     }
   });
 
+  it('Redis down across a schedule tick: the tick fires once, late, after Redis is back', async () => {
+    const created = await call(`${cluster.url}/api/schedules`, {
+      method: 'POST',
+      json: { agent_id: 'echo', cron_expr: '* * * * *', new_session: true },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    // The first tick at least 5 s away, so the outage brackets it with a margin on both sides.
+    const tick = Math.ceil((Date.now() + 5_000) / 60_000) * 60_000;
+    await waitFor('two seconds before the tick', () => Date.now() >= tick - 2_000, 70_000, 50);
+    await cluster.redis.kill();
+    await waitFor('three seconds after the tick', () => Date.now() >= tick + 3_000, 10_000, 50);
+    await cluster.redis.restart();
+    const due = new Date(tick).toISOString();
+    const record = await waitFor(
+      'the late fire of the tick to complete',
+      async () => {
+        const history = (await call(`${cluster.url}/api/schedules/${id}/history`)).body.history as Record<string, string>[];
+        return history.find((h) => h.due_at === due && h.status === 'completed');
+      },
+      40_000,
+      200,
+    );
+    expect(Date.parse(record.fired_at!)).toBeGreaterThanOrEqual(tick + 3_000);
+    const history = (await call(`${cluster.url}/api/schedules/${id}/history`)).body.history as Record<string, string>[];
+    expect(history.filter((h) => h.due_at === due)).toHaveLength(1);
+    expect((await call(`${cluster.url}/api/runs/${record.run_id}`)).body.status).toBe('completed');
+    expect((await call(`${cluster.url}/api/schedules/${id}`, { method: 'DELETE' })).status).toBe(200);
+  });
+
   it('workers killed with SIGKILL at random points: every run completes with consecutive checkpoints', async () => {
     let seed = 7;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
