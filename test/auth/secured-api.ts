@@ -1,24 +1,10 @@
-import { Writable } from 'node:stream';
-import { builtInAgents } from '../../src/agents/index.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import type { Backend } from '../../src/main/backend.js';
-import { createApiProcess } from '../../src/main/embedded.js';
-import { createLogger } from '../../src/main/logger.js';
-import { limiterFactoryFor, securityOptions } from '../../src/main/security.js';
-import type { ApiServer } from '../../src/main/server.js';
-import { AgentRegistry } from '../../src/runtime/registry.js';
+import { startTestApi, type TestApi } from '../support/app.js';
 import { uniquePrefix } from '../support/redis.js';
 
-export interface SecuredApi {
-  url: string;
-  config: Config;
-  backend: Backend;
-  api: ApiServer;
-  close(): Promise<void>;
-}
+export type SecuredApi = TestApi;
 
 export interface SecuredApiOptions {
-  /** Collects every raw log line the app writes (the secret-leak assertions read it). */
+  /** Collects every raw log line (the secret-leak assertions read it). */
   logs?: string[];
 }
 
@@ -27,36 +13,12 @@ export interface SecuredApiOptions {
  * authenticator, RBAC and limit stages from the env), on a free loopback port. Without
  * `REDIS_URL` in `env` it runs on the in-memory backend. Logs at trace level into `logs`.
  */
-export async function startSecuredApi(env: Record<string, string>, options: SecuredApiOptions = {}): Promise<SecuredApi> {
-  const config = loadConfig({
-    SERVICE_HOST: '127.0.0.1',
-    SERVICE_PORT: '0',
-    SERVICE_KEY_PREFIX: uniquePrefix('auth'),
-    LOG_LEVEL: 'trace',
-    ...env,
+export function startSecuredApi(env: Record<string, string>, options: SecuredApiOptions = {}): Promise<SecuredApi> {
+  return startTestApi({
+    env: { SERVICE_KEY_PREFIX: uniquePrefix('auth'), LOG_LEVEL: 'trace', ...env },
+    secured: true,
+    ...(options.logs ? { rawLogs: options.logs } : {}),
   });
-  const lines = options.logs ?? [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  const { api, backend } = createApiProcess(config, createLogger(config.LOG_LEVEL, sink), new AgentRegistry(builtInAgents), (b) =>
-    securityOptions(config, limiterFactoryFor(config, b)),
-  );
-  const url = await api.listen();
-  return {
-    url,
-    config,
-    backend,
-    api,
-    close: async () => {
-      api.server.closeAllConnections();
-      await new Promise<void>((resolve) => api.server.close(() => resolve()));
-      await backend.close();
-    },
-  };
 }
 
 export interface Answer {

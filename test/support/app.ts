@@ -6,6 +6,7 @@ import { builtInAgents } from '../../src/agents/index.js';
 import type { Backend } from '../../src/main/backend.js';
 import { createApiProcess } from '../../src/main/embedded.js';
 import { createLogger } from '../../src/main/logger.js';
+import { limiterFactoryFor, securityOptions } from '../../src/main/security.js';
 import type { ApiServer } from '../../src/main/server.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { uniquePrefix } from './redis.js';
@@ -26,6 +27,13 @@ export interface TestApiOptions {
   env?: Record<string, string>;
   app?: Partial<AppOptions>;
   agents?: AgentRegistry;
+  /**
+   * Assemble authentication, RBAC and limits from the env exactly as `runApi` does, instead of
+   * the anonymous caller. @defaultValue false
+   */
+  secured?: boolean;
+  /** Also collects every raw log line (secret-leak assertions read the text). */
+  rawLogs?: string[];
 }
 
 /** An API app in this process on a free loopback port, on Redis (unique prefix) or memory. */
@@ -41,7 +49,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line));
+      const text = chunk.toString('utf8');
+      options.rawLogs?.push(text);
+      for (const line of text.split('\n')) if (line.trim()) logs.push(JSON.parse(line));
       callback();
     },
   });
@@ -49,7 +59,10 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     config,
     createLogger(config.LOG_LEVEL, sink),
     options.agents ?? new AgentRegistry(builtInAgents),
-    () => ({ authenticate: anonymous, ...options.app }),
+    (backend) =>
+      options.secured
+        ? { ...securityOptions(config, limiterFactoryFor(config, backend)), ...options.app }
+        : { authenticate: anonymous, ...options.app },
   );
   const url = await api.listen();
   return {
