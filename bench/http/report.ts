@@ -1,7 +1,6 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Machine } from '../runs/report.js';
 import type { LoadResult } from './load.js';
+import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 
 /** One pass over one endpoint: each process measured back to back. */
 export interface Pass {
@@ -23,9 +22,7 @@ export interface Row extends Pass {
 export const RATIO_TARGETS: Readonly<Record<string, number>> = { 'GET /api/sessions': 0.5, 'GET /api/sessions/state': 0.7 };
 export const P99_TARGET_MS = 25;
 
-const BEGIN = '<!-- bench:http:begin (written by npm run bench:http) -->';
-const END = '<!-- bench:http:end -->';
-const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
+const { begin: BEGIN, end: END } = markers('http');
 
 const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -84,15 +81,7 @@ export function generated(rows: Row[], m: Machine, command: string, source: stri
   ].join('\n');
 }
 
-/**
- * Writes `body` into the `## HTTP` section of BENCHMARKS.md between its markers (the section is
- * appended when missing), keeping the rest of the section and every other section as they are.
- */
+/** Writes `body` into the generated part of the `## HTTP` section of BENCHMARKS.md. */
 export function writeSection(body: string): void {
-  const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : '# Benchmarks\n';
-  const from = text.indexOf(BEGIN);
-  const to = text.indexOf(END);
-  const next =
-    from >= 0 && to > from ? text.slice(0, from) + body + text.slice(to + END.length) : `${text.replace(/\n*$/, '\n')}\n## HTTP\n\n${body}\n`;
-  writeFileSync(BENCHMARKS, next);
+  writeGeneratedSection('## HTTP', 'http', body);
 }

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { percentile, type BatchResult } from './load.js';
+import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 
 /** One measured configuration. */
 export interface Measurement {
@@ -34,12 +34,7 @@ export interface Machine {
 /** The `## Runs` target: runs/s with 2 worker processes. */
 export const TARGET_RUNS_PER_SEC = 500;
 
-const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
-const HEADER =
-  '# Benchmarks\n\nBenchmarks — every figure with the command that produced it and the machine; medians and ratios ' +
-  'from one run; this machine is shared and noisy.\n';
-const BEGIN = '<!-- bench:runs:begin (written by npm run bench:runs) -->';
-const END = '<!-- bench:runs:end -->';
+const { begin: BEGIN, end: END } = markers('runs');
 
 /** The commit measured, and how many files under src/ and workers/ differed from it then. */
 export function sourceRevision(): string {
@@ -143,26 +138,7 @@ export function generated(
   ].join('\n');
 }
 
-/**
- * Writes `body` into the `## Runs` section of BENCHMARKS.md between the generated-part markers,
- * keeping whatever else the section holds (hand-written findings) and every other section.
- */
+/** Writes `body` into the generated part of the `## Runs` section of BENCHMARKS.md. */
 export function writeSection(body: string): void {
-  const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : HEADER;
-  const start = text.search(/^## Runs[ \t]*$/m);
-  if (start < 0) {
-    writeFileSync(BENCHMARKS, `${text.replace(/\n*$/, '\n')}\n## Runs\n\n${body}\n`);
-    return;
-  }
-  const rest = text.slice(start + 1);
-  const nextHeading = rest.search(/^## /m);
-  const end = nextHeading < 0 ? text.length : start + 1 + nextHeading;
-  const section = text.slice(start, end);
-  const from = section.indexOf(BEGIN);
-  const to = section.indexOf(END);
-  const updated =
-    from >= 0 && to > from
-      ? section.slice(0, from) + body + section.slice(to + END.length)
-      : section.replace(/^## Runs[ \t]*\n+/, `## Runs\n\n${body}\n\n`);
-  writeFileSync(BENCHMARKS, text.slice(0, start) + updated + text.slice(end));
+  writeGeneratedSection('## Runs', 'runs', body);
 }

@@ -1,7 +1,6 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { percentile } from '../runs/load.js';
 import type { Machine } from '../runs/report.js';
+import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 
 /** One measured number of idle clients. */
 export interface SseMeasurement {
@@ -51,10 +50,7 @@ export function floorTable(rows: FloorMeasurement[]): string {
 
 export const TARGET = { clients: 10_000, p99Ms: 200, rssPerConnectionKiB: 20 };
 
-const BENCHMARKS = fileURLToPath(new URL('../../BENCHMARKS.md', import.meta.url));
-const HEADING = '## SSE';
-const BEGIN = '<!-- bench:sse:begin (written by npm run bench:sse) -->';
-const END = '<!-- bench:sse:end -->';
+const { begin: BEGIN, end: END } = markers('sse');
 
 const kib = (bytes: number) => bytes / 1024;
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -109,14 +105,7 @@ export function section(command: string, host: Machine, revision: string, rows: 
   ].join('\n');
 }
 
-/** Replaces the generated part of the `## SSE` section of BENCHMARKS.md (creating either if missing). */
+/** Writes `body` into the generated part of the `## SSE` section of BENCHMARKS.md. */
 export function writeSection(body: string): void {
-  const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : '# Benchmarks\n';
-  const from = text.indexOf(BEGIN);
-  const to = text.indexOf(END);
-  if (from >= 0 && to > from) {
-    writeFileSync(BENCHMARKS, text.slice(0, from) + body + text.slice(to + END.length));
-  } else {
-    writeFileSync(BENCHMARKS, `${text.replace(/\n*$/, '\n')}\n${HEADING}\n\n${body}\n`);
-  }
+  writeGeneratedSection('## SSE', 'sse', body);
 }

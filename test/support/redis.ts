@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 /** A Redis for a test file: its URL and how to let it go. */
 export interface TestRedis {
@@ -124,4 +125,29 @@ async function waitForPing(port: number): Promise<void> {
       client.disconnect();
     }
   }
+}
+
+/**
+ * A Redis for the whole test file (started in beforeAll, stopped in afterAll) and a way to
+ * open clients on it that are all disconnected at the end: the setup every contract suite
+ * needs. Call at the top level of a test file.
+ */
+export function useRedis(): { connect(options?: RedisOptions): Redis } {
+  let redis: TestRedis | undefined;
+  const clients: Redis[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    for (const client of clients) client.disconnect();
+    await redis?.stop();
+  });
+  return {
+    connect(options: RedisOptions = {}) {
+      if (!redis) throw new Error('useRedis(): connect() is only available inside tests and hooks.');
+      const client = new Redis(redis.url, options);
+      clients.push(client);
+      return client;
+    },
+  };
 }
