@@ -12,7 +12,6 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY workers ./workers
 # `npm run build` compiles and copies the files read at run time beside the code (the Redis
 # Lua scripts) into the same place in dist/.
 COPY scripts ./scripts

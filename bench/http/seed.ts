@@ -20,8 +20,8 @@ export async function seedSessions(url: string, keyPrefix: string, count: number
   const lane = async () => {
     for (let i = next++; i < count; i = next++) {
       const session_id = sessionId(i);
-      await store.createRun(TENANT, { run_id: randomUUID(), session_id, agent_id: 'echo', start: { node_id: 'receive', input: { message: `hello ${i}`, i } } });
-      await store.appendCheckpoint(TENANT, session_id, { patch: { received_at: new Date().toISOString(), echoed: true }, node_id: '__end__' });
+      await store.runs.createRun(TENANT, { run_id: randomUUID(), session_id, agent_id: 'echo', start: { node_id: 'receive', input: { message: `hello ${i}`, i } } });
+      await store.sessions.appendCheckpoint(TENANT, session_id, { patch: { received_at: new Date().toISOString(), echoed: true }, node_id: '__end__' });
     }
   };
   try {

@@ -54,7 +54,7 @@ async function measure(redis: BenchChild, api: BenchChild, watcher: RunEndWatche
       startChild(
         startNodeProcess({
           name: `worker ${i + 1}/${workerCount} (concurrency ${concurrency}, pass ${pass})`,
-          entry: 'workers/worker.ts',
+          entry: 'src/main/worker.ts',
           portVariable: 'WORKER_PORT',
           env: { ...sharedEnv(redis.url), WORKER_CONCURRENCY: String(concurrency) },
           nodeArgs,

@@ -36,11 +36,11 @@ export const TARGET_RUNS_PER_SEC = 500;
 
 const { begin: BEGIN, end: END } = markers('runs');
 
-/** The commit measured, and how many files under src/ and workers/ differed from it then. */
+/** The commit measured, and how many files under src/ differed from it then. */
 export function sourceRevision(): string {
   const git = (...args: string[]) => spawnSync('git', args, { encoding: 'utf8', cwd: fileURLToPath(new URL('../../', import.meta.url)) }).stdout.trim();
-  const dirty = git('status', '--porcelain', '--', 'src', 'workers').split('\n').filter(Boolean).length;
-  return `commit ${git('rev-parse', '--short', 'HEAD') || 'unknown'}${dirty ? ` + ${dirty} uncommitted files in src/ and workers/` : ''}`;
+  const dirty = git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean).length;
+  return `commit ${git('rev-parse', '--short', 'HEAD') || 'unknown'}${dirty ? ` + ${dirty} uncommitted files in src/` : ''}`;
 }
 
 export function machine(redisVersion: string): Machine {

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   const [api, ...workers] = await Promise.all([
     startNodeProcess({ name: 'api', entry: 'src/main/api.ts', env, portVariable: 'SERVICE_PORT' }),
     ...Array.from({ length: WORKERS }, (_, i) =>
-      startNodeProcess({ name: `worker-${i + 1}`, entry: 'workers/worker.ts', env: { ...env, WORKER_CONCURRENCY: '32' }, portVariable: 'WORKER_PORT' }),
+      startNodeProcess({ name: `worker-${i + 1}`, entry: 'src/main/worker.ts', env: { ...env, WORKER_CONCURRENCY: '32' }, portVariable: 'WORKER_PORT' }),
     ),
   ]);
   started.push(api!, ...workers);
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) {
     await Promise.all(
       ids.slice(i, i + 500).map(async (id) => {
-        const history = await store.listScheduleHistory(TENANT, id);
+        const history = await store.schedules.listScheduleHistory(TENANT, id);
         if (history.length !== 1) return void problems.push(`${id}: ${history.length} records`);
         const record = history[0]!;
         if (Date.parse(record.due_at) !== due || record.status !== 'completed' || !record.run_id) {
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
         lags.push(Date.parse(record.fired_at) - due);
         runIds.add(record.run_id);
         sessions.add(record.session_id);
-        const run = await store.getRun(TENANT, record.run_id);
+        const run = await store.runs.getRun(TENANT, record.run_id);
         runEnds.push(Date.parse(run?.updated_at ?? '') - due);
       }),
     );

@@ -7,7 +7,8 @@ import Koa from 'koa';
 import { builtInAgents } from '../../src/agents/index.js';
 import { loadConfig } from '../../src/config.js';
 import { anonymous } from '../../src/http/middleware/authenticate.js';
-import { createApiProcess } from '../../src/main/embedded.js';
+import { createApiServer } from '../../src/main/api-server.js';
+import { compose } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 
@@ -63,7 +64,8 @@ async function start(): Promise<number> {
   }
   const config = loadConfig({ SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', SERVICE_RATE_LIMIT: 'off', LOG_LEVEL: 'warn' });
   const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const { api } = createApiProcess(config, createLogger('warn', quiet), new AgentRegistry(builtInAgents), () => ({ authenticate: anonymous }));
+  const composition = compose(config, { logger: createLogger('warn', quiet), agents: new AgentRegistry(builtInAgents) });
+  const api = createApiServer(composition, { authenticate: anonymous });
   return Number(new URL(await api.listen()).port);
 }
 

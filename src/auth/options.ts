@@ -39,8 +39,6 @@ export interface JwtOptions {
 /** The programmatic authentication configuration; {@link authOptionsFromConfig} builds it from env. */
 export interface AuthOptions {
   mode: AuthMode;
-  /** Role enforcement on non-public routes (applied by the router); no effect when `mode` is `none`. */
-  rbac: boolean;
   jwt?: JwtOptions;
   /** Parsed API keys (digests only). Required non-empty when `mode` is `apikey`. */
   apiKeys?: readonly ApiKeyEntry[];
@@ -53,7 +51,6 @@ export const DEFAULT_API_KEY_HEADER = 'X-Api-Key';
 export function authOptionsFromConfig(config: Config): AuthOptions {
   return {
     mode: config.SERVICE_AUTH,
-    rbac: config.SERVICE_RBAC,
     apiKeys: config.apiKeys,
     apiKeyHeader: config.SERVICE_API_KEY_HEADER,
     jwt: {

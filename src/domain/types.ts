@@ -57,6 +57,18 @@ export interface Run {
   approval_id?: string;
 }
 
+/** A unit of work for a worker: execute a run from its session's latest checkpoint. */
+export interface RunJob {
+  /** `start` begins a new run; `resume` continues one (after an approval, or a resume request). */
+  kind: 'start' | 'resume';
+  tenant: string;
+  run_id: string;
+  session_id: string;
+  agent_id: string;
+  /** The decided approval whose answer the interrupted node receives on resume. */
+  approval_id?: string;
+}
+
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
 
 export interface Approval {
@@ -87,6 +99,15 @@ export interface Schedule {
 }
 
 export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'skipped';
+
+/** History records kept per schedule; older ones are dropped. */
+export const SCHEDULE_HISTORY_LIMIT = 100;
+
+/** A fire record in one of these statuses never changes again. */
+export const FINAL_FIRE_STATUSES: readonly ScheduleFireStatus[] = ['completed', 'failed'];
+
+/** Run statuses that settle the fire record of a scheduled run, with the same name. */
+export const SETTLING_RUN_STATUSES: readonly ('completed' | 'failed' | 'interrupted')[] = ['completed', 'failed', 'interrupted'];
 
 export interface ScheduleHistoryRecord {
   schedule_id: string;

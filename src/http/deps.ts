@@ -1,35 +1,38 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { ReadinessCheck } from '../ports/backend.js';
 import type { EventBus } from '../ports/event-bus.js';
 import type { RunControl } from '../ports/run-control.js';
-import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../ports/store.js';
 import type { AgentRegistry } from '../runtime/registry.js';
-import type { Metrics } from './metrics.js';
+import type { ScheduleControl } from '../runtime/schedule-control.js';
 import type { SseHub } from './sse.js';
-
-/** A named dependency check for /health/ready; rejects when the dependency is down. */
-export type ReadinessCheck = () => Promise<void>;
 
 /** Mutable lifecycle flags shared by the app and the shutdown sequence. */
 export interface Lifecycle {
   draining: boolean;
 }
 
-/** Everything the HTTP layer needs, built by `src/main` and passed in. */
+/**
+ * Everything the HTTP layer needs, built by the composition root (`src/main/compose.ts`):
+ * the controls for every change, the store for reads, the event bus for streams.
+ */
 export interface AppDeps {
   config: Config;
+  /** Reads of sessions, runs, approvals and schedules; checkpoint edits (PATCH/POST state). */
   store: Store;
   events: EventBus;
-  runControl: RunControl;
-  /** Schedule triggers (the API upserts and removes them; workers fire them). */
-  scheduler: Scheduler;
+  /** Starting, resuming and unblocking runs. */
+  runs: RunControl;
+  /** Creating and deleting schedules with their triggers. */
+  schedules: ScheduleControl;
   agents: AgentRegistry;
   logger: Logger;
   metrics: Metrics;
   lifecycle: Lifecycle;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
-  readiness: Record<string, ReadinessCheck>;
+  readiness: Readonly<Record<string, ReadinessCheck>>;
   /** The open SSE streams of this process (ended at shutdown). */
   streams: SseHub;
 }

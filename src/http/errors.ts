@@ -42,22 +42,9 @@ export interface ErrorBody {
 }
 
 /**
- * ioredis gives up on a command when Redis is unreachable (connection refused or closed,
- * retries per request exhausted): the request could not be served now, which is a 503.
- */
-function isBackendUnavailable(error: unknown): boolean {
-  const e = error as { name?: string; message?: string; code?: string } | null;
-  if (!e) return false;
-  return (
-    e.name === 'MaxRetriesPerRequestError' ||
-    e.code === 'ECONNREFUSED' ||
-    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET/.test(e.message ?? '')
-  );
-}
-
-/**
  * Turns anything thrown into an AppError. Errors from Koa and its body parser carry an HTTP
- * `status` and `expose`; anything else is an internal error whose message stays private.
+ * `status` and `expose`; anything else is an internal error whose message stays private (the
+ * adapters raise AppError `unavailable` themselves when their backend is unreachable).
  */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -78,9 +65,6 @@ export function toAppError(error: unknown): AppError {
   // zlib (Z_DATA_ERROR, …) and brotli (ERR__ERROR_FORMAT_…) refusing the body's bytes.
   if (/^(Z_|ERR__ERROR_)/.test((error as { code?: string } | null)?.code ?? '')) {
     return new AppError('bad_request', 'The request body does not match its Content-Encoding.', { cause: error });
-  }
-  if (isBackendUnavailable(error)) {
-    return new AppError('unavailable', 'Storage is unreachable; retry shortly.', { cause: error, headers: { 'Retry-After': '1' } });
   }
   return new AppError('internal', 'An internal error occurred.', { cause: error, expose: false });
 }

@@ -3,12 +3,9 @@ import type { Context, Middleware, Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { AppError } from '../domain/errors.js';
 import { roleAtLeast, type Principal } from '../domain/types.js';
-import { ANONYMOUS_PRINCIPAL } from './middleware/authenticate.js';
+import { ANONYMOUS_PRINCIPAL, type Authenticate } from './middleware/authenticate.js';
 import { requiredRole, type AnyRoute } from './route.js';
 import { parsePart } from './validate.js';
-
-/** Resolves the caller of a request; throws AppError `unauthorized` for a bad credential. */
-export type Authenticate = (ctx: Context) => Promise<Principal>;
 
 export interface RouterOptions {
   authenticate: Authenticate;

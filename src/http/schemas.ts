@@ -72,3 +72,8 @@ export function errorResponses(...statuses: number[]): Record<number, { descript
   };
   return Object.fromEntries(statuses.map((s) => [s, { description: text[s] ?? 'Error', schema: ErrorSchema }]));
 }
+
+/** What starting or resuming a run answers: the run is queued for a worker. */
+export const RunTicketSchema = z
+  .object({ run_id: z.string(), session_id: z.string(), status: z.literal('queued') })
+  .meta({ id: 'RunTicket' });

@@ -1,14 +1,6 @@
-/** A unit of work for a worker: execute a run from its session's latest checkpoint. */
-export interface RunJob {
-  /** `start` begins a new run; `resume` continues one (after an approval, or a resume request). */
-  kind: 'start' | 'resume';
-  tenant: string;
-  run_id: string;
-  session_id: string;
-  agent_id: string;
-  /** The decided approval whose answer the interrupted node receives on resume. */
-  approval_id?: string;
-}
+import type { RunJob } from '../domain/types.js';
+
+export type { RunJob };
 
 /** Executes one job; throws only for infrastructure failures (the queue retries those). */
 export type RunHandler = (job: RunJob) => Promise<void>;
@@ -26,16 +18,9 @@ export interface RunQueue {
 export interface RunConsumer {
   /** Starts consuming with the handler; at most `concurrency` jobs at once. */
   start(handler: RunHandler): void;
-  /** Jobs currently executing in this process. */
-  active(): number;
   /**
    * Stops taking jobs, lets running ones finish (bounded by `timeoutMs`, after which they are
    * handed back to the queue), and closes connections. Safe to call twice.
    */
   close(timeoutMs?: number): Promise<void>;
-}
-
-/** The job id of a run job: one per run and approval, so duplicates collapse. */
-export function runJobId(job: RunJob): string {
-  return [job.kind, job.run_id, job.approval_id].filter(Boolean).join('.');
 }

@@ -85,11 +85,6 @@ export interface RunStore {
    * belongs to another agent.
    */
   createRun(tenant: string, run: NewRun): Promise<Run>;
-  /**
-   * Atomically makes an existing run `queued` again for a resume. Throws `not_found` when the
-   * run does not exist, `conflict` when the session has another active run or this one is running.
-   */
-  requeueRun(tenant: string, runId: string): Promise<Run>;
   getRun(tenant: string, runId: string): Promise<Run | null>;
   /** Runs of a session, newest first. */
   listRuns(tenant: string, sessionId: string): Promise<Run[]>;
@@ -120,16 +115,6 @@ export interface ApprovalStore {
   countPendingApprovals(): Promise<number>;
 }
 
-/** Liveness of the storage backend. */
-export interface StoreHealth {
-  /** Resolves when the backend answers, rejects otherwise. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** History records kept per schedule; older ones are dropped. */
-export const SCHEDULE_HISTORY_LIMIT = 100;
-
 /** The start of a fire: its record begins as `running` and the schedule's next_run moves on. */
 export interface NewScheduleFire {
   /** Unique per schedule and tick (the due time in ms). */
@@ -155,7 +140,7 @@ export interface TenantSchedule {
 
 /**
  * Schedules and their fire history. A record's `completed` or `failed` is final; history is
- * newest first and capped at {@link SCHEDULE_HISTORY_LIMIT} per schedule.
+ * newest first and capped at SCHEDULE_HISTORY_LIMIT (domain/types.ts) per schedule.
  */
 export interface ScheduleStore {
   createSchedule(tenant: string, schedule: Schedule): Promise<void>;
@@ -174,10 +159,25 @@ export interface ScheduleStore {
   beginScheduleFire(tenant: string, scheduleId: string, fire: NewScheduleFire): Promise<'begun' | 'duplicate' | 'gone'>;
   /** Updates a record; a missing record, or one already final, is left alone. */
   updateScheduleFire(tenant: string, scheduleId: string, fireId: string, update: ScheduleFireUpdate): Promise<void>;
-  /** Settles the record a run was linked to with the run's status; false when no record is linked. */
+  /**
+   * Settles the record a run was linked to with the run's status (when it is one of
+   * SETTLING_RUN_STATUSES); false when no record is linked or the status settles nothing.
+   */
   settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean>;
   /** Newest first; throws nothing for a missing schedule (empty list). */
   listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]>;
 }
 
-export type Store = SessionStore & RunStore & ApprovalStore & ScheduleStore & StoreHealth;
+/**
+ * All storage, composed of its parts; a consumer takes the parts it uses
+ * (`Pick<Store, 'runs' | 'sessions'>`). The parts of one Store share one backend, so a write
+ * of one part that must see another (a run and its session's checkpoints) stays atomic.
+ */
+export interface Store {
+  readonly sessions: SessionStore;
+  readonly runs: RunStore;
+  readonly approvals: ApprovalStore;
+  readonly schedules: ScheduleStore;
+  /** Resolves when the backend answers, rejects otherwise (readiness). */
+  ping(): Promise<void>;
+}

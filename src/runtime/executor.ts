@@ -9,7 +9,7 @@ import type { Agent, InterruptDecision, NodeContext } from './agent.js';
 import type { AgentRegistry } from './registry.js';
 
 export interface ExecutorOptions {
-  store: Store;
+  store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
   events: EventBus;
   agents: AgentRegistry;
   logger: Logger;
@@ -26,23 +26,26 @@ class InterruptSignal {
   constructor(readonly prompt: string) {}
 }
 
+/** Executes one run job; resolves with the run as the job left it, or undefined when it did not run it. */
+export type Execute = (job: RunJob) => Promise<Run | undefined>;
+
 /**
  * Executes run jobs: per node, event `node_start`, the node, the checkpoint (seq_num + 1,
  * node_id = the next node), the node's span, event `node_end`; the run's root span when it
  * ends. Runs are at-least-once: a job for a run already finished is ignored, and a job
  * re-delivered after a crash continues from the latest checkpoint.
  */
-export function createExecutor(options: ExecutorOptions): (job: RunJob) => Promise<void> {
+export function createExecutor(options: ExecutorOptions): Execute {
   const { store, events, agents, logger } = options;
 
-  return async function execute(job: RunJob): Promise<void> {
+  return async function execute(job: RunJob): Promise<Run | undefined> {
     const { tenant } = job;
     let run: Run;
     try {
       // A re-delivered job (its worker died) finds the run still running and continues it.
-      run = await store.updateRun(tenant, job.run_id, { status: 'running', from: ['queued', 'running'] });
+      run = await store.runs.updateRun(tenant, job.run_id, { status: 'running', from: ['queued', 'running'] });
     } catch (error) {
-      if (error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found')) return;
+      if (error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found')) return undefined;
       throw error;
     }
 
@@ -51,9 +54,9 @@ export function createExecutor(options: ExecutorOptions): (job: RunJob) => Promi
       await events.publish(tenant, full);
       options.onEvent?.(full);
     };
-    const finish = async (status: 'completed' | 'failed', error?: string) => {
-      const done = await store.updateRun(tenant, run.id, { status, ...(error ? { error } : {}) });
-      await store.addSpan(tenant, job.session_id, {
+    const finish = async (status: 'completed' | 'failed', error?: string): Promise<Run> => {
+      const done = await store.runs.updateRun(tenant, run.id, { status, ...(error ? { error } : {}) });
+      await store.sessions.addSpan(tenant, job.session_id, {
         span_id: run.id,
         parent_id: '',
         name: `run ${job.agent_id}`,
@@ -63,11 +66,12 @@ export function createExecutor(options: ExecutorOptions): (job: RunJob) => Promi
       });
       await publish(status === 'completed' ? { type: 'completed' } : { type: 'failed', error: error ?? 'failed' });
       options.onRunStatus?.(done);
+      return done;
     };
 
     const agent = agents.get(job.agent_id);
     if (!agent) return finish('failed', `Agent "${job.agent_id}" is not registered on this worker.`);
-    let checkpoint = await store.getCheckpoint(tenant, job.session_id);
+    let checkpoint = await store.sessions.getCheckpoint(tenant, job.session_id);
     if (!checkpoint) return finish('failed', 'The session has no checkpoint to run from.');
     let decision = await decisionFor(store, tenant, job.approval_id);
 
@@ -78,7 +82,7 @@ export function createExecutor(options: ExecutorOptions): (job: RunJob) => Promi
       const outcome = await runNode(agent, checkpoint, decision);
       decision = undefined;
       if (outcome.kind === 'interrupted') {
-        const approval = await store.createApproval(tenant, {
+        const approval = await store.approvals.createApproval(tenant, {
           id: `${run.id}.${checkpoint.seq_num}`,
           session_id: job.session_id,
           run_id: run.id,
@@ -87,19 +91,20 @@ export function createExecutor(options: ExecutorOptions): (job: RunJob) => Promi
           prompt: outcome.prompt,
           requested_at: nowIso(),
         });
-        await store.addSpan(tenant, job.session_id, nodeSpan(run, checkpoint.node_id, outcome.start, 'interrupted'));
+        await store.sessions.addSpan(tenant, job.session_id, nodeSpan(run, checkpoint.node_id, outcome.start, 'interrupted'));
         await publish({ type: 'interrupted', node: checkpoint.node_id, approval_id: approval.id });
-        options.onRunStatus?.({ ...run, status: 'interrupted' });
-        return;
+        const paused: Run = { ...run, status: 'interrupted', approval_id: approval.id };
+        options.onRunStatus?.(paused);
+        return paused;
       }
       if (outcome.kind === 'error') {
-        await store.addSpan(tenant, job.session_id, nodeSpan(run, checkpoint.node_id, outcome.start, 'error', outcome.message));
+        await store.sessions.addSpan(tenant, job.session_id, nodeSpan(run, checkpoint.node_id, outcome.start, 'error', outcome.message));
         await publish({ type: 'node_end', node: checkpoint.node_id, status: 'error' });
         return finish('failed', outcome.message);
       }
       const node = checkpoint.node_id;
-      checkpoint = await store.appendCheckpoint(tenant, job.session_id, { patch: outcome.patch, node_id: outcome.next });
-      await store.addSpan(tenant, job.session_id, nodeSpan(run, node, outcome.start, 'ok'));
+      checkpoint = await store.sessions.appendCheckpoint(tenant, job.session_id, { patch: outcome.patch, node_id: outcome.next });
+      await store.sessions.addSpan(tenant, job.session_id, nodeSpan(run, node, outcome.start, 'ok'));
       await publish({ type: 'node_end', node, status: 'ok' });
     }
     return finish('completed');
@@ -145,9 +150,9 @@ export function createExecutor(options: ExecutorOptions): (job: RunJob) => Promi
   };
 }
 
-async function decisionFor(store: Store, tenant: string, approvalId: string | undefined): Promise<InterruptDecision | undefined> {
+async function decisionFor(store: Pick<Store, 'approvals'>, tenant: string, approvalId: string | undefined): Promise<InterruptDecision | undefined> {
   if (!approvalId) return undefined;
-  const approval = await store.getApproval(tenant, approvalId);
+  const approval = await store.approvals.getApproval(tenant, approvalId);
   if (!approval || approval.status === 'pending') return undefined;
   return { approved: approval.status === 'approved', comment: approval.comment ?? '' };
 }

@@ -8,7 +8,7 @@ import type { ApprovalDecision, Store } from '../ports/store.js';
 import type { AgentRegistry } from './registry.js';
 
 export interface RunControlOptions {
-  store: Store;
+  store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
   queue: RunQueue;
   events: EventBus;
   agents: AgentRegistry;
@@ -32,7 +32,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
     async startRun(tenant: string, request: StartRunRequest): Promise<RunTicket> {
       const agent = agents.get(request.agent_id);
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
-      const run = await store.createRun(tenant, {
+      const run = await store.runs.createRun(tenant, {
         run_id: newId(),
         session_id: request.session_id ?? newId(),
         agent_id: agent.id,
@@ -42,9 +42,9 @@ export function createRunControl(options: RunControlOptions): RunControl {
     },
 
     async resumeSession(tenant: string, sessionId: string): Promise<RunTicket> {
-      const session = await store.getSession(tenant, sessionId);
-      if (!session || !(await store.getCheckpoint(tenant, sessionId))) throw notFound('A checkpoint of this session');
-      const latest = await store.latestRun(tenant, sessionId);
+      const session = await store.sessions.getSession(tenant, sessionId);
+      if (!session || !(await store.sessions.getCheckpoint(tenant, sessionId))) throw notFound('A checkpoint of this session');
+      const latest = await store.runs.latestRun(tenant, sessionId);
       if (latest?.status === 'queued') {
         // A queued run whose job was lost (a crash between decision and enqueue) is re-delivered.
         const approvalId = await decidedApprovalOf(store, tenant, latest.approval_id);
@@ -59,12 +59,12 @@ export function createRunControl(options: RunControlOptions): RunControl {
       }
       if (latest?.status === 'running') throw new AppError('conflict', 'A run of this session is running.');
       if (latest?.status === 'interrupted') throw new AppError('conflict', 'An approval of this session is pending.');
-      const run = await store.createRun(tenant, { run_id: newId(), session_id: sessionId, agent_id: session.agent_id });
+      const run = await store.runs.createRun(tenant, { run_id: newId(), session_id: sessionId, agent_id: session.agent_id });
       return enqueue({ kind: 'resume', tenant, run_id: run.id, session_id: sessionId, agent_id: run.agent_id });
     },
 
     async answerApproval(tenant: string, approvalId: string, decision: ApprovalDecision): Promise<Approval> {
-      const approval = await store.decideApproval(tenant, approvalId, decision);
+      const approval = await store.approvals.decideApproval(tenant, approvalId, decision);
       await events.publish(tenant, {
         type: 'approval_decided',
         session: approval.session_id,
@@ -88,8 +88,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
 }
 
 /** The run's latest approval when it is decided: a queued run resumes with its answer. */
-async function decidedApprovalOf(store: Store, tenant: string, approvalId: string | undefined): Promise<string | undefined> {
+async function decidedApprovalOf(store: Pick<Store, 'approvals'>, tenant: string, approvalId: string | undefined): Promise<string | undefined> {
   if (!approvalId) return undefined;
-  const approval = await store.getApproval(tenant, approvalId);
+  const approval = await store.approvals.getApproval(tenant, approvalId);
   return approval && approval.status !== 'pending' ? approval.id : undefined;
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_TIMEZONE, nextRunAfter, validateCron, validateTimezone } from '../domain/cron.js';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId, nowIso } from '../domain/time.js';
+import type { Logger } from 'pino';
 import type { JsonObject, Schedule } from '../domain/types.js';
 import type { ScheduleTrigger, Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../ports/store.js';
@@ -26,7 +27,7 @@ export interface ScheduleControl {
 }
 
 export interface ScheduleControlOptions {
-  store: Store;
+  store: Pick<Store, 'schedules'>;
   scheduler: Scheduler;
   agents: AgentRegistry;
 }
@@ -61,20 +62,20 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
         created_at: nowIso(() => now),
         ...(newSession ? {} : { session_id: newId() }),
       };
-      await store.createSchedule(tenant, schedule);
+      await store.schedules.createSchedule(tenant, schedule);
       try {
         await scheduler.upsert(triggerOf(tenant, schedule));
       } catch (error) {
         // Answering an error while the schedule stays stored would let it fire after the next
         // reconciliation; take it back (if this fails too, reconciliation restores consistency).
-        await store.deleteSchedule(tenant, schedule.id).catch(() => {});
+        await store.schedules.deleteSchedule(tenant, schedule.id).catch(() => {});
         throw new AppError('unavailable', 'The schedule could not be registered with the scheduler.', { cause: error });
       }
       return schedule;
     },
 
     async remove(tenant, id) {
-      if (!(await store.deleteSchedule(tenant, id))) throw notFound('The schedule');
+      if (!(await store.schedules.deleteSchedule(tenant, id))) throw notFound('The schedule');
       await scheduler.remove(id);
     },
   };
@@ -96,11 +97,11 @@ export interface ReconcileReport {
  * match are left alone, so a pending late tick keeps its place. One trigger that fails does not
  * stop the others; the report counts it.
  */
-export async function reconcileSchedules(store: Store, scheduler: Scheduler): Promise<ReconcileReport> {
+export async function reconcileSchedules(store: Pick<Store, 'schedules'>, scheduler: Scheduler): Promise<ReconcileReport> {
   // Triggers first: a schedule created in between is then seen stored without its trigger
   // (upserted again, harmlessly), never as a trigger without its schedule (removed).
   const triggers = new Map((await scheduler.list()).map((t) => [t.schedule_id, t]));
-  const stored = await store.listAllSchedules();
+  const stored = await store.schedules.listAllSchedules();
   const report: ReconcileReport = { schedules: stored.length, upserted: 0, removed: 0, failed: 0, errors: [] };
   const attempt = async (change: () => Promise<void>, counter: 'upserted' | 'removed') => {
     try {
@@ -123,4 +124,36 @@ export async function reconcileSchedules(store: Store, scheduler: Scheduler): Pr
 
 function sameTrigger(a: ScheduleTrigger, b: ScheduleTrigger): boolean {
   return a.tenant === b.tenant && a.cron_expr === b.cron_expr && a.timezone === b.timezone;
+}
+
+/** Longest pause between two reconciliation attempts. */
+const RECONCILE_MAX_DELAY_MS = 30_000;
+
+/**
+ * Reconciles the triggers with the stored schedules now and, until one attempt completes
+ * without a failed trigger, again after a doubling delay (1 s … 30 s): a crash between storing
+ * a schedule and writing its trigger heals at the next worker start, a Redis outage at start
+ * only delays it. Returns the function that stops retrying.
+ */
+export function startReconciling(store: Pick<Store, 'schedules'>, scheduler: Scheduler, logger: Logger): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const attempt = (n: number): void => {
+    const retry = (err: unknown) => {
+      if (stopped) return;
+      const retryInMs = Math.min(1000 * 2 ** n, RECONCILE_MAX_DELAY_MS);
+      logger.error({ err, retryInMs }, 'schedule reconciliation incomplete');
+      timer = setTimeout(() => attempt(n + 1), retryInMs);
+      timer.unref();
+    };
+    reconcileSchedules(store, scheduler).then(({ errors, ...report }) => {
+      logger.info(report, 'schedules reconciled');
+      if (errors.length > 0) retry(errors[0]);
+    }, retry);
+  };
+  attempt(0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

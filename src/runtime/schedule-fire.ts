@@ -2,16 +2,16 @@ import type { Logger } from 'pino';
 import { nextRunAfter } from '../domain/cron.js';
 import { isAppError } from '../domain/errors.js';
 import { newId } from '../domain/time.js';
-import type { Schedule } from '../domain/types.js';
+import type { Run, Schedule } from '../domain/types.js';
 import type { RunControl, RunTicket } from '../ports/run-control.js';
 import type { FireHandler, ScheduleFire, Scheduler } from '../ports/scheduler.js';
-import type { Store } from '../ports/store.js';
+import type { ScheduleFireUpdate, Store } from '../ports/store.js';
 
 /** How a fire ended, for `agentplane_schedule_fires_total{status}`. */
 export type FireOutcome = 'started' | 'skipped' | 'failed';
 
 export interface ScheduleFirerOptions {
-  store: Store;
+  store: Pick<Store, 'runs' | 'schedules'>;
   scheduler: Scheduler;
   /** Starts the runs, with the same validation and atomicity as POST /api/runs. */
   runControl: RunControl;
@@ -27,7 +27,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * Handles schedule fires: records the tick (`fired_at` = when the fire runs, `due_at` = its
  * tick) and moves `next_run`, then starts a run on a new session or on the schedule's one
  * session. A reused session whose run is still active makes the tick `skipped`. The record
- * stays `running` until the run ends; the worker settles it then (Store.settleScheduleRun).
+ * stays `running` until the run ends; {@link settleScheduledRun} settles it then.
  * Never throws: every failure is recorded or logged, and a fire is never retried.
  */
 export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler {
@@ -46,7 +46,7 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
   };
 
   async function fireOnce(tick: ScheduleFire, firedMs: number, log: Logger): Promise<FireOutcome | undefined> {
-    const schedule = await store.getSchedule(tick.tenant, tick.schedule_id);
+    const schedule = await store.schedules.getSchedule(tick.tenant, tick.schedule_id);
     if (!schedule) {
       // A trigger that outlived its schedule (deleted, or a crash between the two writes).
       await scheduler.remove(tick.schedule_id);
@@ -55,7 +55,7 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
     }
     const fireId = String(tick.due_ms);
     const sessionId = schedule.new_session ? newId() : (schedule.session_id ?? schedule.id);
-    const begun = await store.beginScheduleFire(tick.tenant, schedule.id, {
+    const begun = await store.schedules.beginScheduleFire(tick.tenant, schedule.id, {
       fire_id: fireId,
       session_id: sessionId,
       fired_at: iso(firedMs),
@@ -66,8 +66,8 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
       log.warn({ outcome: begun }, 'schedule fire not started');
       return undefined;
     }
-    const settle = (update: Parameters<Store['updateScheduleFire']>[3]) =>
-      store.updateScheduleFire(tick.tenant, schedule.id, fireId, update);
+    const settle = (update: ScheduleFireUpdate) =>
+      store.schedules.updateScheduleFire(tick.tenant, schedule.id, fireId, update);
 
     let ticket: RunTicket;
     try {
@@ -85,8 +85,8 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
     }
     await settle({ run_id: ticket.run_id });
     // The run may have ended before the record named it; settle the record from the run then.
-    const run = await store.getRun(tick.tenant, ticket.run_id);
-    if (run) await store.settleScheduleRun(tick.tenant, run);
+    const run = await store.runs.getRun(tick.tenant, ticket.run_id);
+    if (run) await settleScheduledRun(store, tick.tenant, run);
     log.info({ run_id: ticket.run_id, session_id: sessionId }, 'schedule fired');
     return 'started';
   }
@@ -94,4 +94,17 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
 
 function isSessionBusy(error: unknown, schedule: Schedule): boolean {
   return !schedule.new_session && isAppError(error) && error.code === 'conflict';
+}
+
+/**
+ * Where a scheduled run's end reaches its fire record, the one place of that rule: called by
+ * the run job handler when a run ends or pauses, and by the firer for a run that ended before
+ * the record named it. A run no fire started changes nothing (one read of the run links).
+ */
+export async function settleScheduledRun(
+  store: Pick<Store, 'schedules'>,
+  tenant: string,
+  run: Pick<Run, 'id' | 'status' | 'error'>,
+): Promise<void> {
+  await store.schedules.settleScheduleRun(tenant, run);
 }

@@ -135,6 +135,6 @@ describe('API key settings that stop the process at start', () => {
   });
 
   it('an empty key list given in code', () => {
-    expect(() => createAuthenticator({ mode: 'apikey', rbac: false, apiKeys: [] })).toThrow(/SERVICE_API_KEYS/);
+    expect(() => createAuthenticator({ mode: 'apikey', apiKeys: [] })).toThrow(/SERVICE_API_KEYS/);
   });
 });

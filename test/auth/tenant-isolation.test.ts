@@ -136,11 +136,11 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     routeNames = app.api.routes.filter((r) => !r.public).map((r) => `${r.method} ${r.path}`);
     const { store } = app.backend;
     // Tenant A: a session paused at an approval, with checkpoints, a span and a run.
-    await store.createRun(A.tenant, { run_id: a.run, session_id: a.session, agent_id: 'human-review', start: { node_id: 'draft', input: { topic: 'a' } } });
-    await store.appendCheckpoint(A.tenant, a.session, { patch: { draft: 'secret plans of A' }, node_id: 'review' });
+    await store.runs.createRun(A.tenant, { run_id: a.run, session_id: a.session, agent_id: 'human-review', start: { node_id: 'draft', input: { topic: 'a' } } });
+    await store.sessions.appendCheckpoint(A.tenant, a.session, { patch: { draft: 'secret plans of A' }, node_id: 'review' });
     const now = new Date().toISOString();
-    await store.addSpan(A.tenant, a.session, { span_id: randomUUID(), parent_id: '', name: 'run', start: now, end: now, attributes: { run_id: a.run } });
-    await store.createApproval(A.tenant, {
+    await store.sessions.addSpan(A.tenant, a.session, { span_id: randomUUID(), parent_id: '', name: 'run', start: now, end: now, attributes: { run_id: a.run } });
+    await store.approvals.createApproval(A.tenant, {
       id: a.approval,
       session_id: a.session,
       node_id: 'review',
@@ -155,7 +155,7 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
       a.schedule = (created.body as { id: string }).id;
     }
     // Tenant B has data of its own, so its lists are not trivially empty.
-    await store.createRun(B.tenant, { run_id: randomUUID(), session_id: bSession, agent_id: 'echo', start: { node_id: 'receive', input: {} } });
+    await store.runs.createRun(B.tenant, { run_id: randomUUID(), session_id: bSession, agent_id: 'echo', start: { node_id: 'receive', input: {} } });
   });
   afterAll(() => app.close());
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/time.js';
 import type { Schedule } from '../../src/domain/types.js';
-import { SCHEDULE_HISTORY_LIMIT, type NewScheduleFire, type Store } from '../../src/ports/store.js';
+import { SCHEDULE_HISTORY_LIMIT } from '../../src/domain/types.js';
+import type { NewScheduleFire, Store } from '../../src/ports/store.js';
 
 /** Builds a fresh Store for one test; both adapters must pass every test of this suite. */
 export type StoreFactory = () => Promise<Store>;
@@ -45,115 +46,115 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
       const store = await makeStore();
       const a = schedule();
       const b = schedule({ new_session: false, session_id: 'reused', timezone: 'Europe/Berlin', input: {} });
-      await store.createSchedule(T, a);
-      await store.createSchedule(T, b);
-      expect(await store.getSchedule(T, a.id)).toEqual(a);
-      expect(await store.getSchedule(T, b.id)).toEqual(b);
-      expect((await store.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id, a.id]);
-      expect((await store.listSchedules(T, { limit: 1, offset: 1 })).map((s) => s.id)).toEqual([a.id]);
+      await store.schedules.createSchedule(T, a);
+      await store.schedules.createSchedule(T, b);
+      expect(await store.schedules.getSchedule(T, a.id)).toEqual(a);
+      expect(await store.schedules.getSchedule(T, b.id)).toEqual(b);
+      expect((await store.schedules.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id, a.id]);
+      expect((await store.schedules.listSchedules(T, { limit: 1, offset: 1 })).map((s) => s.id)).toEqual([a.id]);
     });
 
     it('scopes every read and write to the tenant', async () => {
       const store = await makeStore();
       const a = schedule();
-      await store.createSchedule(T, a);
-      expect(await store.getSchedule(OTHER, a.id)).toBeNull();
-      expect(await store.listSchedules(OTHER, PAGE)).toEqual([]);
-      expect(await store.beginScheduleFire(OTHER, a.id, fire(1))).toBe('gone');
-      expect(await store.listScheduleHistory(OTHER, a.id)).toEqual([]);
-      expect(await store.deleteSchedule(OTHER, a.id)).toBe(false);
-      expect(await store.getSchedule(T, a.id)).toEqual(a);
+      await store.schedules.createSchedule(T, a);
+      expect(await store.schedules.getSchedule(OTHER, a.id)).toBeNull();
+      expect(await store.schedules.listSchedules(OTHER, PAGE)).toEqual([]);
+      expect(await store.schedules.beginScheduleFire(OTHER, a.id, fire(1))).toBe('gone');
+      expect(await store.schedules.listScheduleHistory(OTHER, a.id)).toEqual([]);
+      expect(await store.schedules.deleteSchedule(OTHER, a.id)).toBe(false);
+      expect(await store.schedules.getSchedule(T, a.id)).toEqual(a);
     });
 
     it('lists every schedule of every tenant for reconciliation', async () => {
       const store = await makeStore();
       const a = schedule();
       const b = schedule();
-      await store.createSchedule(T, a);
-      await store.createSchedule(OTHER, b);
-      const all = await store.listAllSchedules();
+      await store.schedules.createSchedule(T, a);
+      await store.schedules.createSchedule(OTHER, b);
+      const all = await store.schedules.listAllSchedules();
       expect(all).toEqual(expect.arrayContaining([{ tenant: T, schedule: a }, { tenant: OTHER, schedule: b }]));
-      await store.deleteSchedule(T, a.id);
-      expect((await store.listAllSchedules()).map((s) => s.schedule.id)).not.toContain(a.id);
+      await store.schedules.deleteSchedule(T, a.id);
+      expect((await store.schedules.listAllSchedules()).map((s) => s.schedule.id)).not.toContain(a.id);
     });
 
     it('records a fire once per fire id, moves next_run, and lists history newest first', async () => {
       const store = await makeStore();
       const a = schedule();
-      await store.createSchedule(T, a);
-      expect(await store.beginScheduleFire(T, a.id, fire(1))).toBe('begun');
-      expect(await store.beginScheduleFire(T, a.id, fire(1, { session_id: 'other' }))).toBe('duplicate');
-      expect(await store.beginScheduleFire(T, a.id, fire(2))).toBe('begun');
-      expect((await store.getSchedule(T, a.id))!.next_run).toBe(fire(2).next_run);
-      const history = await store.listScheduleHistory(T, a.id);
+      await store.schedules.createSchedule(T, a);
+      expect(await store.schedules.beginScheduleFire(T, a.id, fire(1))).toBe('begun');
+      expect(await store.schedules.beginScheduleFire(T, a.id, fire(1, { session_id: 'other' }))).toBe('duplicate');
+      expect(await store.schedules.beginScheduleFire(T, a.id, fire(2))).toBe('begun');
+      expect((await store.schedules.getSchedule(T, a.id))!.next_run).toBe(fire(2).next_run);
+      const history = await store.schedules.listScheduleHistory(T, a.id);
       expect(history).toEqual([
         { schedule_id: a.id, session_id: 'session-2', fired_at: fire(2).fired_at, due_at: fire(2).due_at, status: 'running' },
         { schedule_id: a.id, session_id: 'session-1', fired_at: fire(1).fired_at, due_at: fire(1).due_at, status: 'running' },
       ]);
-      expect(await store.beginScheduleFire(T, 'missing', fire(3))).toBe('gone');
+      expect(await store.schedules.beginScheduleFire(T, 'missing', fire(3))).toBe('gone');
     });
 
     it('settles a record through its run, and completed or failed is final', async () => {
       const store = await makeStore();
       const a = schedule();
-      await store.createSchedule(T, a);
-      await store.beginScheduleFire(T, a.id, fire(1));
-      await store.updateScheduleFire(T, a.id, fire(1).fire_id, { run_id: 'run-1' });
-      expect(await store.settleScheduleRun(T, { id: 'run-1', status: 'running' })).toBe(false);
-      expect(await store.settleScheduleRun(T, { id: 'run-1', status: 'interrupted' })).toBe(true);
-      expect((await store.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'interrupted', run_id: 'run-1' });
-      expect(await store.settleScheduleRun(OTHER, { id: 'run-1', status: 'completed' })).toBe(false);
-      expect(await store.settleScheduleRun(T, { id: 'run-1', status: 'failed', error: 'boom' })).toBe(true);
-      expect((await store.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'failed', run_id: 'run-1', error: 'boom' });
+      await store.schedules.createSchedule(T, a);
+      await store.schedules.beginScheduleFire(T, a.id, fire(1));
+      await store.schedules.updateScheduleFire(T, a.id, fire(1).fire_id, { run_id: 'run-1' });
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'running' })).toBe(false);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'interrupted' })).toBe(true);
+      expect((await store.schedules.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'interrupted', run_id: 'run-1' });
+      expect(await store.schedules.settleScheduleRun(OTHER, { id: 'run-1', status: 'completed' })).toBe(false);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'failed', error: 'boom' })).toBe(true);
+      expect((await store.schedules.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'failed', run_id: 'run-1', error: 'boom' });
       // Final: neither a late status nor the (now dropped) run link changes it.
-      await store.updateScheduleFire(T, a.id, fire(1).fire_id, { status: 'interrupted' });
-      expect(await store.settleScheduleRun(T, { id: 'run-1', status: 'completed' })).toBe(false);
-      expect((await store.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'failed', error: 'boom' });
+      await store.schedules.updateScheduleFire(T, a.id, fire(1).fire_id, { status: 'interrupted' });
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'completed' })).toBe(false);
+      expect((await store.schedules.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'failed', error: 'boom' });
     });
 
     it('records a skipped tick without a run, and ignores updates of unknown records', async () => {
       const store = await makeStore();
       const a = schedule({ new_session: false, session_id: 'reused' });
-      await store.createSchedule(T, a);
-      await store.beginScheduleFire(T, a.id, fire(1, { session_id: 'reused' }));
-      await store.updateScheduleFire(T, a.id, fire(1).fire_id, { status: 'skipped' });
-      await store.updateScheduleFire(T, a.id, 'nope', { status: 'completed' });
-      await store.updateScheduleFire(T, 'nope', fire(1).fire_id, { status: 'completed' });
-      const [record] = await store.listScheduleHistory(T, a.id);
+      await store.schedules.createSchedule(T, a);
+      await store.schedules.beginScheduleFire(T, a.id, fire(1, { session_id: 'reused' }));
+      await store.schedules.updateScheduleFire(T, a.id, fire(1).fire_id, { status: 'skipped' });
+      await store.schedules.updateScheduleFire(T, a.id, 'nope', { status: 'completed' });
+      await store.schedules.updateScheduleFire(T, 'nope', fire(1).fire_id, { status: 'completed' });
+      const [record] = await store.schedules.listScheduleHistory(T, a.id);
       expect(record).toEqual({ schedule_id: a.id, session_id: 'reused', fired_at: fire(1).fired_at, due_at: fire(1).due_at, status: 'skipped' });
     });
 
     it(`keeps the newest ${SCHEDULE_HISTORY_LIMIT} records and unlinks the runs of dropped ones`, async () => {
       const store = await makeStore();
       const a = schedule();
-      await store.createSchedule(T, a);
+      await store.schedules.createSchedule(T, a);
       for (let n = 1; n <= SCHEDULE_HISTORY_LIMIT + 5; n += 1) {
-        await store.beginScheduleFire(T, a.id, fire(n));
-        await store.updateScheduleFire(T, a.id, fire(n).fire_id, { run_id: `run-${n}` });
+        await store.schedules.beginScheduleFire(T, a.id, fire(n));
+        await store.schedules.updateScheduleFire(T, a.id, fire(n).fire_id, { run_id: `run-${n}` });
       }
-      const history = await store.listScheduleHistory(T, a.id);
+      const history = await store.schedules.listScheduleHistory(T, a.id);
       expect(history).toHaveLength(SCHEDULE_HISTORY_LIMIT);
       expect(history[0]!.run_id).toBe(`run-${SCHEDULE_HISTORY_LIMIT + 5}`);
       expect(history.at(-1)!.run_id).toBe('run-6');
-      expect(await store.settleScheduleRun(T, { id: 'run-5', status: 'completed' })).toBe(false);
-      expect(await store.settleScheduleRun(T, { id: 'run-6', status: 'completed' })).toBe(true);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-5', status: 'completed' })).toBe(false);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-6', status: 'completed' })).toBe(true);
     });
 
     it('deletes a schedule with its history and run links; a second delete finds nothing', async () => {
       const store = await makeStore();
       const a = schedule();
       const b = schedule();
-      await store.createSchedule(T, a);
-      await store.createSchedule(T, b);
-      await store.beginScheduleFire(T, a.id, fire(1));
-      await store.updateScheduleFire(T, a.id, fire(1).fire_id, { run_id: 'run-a' });
-      expect(await store.deleteSchedule(T, a.id)).toBe(true);
-      expect(await store.deleteSchedule(T, a.id)).toBe(false);
-      expect(await store.getSchedule(T, a.id)).toBeNull();
-      expect(await store.listScheduleHistory(T, a.id)).toEqual([]);
-      expect(await store.settleScheduleRun(T, { id: 'run-a', status: 'completed' })).toBe(false);
-      expect(await store.beginScheduleFire(T, a.id, fire(2))).toBe('gone');
-      expect((await store.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id]);
+      await store.schedules.createSchedule(T, a);
+      await store.schedules.createSchedule(T, b);
+      await store.schedules.beginScheduleFire(T, a.id, fire(1));
+      await store.schedules.updateScheduleFire(T, a.id, fire(1).fire_id, { run_id: 'run-a' });
+      expect(await store.schedules.deleteSchedule(T, a.id)).toBe(true);
+      expect(await store.schedules.deleteSchedule(T, a.id)).toBe(false);
+      expect(await store.schedules.getSchedule(T, a.id)).toBeNull();
+      expect(await store.schedules.listScheduleHistory(T, a.id)).toEqual([]);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-a', status: 'completed' })).toBe(false);
+      expect(await store.schedules.beginScheduleFire(T, a.id, fire(2))).toBe('gone');
+      expect((await store.schedules.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id]);
     });
   });
 }

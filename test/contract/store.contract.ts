@@ -10,8 +10,8 @@ const T = 'tenant-a';
 const OTHER = 'tenant-b';
 
 async function sessionWithCheckpoint(store: Store, sessionId = randomUUID(), agent = 'echo'): Promise<string> {
-  await store.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: agent });
-  await store.appendCheckpoint(T, sessionId, { patch: { a: 1, nested: { x: 1 } }, node_id: 'receive' });
+  await store.runs.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: agent });
+  await store.sessions.appendCheckpoint(T, sessionId, { patch: { a: 1, nested: { x: 1 } }, node_id: 'receive' });
   return sessionId;
 }
 
@@ -23,39 +23,39 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
       for (const agent of ['echo', 'other', 'echo']) {
         const id = randomUUID();
         ids.push(id);
-        await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: agent });
+        await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: agent });
         await new Promise((r) => setTimeout(r, 2));
       }
-      const all = await store.listSessions(T, { limit: 50, offset: 0 });
+      const all = await store.sessions.listSessions(T, { limit: 50, offset: 0 });
       expect(all.map((s) => s.id)).toEqual([...ids].reverse());
       expect(all[0]).toMatchObject({ agent_id: 'echo', tenant_id: T });
-      const echo = await store.listSessions(T, { agent_id: 'echo', limit: 50, offset: 0 });
+      const echo = await store.sessions.listSessions(T, { agent_id: 'echo', limit: 50, offset: 0 });
       expect(echo.map((s) => s.id)).toEqual([ids[2], ids[0]]);
-      expect(await store.listSessions(T, { limit: 1, offset: 1 })).toHaveLength(1);
-      expect((await store.listSessions(T, { limit: 1, offset: 1 }))[0]!.id).toBe(ids[1]);
-      expect(await store.listSessions(OTHER, { limit: 50, offset: 0 })).toEqual([]);
+      expect(await store.sessions.listSessions(T, { limit: 1, offset: 1 })).toHaveLength(1);
+      expect((await store.sessions.listSessions(T, { limit: 1, offset: 1 }))[0]!.id).toBe(ids[1]);
+      expect(await store.sessions.listSessions(OTHER, { limit: 50, offset: 0 })).toEqual([]);
     });
 
     it('appends checkpoints with consecutive seq_nums and a shallow merge', async () => {
       const store = await makeStore();
       const id = await sessionWithCheckpoint(store);
-      const second = await store.appendCheckpoint(T, id, { patch: { b: [], nested: { y: 2 }, big: 9007199254740991 } });
+      const second = await store.sessions.appendCheckpoint(T, id, { patch: { b: [], nested: { y: 2 }, big: 9007199254740991 } });
       expect(second.seq_num).toBe(2);
       expect(second.node_id).toBe('receive');
       expect(second.state).toEqual({ a: 1, b: [], nested: { y: 2 }, big: 9007199254740991 });
-      const third = await store.appendCheckpoint(T, id, { patch: { c: null }, node_id: '__end__' });
+      const third = await store.sessions.appendCheckpoint(T, id, { patch: { c: null }, node_id: '__end__' });
       expect(third).toMatchObject({ seq_num: 3, node_id: '__end__', session_id: id });
       expect(third.checkpoint_id).not.toBe(second.checkpoint_id);
-      expect(await store.getCheckpoint(T, id)).toEqual(third);
-      const history = await store.listCheckpoints(T, id, { limit: 50, offset: 0 });
+      expect(await store.sessions.getCheckpoint(T, id)).toEqual(third);
+      const history = await store.sessions.listCheckpoints(T, id, { limit: 50, offset: 0 });
       expect(history.map((c) => c.seq_num)).toEqual([3, 2, 1]);
-      expect((await store.listCheckpoints(T, id, { limit: 1, offset: 1 })).map((c) => c.seq_num)).toEqual([2]);
+      expect((await store.sessions.listCheckpoints(T, id, { limit: 1, offset: 1 })).map((c) => c.seq_num)).toEqual([2]);
     });
 
     it('replace starts from an empty state', async () => {
       const store = await makeStore();
       const id = await sessionWithCheckpoint(store);
-      const cp = await store.appendCheckpoint(T, id, { patch: { only: true }, replace: true, node_id: 'n' });
+      const cp = await store.sessions.appendCheckpoint(T, id, { patch: { only: true }, replace: true, node_id: 'n' });
       expect(cp.state).toEqual({ only: true });
     });
 
@@ -63,48 +63,48 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
       const store = await makeStore();
       const id = await sessionWithCheckpoint(store);
       const patch = { 'ключ "q"': 'värde\n\u2028😀', 'a/b': '</script>' };
-      const cp = await store.appendCheckpoint(T, id, { patch });
+      const cp = await store.sessions.appendCheckpoint(T, id, { patch });
       expect(cp.state).toMatchObject(patch);
-      expect((await store.getCheckpoint(T, id))!.state).toMatchObject(patch);
+      expect((await store.sessions.getCheckpoint(T, id))!.state).toMatchObject(patch);
     });
 
     it('refuses a checkpoint write for a missing session, another tenant, or without any node', async () => {
       const store = await makeStore();
       const id = await sessionWithCheckpoint(store);
-      await expect(store.appendCheckpoint(T, 'nope', { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
-      await expect(store.appendCheckpoint(OTHER, id, { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(store.sessions.appendCheckpoint(T, 'nope', { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(store.sessions.appendCheckpoint(OTHER, id, { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
       const bare = randomUUID();
-      await store.createRun(T, { run_id: randomUUID(), session_id: bare, agent_id: 'echo' });
-      await expect(store.appendCheckpoint(T, bare, { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
-      expect(await store.getCheckpoint(T, bare)).toBeNull();
-      expect(await store.getCheckpoint(OTHER, id)).toBeNull();
+      await store.runs.createRun(T, { run_id: randomUUID(), session_id: bare, agent_id: 'echo' });
+      await expect(store.sessions.appendCheckpoint(T, bare, { patch: {} })).rejects.toMatchObject({ code: 'not_found' });
+      expect(await store.sessions.getCheckpoint(T, bare)).toBeNull();
+      expect(await store.sessions.getCheckpoint(OTHER, id)).toBeNull();
     });
 
     it('applies ifSeq as a precondition and rejects while running', async () => {
       const store = await makeStore();
       const id = randomUUID();
-      const run = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
-      await store.appendCheckpoint(T, id, { patch: {}, node_id: 'receive' });
-      await expect(store.appendCheckpoint(T, id, { patch: { x: 1 }, ifSeq: 2 })).rejects.toMatchObject({
+      const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      await store.sessions.appendCheckpoint(T, id, { patch: {}, node_id: 'receive' });
+      await expect(store.sessions.appendCheckpoint(T, id, { patch: { x: 1 }, ifSeq: 2 })).rejects.toMatchObject({
         code: 'precondition_failed',
       });
-      expect((await store.appendCheckpoint(T, id, { patch: { x: 1 }, ifSeq: 1 })).seq_num).toBe(2);
-      await store.updateRun(T, run.id, { status: 'running' });
-      await expect(store.appendCheckpoint(T, id, { patch: { y: 1 }, rejectWhileRunning: true })).rejects.toMatchObject({
+      expect((await store.sessions.appendCheckpoint(T, id, { patch: { x: 1 }, ifSeq: 1 })).seq_num).toBe(2);
+      await store.runs.updateRun(T, run.id, { status: 'running' });
+      await expect(store.sessions.appendCheckpoint(T, id, { patch: { y: 1 }, rejectWhileRunning: true })).rejects.toMatchObject({
         code: 'conflict',
       });
-      expect((await store.appendCheckpoint(T, id, { patch: { y: 1 } })).seq_num).toBe(3);
-      expect((await store.listCheckpoints(T, id, { limit: 50, offset: 0 })).length).toBe(3);
+      expect((await store.sessions.appendCheckpoint(T, id, { patch: { y: 1 } })).seq_num).toBe(3);
+      expect((await store.sessions.listCheckpoints(T, id, { limit: 50, offset: 0 })).length).toBe(3);
     });
 
     it('keeps 50 concurrent patches of distinct keys, with distinct consecutive seq_nums', async () => {
       const store = await makeStore();
       const id = await sessionWithCheckpoint(store);
       const results = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => store.appendCheckpoint(T, id, { patch: { [`k${i}`]: i } })),
+        Array.from({ length: 50 }, (_, i) => store.sessions.appendCheckpoint(T, id, { patch: { [`k${i}`]: i } })),
       );
       expect(results.map((c) => c.seq_num).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 2));
-      const latest = (await store.getCheckpoint(T, id))!;
+      const latest = (await store.sessions.getCheckpoint(T, id))!;
       expect(latest.seq_num).toBe(51);
       for (let i = 0; i < 50; i += 1) expect(latest.state[`k${i}`]).toBe(i);
       expect(latest.state.a).toBe(1);
@@ -121,58 +121,58 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
         end: start,
         attributes: { k: 'v' },
       });
-      await store.addSpan(T, id, span('b', '2026-01-01T00:00:02.000Z', 'a'));
-      await store.addSpan(T, id, span('a', '2026-01-01T00:00:01.000Z'));
-      expect((await store.listSpans(T, id)).map((s) => s.span_id)).toEqual(['a', 'b']);
-      expect(await store.listSpans(OTHER, id)).toEqual([]);
+      await store.sessions.addSpan(T, id, span('b', '2026-01-01T00:00:02.000Z', 'a'));
+      await store.sessions.addSpan(T, id, span('a', '2026-01-01T00:00:01.000Z'));
+      expect((await store.sessions.listSpans(T, id)).map((s) => s.span_id)).toEqual(['a', 'b']);
+      expect(await store.sessions.listSpans(OTHER, id)).toEqual([]);
     });
 
     it('allows one active run per session and tracks run status', async () => {
       const store = await makeStore();
       const id = randomUUID();
-      const first = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      const first = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
       expect(first).toMatchObject({ status: 'queued', session_id: id, agent_id: 'echo' });
-      await expect(store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' })).rejects.toMatchObject({
+      await expect(store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' })).rejects.toMatchObject({
         code: 'conflict',
       });
-      await store.updateRun(T, first.id, { status: 'failed', error: 'boom' });
-      expect(await store.getRun(T, first.id)).toMatchObject({ status: 'failed', error: 'boom' });
-      await expect(store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'other' })).rejects.toMatchObject({
+      await store.runs.updateRun(T, first.id, { status: 'failed', error: 'boom' });
+      expect(await store.runs.getRun(T, first.id)).toMatchObject({ status: 'failed', error: 'boom' });
+      await expect(store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'other' })).rejects.toMatchObject({
         code: 'conflict',
       });
-      const second = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
-      expect((await store.listRuns(T, id)).map((r) => r.id)).toEqual([second.id, first.id]);
-      expect((await store.latestRun(T, id))!.id).toBe(second.id);
-      expect(await store.getRun(OTHER, first.id)).toBeNull();
-      await expect(store.updateRun(OTHER, first.id, { status: 'completed' })).rejects.toMatchObject({ code: 'not_found' });
-      await expect(store.requeueRun(T, second.id)).rejects.toMatchObject({ code: 'conflict' });
-      await store.updateRun(T, second.id, { status: 'interrupted' });
-      expect((await store.requeueRun(T, second.id)).status).toBe('queued');
-      const updated = await store.updateRun(T, second.id, { status: 'completed' });
+      const second = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      expect((await store.runs.listRuns(T, id)).map((r) => r.id)).toEqual([second.id, first.id]);
+      expect((await store.runs.latestRun(T, id))!.id).toBe(second.id);
+      expect(await store.runs.getRun(OTHER, first.id)).toBeNull();
+      await expect(store.runs.updateRun(OTHER, first.id, { status: 'completed' })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(store.runs.updateRun(T, second.id, { status: 'queued', from: ['interrupted'] })).rejects.toMatchObject({ code: 'conflict' });
+      await store.runs.updateRun(T, second.id, { status: 'interrupted' });
+      expect((await store.runs.updateRun(T, second.id, { status: 'queued', from: ['interrupted'] })).status).toBe('queued');
+      const updated = await store.runs.updateRun(T, second.id, { status: 'completed' });
       expect(updated.error).toBeUndefined();
     });
 
     it('creates the first checkpoint with the run, atomically', async () => {
       const store = await makeStore();
       const id = randomUUID();
-      await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { q: 1 } } });
-      expect(await store.getCheckpoint(T, id)).toMatchObject({ seq_num: 1, node_id: 'receive', state: { q: 1 } });
+      await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { q: 1 } } });
+      expect(await store.sessions.getCheckpoint(T, id)).toMatchObject({ seq_num: 1, node_id: 'receive', state: { q: 1 } });
       await expect(
-        store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { q: 2 } } }),
+        store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { q: 2 } } }),
       ).rejects.toMatchObject({ code: 'conflict' });
-      expect((await store.getCheckpoint(T, id))!.seq_num).toBe(1);
-      const [run] = await store.listRuns(T, id);
-      await store.updateRun(T, run!.id, { status: 'completed' });
-      await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { r: 2 } } });
-      expect(await store.getCheckpoint(T, id)).toMatchObject({ seq_num: 2, node_id: 'receive', state: { q: 1, r: 2 } });
+      expect((await store.sessions.getCheckpoint(T, id))!.seq_num).toBe(1);
+      const [run] = await store.runs.listRuns(T, id);
+      await store.runs.updateRun(T, run!.id, { status: 'completed' });
+      await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { r: 2 } } });
+      expect(await store.sessions.getCheckpoint(T, id)).toMatchObject({ seq_num: 2, node_id: 'receive', state: { q: 1, r: 2 } });
     });
 
     it('interrupts a run with its approval and queues it again with the decision', async () => {
       const store = await makeStore();
       const id = randomUUID();
-      const run = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'human-review' });
-      await store.updateRun(T, run.id, { status: 'running' });
-      const approval = await store.createApproval(T, {
+      const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'human-review' });
+      await store.runs.updateRun(T, run.id, { status: 'running' });
+      const approval = await store.approvals.createApproval(T, {
         id: randomUUID(),
         session_id: id,
         run_id: run.id,
@@ -181,39 +181,39 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
         prompt: 'Publish the draft?',
         requested_at: new Date().toISOString(),
       });
-      expect((await store.getRun(T, run.id))!.status).toBe('interrupted');
-      await expect(store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'human-review' })).rejects.toMatchObject({
+      expect((await store.runs.getRun(T, run.id))!.status).toBe('interrupted');
+      await expect(store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'human-review' })).rejects.toMatchObject({
         code: 'conflict',
       });
-      const decided = await store.decideApproval(T, approval.id, { approved: false, comment: 'no', decided_by: 'alice' });
+      const decided = await store.approvals.decideApproval(T, approval.id, { approved: false, comment: 'no', decided_by: 'alice' });
       expect(decided).toMatchObject({ status: 'rejected', comment: 'no', decided_by: 'alice' });
-      expect((await store.getRun(T, run.id))!.status).toBe('queued');
+      expect((await store.runs.getRun(T, run.id))!.status).toBe('queued');
     });
 
     it('decides an approval exactly once, oldest pending first', async () => {
       const store = await makeStore();
       const base = { session_id: 's', node_id: 'review', prompt: 'Publish?', run_id: 'r', agent_id: 'human-review' };
-      const before = await store.countPendingApprovals();
-      const a = await store.createApproval(T, { ...base, id: randomUUID(), requested_at: '2026-01-01T00:00:01.000Z' });
-      const b = await store.createApproval(T, { ...base, id: randomUUID(), requested_at: '2026-01-01T00:00:02.000Z' });
-      await store.createApproval(T, { ...base, id: a.id, requested_at: '2026-01-01T00:00:03.000Z' });
+      const before = await store.approvals.countPendingApprovals();
+      const a = await store.approvals.createApproval(T, { ...base, id: randomUUID(), requested_at: '2026-01-01T00:00:01.000Z' });
+      const b = await store.approvals.createApproval(T, { ...base, id: randomUUID(), requested_at: '2026-01-01T00:00:02.000Z' });
+      await store.approvals.createApproval(T, { ...base, id: a.id, requested_at: '2026-01-01T00:00:03.000Z' });
       expect(a.status).toBe('pending');
-      expect((await store.listPendingApprovals(T)).map((x) => x.id)).toEqual([a.id, b.id]);
-      expect(await store.countPendingApprovals()).toBe(before + 2);
-      expect(await store.listPendingApprovals(OTHER)).toEqual([]);
-      await expect(store.decideApproval(OTHER, a.id, { approved: true, decided_by: 'x' })).rejects.toMatchObject({
+      expect((await store.approvals.listPendingApprovals(T)).map((x) => x.id)).toEqual([a.id, b.id]);
+      expect(await store.approvals.countPendingApprovals()).toBe(before + 2);
+      expect(await store.approvals.listPendingApprovals(OTHER)).toEqual([]);
+      await expect(store.approvals.decideApproval(OTHER, a.id, { approved: true, decided_by: 'x' })).rejects.toMatchObject({
         code: 'not_found',
       });
       const answers = await Promise.allSettled(
-        Array.from({ length: 20 }, (_, i) => store.decideApproval(T, a.id, { approved: i % 2 === 0, comment: `c${i}`, decided_by: 'u' })),
+        Array.from({ length: 20 }, (_, i) => store.approvals.decideApproval(T, a.id, { approved: i % 2 === 0, comment: `c${i}`, decided_by: 'u' })),
       );
       expect(answers.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      const decided = (await store.getApproval(T, a.id))!;
+      const decided = (await store.approvals.getApproval(T, a.id))!;
       expect(decided.status).toMatch(/approved|rejected/);
       expect(decided.decided_by).toBe('u');
-      expect((await store.listPendingApprovals(T)).map((x) => x.id)).toEqual([b.id]);
-      expect(await store.countPendingApprovals()).toBe(before + 1);
-      await expect(store.decideApproval(T, 'missing', { approved: true, decided_by: 'u' })).rejects.toMatchObject({
+      expect((await store.approvals.listPendingApprovals(T)).map((x) => x.id)).toEqual([b.id]);
+      expect(await store.approvals.countPendingApprovals()).toBe(before + 1);
+      await expect(store.approvals.decideApproval(T, 'missing', { approved: true, decided_by: 'u' })).rejects.toMatchObject({
         code: 'not_found',
       });
     });

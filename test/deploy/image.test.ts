@@ -126,8 +126,8 @@ describe('deploy/docker/agentplane (the entry point)', () => {
 
   it.each([
     ['api', 'src/main/api.ts'],
-    ['worker', 'workers/worker.ts'],
-    ['webhooks', 'workers/webhooks.ts'],
+    ['worker', 'src/main/worker.ts'],
+    ['webhooks', 'src/main/webhooks.ts'],
   ])('`%s` runs the compiled %s, which the build compiles', (role, source) => {
     const output = entry([role, '--trace-warnings']);
     expect(builtFrom(output)).toBe(source);

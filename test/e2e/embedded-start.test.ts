@@ -4,13 +4,13 @@ import { startProcess, type AgentProcess } from '../support/processes.js';
 
 /**
  * `npm start` without REDIS_URL: the embedded default, one process on the in-memory adapters.
- * The entry is spawned as `npm start` runs it (src/main/start.ts), with REDIS_URL removed.
+ * The entry is spawned as `npm start` runs it (src/main/api.ts), with REDIS_URL removed.
  */
 describe('npm start without REDIS_URL (embedded mode)', () => {
   let proc: AgentProcess;
 
   beforeAll(async () => {
-    proc = await startProcess({ entry: 'src/main/start.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'info' } });
+    proc = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'info' } });
   });
   afterAll(async () => {
     await proc?.stop();

@@ -19,7 +19,7 @@ describe('Swagger console in headless Chromium', () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
     api = await startTestApi();
     // A session, so the live response carries one and is more than an empty list.
-    await api.backend.store.createRun('DefaultTenant', { run_id: 'console-run-1', session_id: 'console-1', agent_id: 'echo' });
+    await api.backend.store.runs.createRun('DefaultTenant', { run_id: 'console-run-1', session_id: 'console-1', agent_id: 'echo' });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],

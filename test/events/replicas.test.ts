@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { compareEventIds } from '../../src/ports/event-bus.js';
+import { compareEventIds } from '../../src/domain/event-ids.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -32,7 +32,7 @@ describe('two API replicas and a worker process on one Redis', () => {
     a = await startTestApi({ redisUrl: redis.url, env: { ...env, SERVICE_REPLICA_ID: 'replica-a' } });
     b = await startTestApi({ redisUrl: redis.url, env: { ...env, SERVICE_REPLICA_ID: 'replica-b' } });
     worker = await startProcess({
-      entry: 'workers/worker.ts',
+      entry: 'src/main/worker.ts',
       portVariable: 'WORKER_PORT',
       env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: env.SERVICE_KEY_PREFIX, LOG_LEVEL: 'warn' },
     });

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
+import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
@@ -36,7 +37,7 @@ describe.each(['redis', 'memory'] as const)('1,000 connect/disconnect cycles on 
     const { streams } = app.api.deps;
     const events = app.backend.events;
     const someId = await events.publish(DEFAULT_TENANT, { type: 'completed', session: 's', run_id: 'r', agent_id: 'echo', ts: new Date().toISOString() });
-    const baseline = { listeners: events.listenerCount(), timeouts: timeouts() };
+    const baseline = { listeners: listenerCount(events), timeouts: timeouts() };
 
     const queries = ['', '?session=s', `?last_event_id=${someId}`, '?session=t&last_event_id=0-0'];
     let opened = 0;
@@ -59,7 +60,7 @@ describe.each(['redis', 'memory'] as const)('1,000 connect/disconnect cycles on 
     await waitFor('every connection to close', () =>
       new Promise<boolean>((resolve) => app.api.server.getConnections((_, count) => resolve(count === 0))),
     );
-    expect(events.listenerCount()).toBe(baseline.listeners);
+    expect(listenerCount(events)).toBe(baseline.listeners);
     expect(await gauge(app)).toBe(0);
     await waitFor('the timers to settle at the baseline', () => timeouts() <= baseline.timeouts);
 
@@ -96,7 +97,7 @@ describe('a client that never reads', () => {
       slow.destroy();
       fast.destroy();
     });
-    const listeners = app.backend.events.listenerCount();
+    const listeners = listenerCount(app.backend.events);
 
     const padding = 'x'.repeat(1000);
     const event = (i: number): RunEvent => ({ type: 'failed', session: `s${i % 7}`, run_id: `r${i}`, agent_id: 'echo', ts: new Date().toISOString(), error: padding });
@@ -113,7 +114,7 @@ describe('a client that never reads', () => {
     expect(slowStream.peakBufferedBytes).toBeGreaterThan(64 * 1024);
     expect(slowStream.peakBufferedBytes).toBeLessThanOrEqual(streams.maxBufferedBytes + 2 * 1024);
     expect(streams.size).toBe(1);
-    expect(app.backend.events.listenerCount()).toBe(listeners - 1);
+    expect(listenerCount(app.backend.events)).toBe(listeners - 1);
     expect(await gauge(app)).toBe(1);
 
     // What the kernel had buffered for it arrives, then the end of the connection the server closed.

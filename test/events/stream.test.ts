@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
 import { startSecuredApi, type SecuredApi } from '../auth/secured-api.js';
+import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
@@ -127,14 +128,14 @@ describe.each(['redis', 'memory'] as const)('GET /api/events/stream on %s', (mod
       return Number(/^agentplane_sse_connections (\d+)$/m.exec(text)?.[1]);
     };
     await waitFor('no stream left from earlier tests', () => app.api.deps.streams.size === 0);
-    const listeners = app.backend.events.listenerCount();
+    const listeners = listenerCount(app.backend.events);
     const streams = [await open(), await open('?session=x')];
     expect(await gauge()).toBe(2);
-    expect(app.backend.events.listenerCount()).toBe(listeners + 2);
+    expect(listenerCount(app.backend.events)).toBe(listeners + 2);
     for (const stream of streams) stream.destroy();
     await waitFor('the streams to close', () => app.api.deps.streams.size === 0);
     expect(await gauge()).toBe(0);
-    expect(app.backend.events.listenerCount()).toBe(listeners);
+    expect(listenerCount(app.backend.events)).toBe(listeners);
   });
 
   it('is not cut by the server socket timeout while idle', async () => {

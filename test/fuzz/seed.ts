@@ -1,8 +1,6 @@
 import { call, type TestApi } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { Metrics } from '../../src/http/metrics.js';
-import { createBackend } from '../../src/main/backend.js';
-import { startExecuting } from '../../src/main/executor-wiring.js';
+import { compose } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
 import type { AgentRegistry } from '../../src/runtime/registry.js';
 
@@ -19,8 +17,8 @@ export interface Seeded {
  * fuzzer starts stay queued.
  */
 export async function seedRuns(api: TestApi, agents: AgentRegistry): Promise<Seeded> {
-  const executing = createBackend(api.config);
-  startExecuting(api.config, executing, agents, createLogger('silent'), new Metrics({ pendingApprovals: async () => 0 }));
+  const executing = compose(api.config, { logger: createLogger('silent'), agents, defaultMetrics: false });
+  executing.startExecuting();
   try {
     const start = async (agent_id: string, session_id: string, input: Record<string, unknown>) => {
       const response = await call(`${api.url}/api/runs`, { method: 'POST', json: { agent_id, session_id, input } });

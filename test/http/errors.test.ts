@@ -31,8 +31,8 @@ beforeAll(async () => {
     },
   });
   sessionId = randomUUID();
-  await app.backend.store.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: 'echo' });
-  await app.backend.store.appendCheckpoint(T, sessionId, { patch: { a: 1 }, node_id: 'receive' });
+  await app.backend.store.runs.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: 'echo' });
+  await app.backend.store.sessions.appendCheckpoint(T, sessionId, { patch: { a: 1 }, node_id: 'receive' });
 });
 
 afterAll(async () => {
@@ -74,11 +74,11 @@ describe('malformed input changes nothing', () => {
   ];
 
   it.each(cases)('%s', async (_name, body, headers, status, code) => {
-    const before = await app.backend.store.listCheckpoints(T, sessionId, { limit: 500, offset: 0 });
+    const before = await app.backend.store.sessions.listCheckpoints(T, sessionId, { limit: 500, offset: 0 });
     const response = await raw(`/api/sessions/state?session_id=${sessionId}`, body, headers);
     expect(response.status).toBe(status);
     expectErrorShape(response.body, code);
-    expect(await app.backend.store.listCheckpoints(T, sessionId, { limit: 500, offset: 0 })).toEqual(before);
+    expect(await app.backend.store.sessions.listCheckpoints(T, sessionId, { limit: 500, offset: 0 })).toEqual(before);
   });
 
   it('says when the body is not JSON', async () => {

@@ -16,9 +16,9 @@ afterAll(async () => {
 
 async function seed(store: Store, options: { agent?: string; state?: Record<string, unknown> } = {}): Promise<string> {
   const id = randomUUID();
-  const run = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: options.agent ?? 'echo' });
-  await store.appendCheckpoint(T, id, { patch: options.state ?? { keep: 'me', over: 1, nested: { a: 1, b: 2 } }, node_id: 'respond' });
-  await store.updateRun(T, run.id, { status: 'completed' });
+  const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: options.agent ?? 'echo' });
+  await store.sessions.appendCheckpoint(T, id, { patch: options.state ?? { keep: 'me', over: 1, nested: { a: 1, b: 2 } }, node_id: 'respond' });
+  await store.runs.updateRun(T, run.id, { status: 'completed' });
   return id;
 }
 
@@ -40,7 +40,7 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
       ids.push(await seed(store, { agent: i % 2 === 0 ? 'echo' : 'human-review' }));
     }
     // Newest created_at first, ties (same millisecond) by id, descending.
-    const created = await Promise.all(ids.map(async (id) => ({ id, at: (await store.getSession(T, id))!.created_at })));
+    const created = await Promise.all(ids.map(async (id) => ({ id, at: (await store.sessions.getSession(T, id))!.created_at })));
     const expected = created
       .sort((a, b) => (a.at === b.at ? (a.id < b.id ? 1 : -1) : a.at < b.at ? 1 : -1))
       .map((s) => s.id);
@@ -88,7 +88,7 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('not_found');
     const bare = randomUUID();
-    await store.createRun(T, { run_id: randomUUID(), session_id: bare, agent_id: 'echo' });
+    await store.runs.createRun(T, { run_id: randomUUID(), session_id: bare, agent_id: 'echo' });
     expect((await call(`${app.url}/api/sessions/state?session_id=${bare}`)).status).toBe(404);
     expect((await call(`${app.url}/api/sessions/state?session_id=${bare}`, { method: 'POST', json: { state: {} } })).status).toBe(404);
   });
@@ -131,12 +131,12 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
       json: { state: { x: 1 } },
     });
     expect(bad.status).toBe(400);
-    const run = await store.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
-    await store.updateRun(T, run.id, { status: 'running' });
+    const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+    await store.runs.updateRun(T, run.id, { status: 'running' });
     const busy = await call(`${app.url}/api/sessions/state?session_id=${id}`, { method: 'POST', json: { state: { y: 1 } } });
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe('conflict');
-    expect((await store.getCheckpoint(T, id))!.seq_num).toBe(2);
+    expect((await store.sessions.getCheckpoint(T, id))!.seq_num).toBe(2);
   });
 
   it('keeps 50 concurrent patches of distinct keys with seq_nums 2..51', async () => {
@@ -155,7 +155,7 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
 
   it('pages the checkpoint history and 404s an unknown session', async () => {
     const id = await seed(store);
-    for (let i = 0; i < 4; i += 1) await store.appendCheckpoint(T, id, { patch: { i } });
+    for (let i = 0; i < 4; i += 1) await store.sessions.appendCheckpoint(T, id, { patch: { i } });
     const page = await call(`${app.url}/api/sessions/history?session_id=${id}&limit=2&offset=1`);
     expect(page.body.checkpoints.map((c: { seq_num: number }) => c.seq_num)).toEqual([4, 3]);
     expect((await call(`${app.url}/api/sessions/history?session_id=nope`)).status).toBe(404);
@@ -165,8 +165,8 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
   it('returns trace spans ordered by start; 400 without session_id, 404 for an unknown session', async () => {
     const id = await seed(store);
     const span = (span_id: string, start: string, parent_id = '') => ({ span_id, parent_id, name: span_id, start, end: start, attributes: {} });
-    await store.addSpan(T, id, span('child', '2026-11-21T10:00:01.500Z', 'root'));
-    await store.addSpan(T, id, span('root', '2026-11-21T10:00:01.000Z'));
+    await store.sessions.addSpan(T, id, span('child', '2026-11-21T10:00:01.500Z', 'root'));
+    await store.sessions.addSpan(T, id, span('root', '2026-11-21T10:00:01.000Z'));
     const traces = await call(`${app.url}/api/traces?session_id=${id}`);
     expect(traces.status).toBe(200);
     expect(traces.body.traces.map((s: { span_id: string }) => s.span_id)).toEqual(['root', 'child']);

@@ -1,6 +1,6 @@
 import Koa, { type Middleware } from 'koa';
 import { pino, type Logger } from 'pino';
-import { listen, type ListeningServer } from '../../src/integrations/shared/listen.js';
+import { listen, type ListeningServer } from '../../src/http/listen.js';
 
 /** Mounts middleware on a Koa app of its own, as an operator would, on 127.0.0.1 and a free port. */
 export async function mount(...middleware: Middleware[]): Promise<ListeningServer> {

@@ -37,9 +37,9 @@ describe('Telegram approvals with a real human-review run', () => {
     const adapter = new TelegramAdapter({ botToken: BOT_TOKEN, apiBaseUrl: fake.url, pollTimeoutSec: 1, handler: () => '' });
     const bridge = new TelegramApprovalBridge({
       telegram: adapter,
-      runControl: api.api.deps.runControl,
+      runControl: api.composition.runs,
       chatId: CHAT,
-      approvals: api.backend.store,
+      approvals: api.backend.store.approvals,
     });
     adapter.onCallbackQuery((query) => bridge.handleCallbackQuery(query));
     adapter.start();

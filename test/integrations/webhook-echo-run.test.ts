@@ -16,7 +16,7 @@ describe('webhook delivery → run', () => {
     const api = await startTestApi();
     cleanup.push(() => api.close());
     const config = loadWebhooksConfig({ WEBHOOK_ROUTES: 'push=echo', WEBHOOK_SECRET: 'hook-secret' });
-    const receiver = configuredReceiver(config, api.api.deps.runControl, silentLogger());
+    const receiver = configuredReceiver(config, api.composition.runs, silentLogger());
     const server = await mount(receiver.middleware());
     cleanup.push(() => server.close(), () => receiver.close());
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/domain/errors.js';
-import type { ListeningServer } from '../../src/integrations/shared/listen.js';
+import type { ListeningServer } from '../../src/http/listen.js';
 import { runBridge } from '../../src/integrations/webhook/run-bridge.js';
 import { WebhookReceiver } from '../../src/integrations/webhook/webhook-receiver.js';
 import type { RunControl, StartRunRequest } from '../../src/ports/run-control.js';

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ListeningServer } from '../../src/integrations/shared/listen.js';
+import type { ListeningServer } from '../../src/http/listen.js';
 import { githubSignature } from '../../src/integrations/webhook/github-signature.js';
 import type { SignatureVerifier } from '../../src/integrations/shared/signature-verifier.js';
 import { standardWebhooksSignature } from '../../src/integrations/webhook/standard-webhooks-signature.js';

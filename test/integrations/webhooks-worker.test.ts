@@ -1,14 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { builtInAgents } from '../../src/agents/index.js';
-import { createLogger } from '../../src/main/logger.js';
-import { createWorker } from '../../src/main/worker.js';
-import { AgentRegistry } from '../../src/runtime/registry.js';
+import { createWorker } from '../../src/main/worker-server.js';
 import { call, startTestApi } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
-// `npm run start:webhooks` as a real process (the script is `tsx workers/webhooks.ts`), with
+// `npm run start:webhooks` as a real process (the script is `tsx src/main/webhooks.ts`), with
 // an API and a run worker on the same Redis in this process.
 
 let redis: TestRedis;
@@ -31,7 +28,7 @@ interface WebhooksProcess {
 }
 
 function startWebhooks(env: Record<string, string>): WebhooksProcess {
-  const child = spawn('node_modules/.bin/tsx', ['workers/webhooks.ts'], {
+  const child = spawn('node_modules/.bin/tsx', ['src/main/webhooks.ts'], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', WEBHOOK_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -51,8 +48,7 @@ describe('npm run start:webhooks', () => {
     const prefix = uniquePrefix('webhooks');
     const api = await startTestApi({ redisUrl: redis.url, env: { SERVICE_KEY_PREFIX: prefix } });
     cleanup.push(() => api.close());
-    const agents = new AgentRegistry(builtInAgents);
-    createWorker(api.config, api.backend, agents, createLogger('silent'));
+    createWorker(api.composition);
 
     const port = await freePort();
     const webhooks = startWebhooks({

@@ -37,7 +37,7 @@ async function replicas(env: Record<string, string>, redisUrl = redis.url): Prom
   const pair = [await startSecuredApi(shared, { logs }), await startSecuredApi(shared, { logs })] as [SecuredApi, SecuredApi];
   apps.push(...pair);
   // Until its connection is ready a replica counts in memory; the shared count starts after.
-  for (const app of pair) await waitFor('the replica connected to Redis', () => app.backend.redis?.status === 'ready');
+  for (const app of pair) await waitFor('the replica connected to Redis', async () => (await app.backend.store.ping(), true));
   return pair;
 }
 

@@ -151,7 +151,7 @@ export function runScenarios(name: string, harness: () => RunHarness): void {
       const { run_id, session_id } = await startRun(h, { agent_id: 'loop' });
       const failed = await waitRun(h, run_id, 'failed');
       expect(failed.error).toMatch(/step limit of \d+/);
-      const checkpoints = await h.store.listCheckpoints(T, session_id, { limit: 500, offset: 0 });
+      const checkpoints = await h.store.sessions.listCheckpoints(T, session_id, { limit: 500, offset: 0 });
       expect(checkpoints[0]!.seq_num).toBe(checkpoints.length);
     });
 

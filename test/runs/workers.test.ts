@@ -13,7 +13,7 @@ let app: TestApi;
 
 function startWorker(extra: Record<string, string> = {}): Promise<AgentProcess> {
   return startProcess({
-    entry: 'workers/worker.ts',
+    entry: 'src/main/worker.ts',
     portVariable: 'WORKER_PORT',
     env: {
       REDIS_URL: redis.url,
@@ -68,7 +68,7 @@ describe('a worker killed in the middle of a slow node', () => {
     const second = await startWorker({ SLOW_NODE_MS: '500' });
     try {
       await waitRun(h, run_id, 'completed', 30_000);
-      const history = (await app.backend.store.listCheckpoints(T, session_id, { limit: 50, offset: 0 })).reverse();
+      const history = (await app.backend.store.sessions.listCheckpoints(T, session_id, { limit: 50, offset: 0 })).reverse();
       expect(history.map((c) => c.seq_num)).toEqual([1, 2, 3, 4]);
       expect(history.map((c) => c.node_id)).toEqual(['before', 'crawl', 'after', '__end__']);
       expect(history[3]!.state).toMatchObject({ n: 1, before: true, crawled: 1, after: true });
@@ -76,7 +76,7 @@ describe('a worker killed in the middle of a slow node', () => {
       expect(events.filter((e) => e === 'node_start:crawl')).toHaveLength(2);
       expect(events.filter((e) => e === 'node_start:before')).toHaveLength(1);
       expect(events.filter((e) => e === 'completed')).toHaveLength(1);
-      const spans = await app.backend.store.listSpans(T, session_id);
+      const spans = await app.backend.store.sessions.listSpans(T, session_id);
       expect(spans.filter((s) => s.parent_id === '')).toHaveLength(1);
       expect(spans.filter((s) => s.name === 'crawl')).toHaveLength(1);
     } finally {

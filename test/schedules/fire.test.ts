@@ -3,15 +3,13 @@ import { builtInAgents } from '../../src/agents/index.js';
 import { loadConfig } from '../../src/config.js';
 import { newId } from '../../src/domain/time.js';
 import { DEFAULT_TENANT as T, type Schedule } from '../../src/domain/types.js';
-import { Metrics } from '../../src/http/metrics.js';
-import { createBackend, type Backend } from '../../src/main/backend.js';
-import { startExecuting } from '../../src/main/executor-wiring.js';
+import { compose, type Composition } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
+import type { Backend } from '../../src/ports/backend.js';
 import type { RunControl } from '../../src/ports/run-control.js';
 import type { FireHandler } from '../../src/ports/scheduler.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import { createRunControl } from '../../src/runtime/run-control.js';
-import { createScheduleControl } from '../../src/runtime/schedule-control.js';
+import type { NewScheduleRequest } from '../../src/runtime/schedule-control.js';
 import { createScheduleFirer, type FireOutcome } from '../../src/runtime/schedule-fire.js';
 import { waitFor } from '../support/wait.js';
 
@@ -20,6 +18,7 @@ const DUE = Date.parse('2026-11-21T10:00:00.000Z');
 const logger = createLogger('silent');
 
 /** The embedded backend executing runs, and a firer on it that is called directly with ticks. */
+let composition: Composition;
 let backend: Backend;
 let runControl: RunControl;
 let outcomes: FireOutcome[];
@@ -31,21 +30,21 @@ function makeFirer(control: RunControl = runControl, clock = () => DUE + 250): F
 }
 
 beforeEach(() => {
-  const config = loadConfig({ LOG_LEVEL: 'silent' });
-  backend = createBackend(config);
-  startExecuting(config, backend, agents, logger, new Metrics({ defaultMetrics: false }));
-  runControl = createRunControl({ store: backend.store, queue: backend.queue, events: backend.events, agents });
+  // The embedded composition: it executes runs; its firer is replaced by the ticks the tests call.
+  composition = compose(loadConfig({ LOG_LEVEL: 'silent' }), { logger, agents, defaultMetrics: false });
+  composition.startExecuting();
+  backend = composition.backend;
+  runControl = composition.runs;
   outcomes = [];
   firer = makeFirer();
 });
 afterEach(async () => {
-  await backend.close();
+  await composition.close();
 });
 
-const create = (request: Parameters<ReturnType<typeof createScheduleControl>['create']>[1]): Promise<Schedule> =>
-  createScheduleControl({ store: backend.store, scheduler: backend.scheduler, agents }).create(T, request);
+const create = (request: NewScheduleRequest): Promise<Schedule> => composition.schedules.create(T, request);
 const tick = (schedule: Schedule, n = 0) => firer({ tenant: T, schedule_id: schedule.id, due_ms: DUE + n * MINUTE });
-const history = (schedule: Schedule) => backend.store.listScheduleHistory(T, schedule.id);
+const history = (schedule: Schedule) => backend.store.schedules.listScheduleHistory(T, schedule.id);
 const settled = (schedule: Schedule, count: number, status = 'completed') =>
   waitFor(`${count} ${status} records`, async () => {
     const records = await history(schedule);
@@ -69,13 +68,13 @@ describe('schedule fires', () => {
     });
     expect(new Set(records.map((r) => r.session_id)).size).toBe(2);
     for (const record of records) {
-      const runs = await backend.store.listRuns(T, record.session_id);
+      const runs = await backend.store.runs.listRuns(T, record.session_id);
       expect(runs.map((r) => [r.id, r.status])).toEqual([[record.run_id, 'completed']]);
-      expect((await backend.store.getCheckpoint(T, record.session_id))!.state).toMatchObject({ from: 'cron', echoed: true });
+      expect((await backend.store.sessions.getCheckpoint(T, record.session_id))!.state).toMatchObject({ from: 'cron', echoed: true });
     }
     expect(outcomes).toEqual(['started', 'started']);
     // next_run moves to the tick after the later of the due time and the fire time.
-    expect((await backend.store.getSchedule(T, schedule.id))!.next_run).toBe(new Date(DUE + 2 * MINUTE).toISOString());
+    expect((await backend.store.schedules.getSchedule(T, schedule.id))!.next_run).toBe(new Date(DUE + 2 * MINUTE).toISOString());
   });
 
   it('new_session false: every tick uses the schedule’s one session', async () => {
@@ -85,7 +84,7 @@ describe('schedule fires', () => {
     await tick(schedule, 1);
     const records = await settled(schedule, 2);
     expect(records.map((r) => r.session_id)).toEqual([schedule.session_id, schedule.session_id]);
-    expect(await backend.store.listRuns(T, schedule.session_id!)).toHaveLength(2);
+    expect(await backend.store.runs.listRuns(T, schedule.session_id!)).toHaveLength(2);
   });
 
   it('human-review on a reused session: a tick while the approval is open is skipped; the record follows the run to completed', async () => {
@@ -101,9 +100,9 @@ describe('schedule fires', () => {
       due_at: new Date(DUE + MINUTE).toISOString(),
       status: 'skipped',
     });
-    expect(await backend.store.listRuns(T, schedule.session_id!)).toHaveLength(1);
+    expect(await backend.store.runs.listRuns(T, schedule.session_id!)).toHaveLength(1);
     expect(outcomes).toEqual(['started', 'skipped']);
-    const [approval] = await backend.store.listPendingApprovals(T);
+    const [approval] = await backend.store.approvals.listPendingApprovals(T);
     await runControl.answerApproval(T, approval!.id, { approved: true, decided_by: 'test' });
     await waitFor('the first record completed', async () => (await history(schedule))[1]?.status === 'completed');
     expect((await history(schedule))[1]).toMatchObject({ run_id: first!.run_id, status: 'completed' });
@@ -114,13 +113,13 @@ describe('schedule fires', () => {
       return newest?.due_at === new Date(DUE + 2 * MINUTE).toISOString() && newest.status === 'interrupted' && newest;
     });
     expect(third).toMatchObject({ session_id: schedule.session_id, run_id: expect.any(String) });
-    expect((await backend.store.listRuns(T, schedule.session_id!)).map((r) => r.id)).toEqual([third.run_id, first!.run_id]);
+    expect((await backend.store.runs.listRuns(T, schedule.session_id!)).map((r) => r.id)).toEqual([third.run_id, first!.run_id]);
     expect(outcomes).toEqual(['started', 'skipped', 'started']);
   });
 
   it('records a run that could not start as failed, with the reason', async () => {
     const schedule: Schedule = { ...(await create({ agent_id: 'echo', cron_expr: '* * * * *' })), id: newId(), agent_id: 'ghost' };
-    await backend.store.createSchedule(T, schedule);
+    await backend.store.schedules.createSchedule(T, schedule);
     await tick(schedule);
     expect(await history(schedule)).toEqual([expect.objectContaining({ status: 'failed', error: 'Agent "ghost" is not registered.' })]);
     expect(outcomes).toEqual(['failed']);
@@ -128,7 +127,7 @@ describe('schedule fires', () => {
 
   it('a tick of a schedule that no longer exists removes its trigger and records nothing', async () => {
     const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *' });
-    await backend.store.deleteSchedule(T, schedule.id);
+    await backend.store.schedules.deleteSchedule(T, schedule.id);
     expect((await backend.scheduler.list()).map((t) => t.schedule_id)).toContain(schedule.id);
     await tick(schedule);
     expect((await backend.scheduler.list()).map((t) => t.schedule_id)).not.toContain(schedule.id);
@@ -140,7 +139,7 @@ describe('schedule fires', () => {
     await tick(schedule, 0);
     await tick(schedule, 0);
     const [record] = await settled(schedule, 1);
-    expect((await backend.store.listSessions(T, { limit: 50, offset: 0 })).map((s) => s.id)).toEqual([record!.session_id]);
+    expect((await backend.store.sessions.listSessions(T, { limit: 50, offset: 0 })).map((s) => s.id)).toEqual([record!.session_id]);
     expect(outcomes).toEqual(['started']);
   });
 
@@ -150,7 +149,7 @@ describe('schedule fires', () => {
       ...runControl,
       startRun: async (tenant, request) => {
         const ticket = await runControl.startRun(tenant, request);
-        await waitFor('the run completed', async () => (await backend.store.getRun(tenant, ticket.run_id))?.status === 'completed');
+        await waitFor('the run completed', async () => (await backend.store.runs.getRun(tenant, ticket.run_id))?.status === 'completed');
         return ticket;
       },
     };
@@ -162,7 +161,7 @@ describe('schedule fires', () => {
 
   it('never throws: a store failure is logged and counted as failed', async () => {
     const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *' });
-    vi.spyOn(backend.store, 'beginScheduleFire').mockRejectedValueOnce(new Error('redis down'));
+    vi.spyOn(backend.store.schedules, 'beginScheduleFire').mockRejectedValueOnce(new Error('redis down'));
     await expect(tick(schedule)).resolves.toBeUndefined();
     expect(outcomes).toEqual(['failed']);
     expect(await history(schedule)).toEqual([]);

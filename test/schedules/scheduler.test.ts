@@ -79,9 +79,9 @@ describe.each(adapters)('Scheduler: %s', (_name, make) => {
   it('reconciles: a stored schedule without its trigger gets it, an orphan trigger goes, a matching one is untouched', async () => {
     const { scheduler, store } = await make();
     onTestFinished(() => scheduler.close());
-    await store.createSchedule('acme', schedule('missing-trigger'));
-    await store.createSchedule('acme', schedule('matching'));
-    await store.createSchedule('globex', schedule('other-cadence', '0 0 * * *'));
+    await store.schedules.createSchedule('acme', schedule('missing-trigger'));
+    await store.schedules.createSchedule('acme', schedule('matching'));
+    await store.schedules.createSchedule('globex', schedule('other-cadence', '0 0 * * *'));
     await scheduler.upsert(trigger('matching'));
     await scheduler.upsert(trigger('other-cadence', { tenant: 'globex' }));
     await scheduler.upsert(trigger('orphan'));
@@ -95,7 +95,7 @@ describe.each(adapters)('Scheduler: %s', (_name, make) => {
     ]);
     expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 0, removed: 0, failed: 0, errors: [] });
     // One trigger that cannot be written does not stop the others.
-    await store.createSchedule('acme', schedule('later'));
+    await store.schedules.createSchedule('acme', schedule('later'));
     await scheduler.remove('matching');
     upsert.mockRejectedValueOnce(new Error('boom'));
     const report = await reconcileSchedules(store, scheduler);

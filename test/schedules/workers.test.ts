@@ -40,7 +40,7 @@ const s: Record<'fresh' | 'reused' | 'doomed' | 'review' | 'healed' | 'embedded'
 
 function startWorker(): Promise<AgentProcess> {
   return startProcess({
-    entry: 'workers/worker.ts',
+    entry: 'src/main/worker.ts',
     portVariable: 'WORKER_PORT',
     env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: prefix, LOG_LEVEL: 'info' },
   });

@@ -3,11 +3,11 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { AppOptions } from '../../src/http/app.js';
 import { anonymous } from '../../src/http/middleware/authenticate.js';
 import { builtInAgents } from '../../src/agents/index.js';
-import type { Backend } from '../../src/main/backend.js';
-import { createApiProcess } from '../../src/main/embedded.js';
+import { createApiServer, type ApiServer } from '../../src/main/api-server.js';
+import { compose, type Composition } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
-import { limiterFactoryFor, securityOptions } from '../../src/main/security.js';
-import type { ApiServer } from '../../src/main/server.js';
+import { securityOptions } from '../../src/main/security.js';
+import type { Backend } from '../../src/ports/backend.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { uniquePrefix } from './redis.js';
 
@@ -15,6 +15,7 @@ export interface TestApi {
   url: string;
   config: Config;
   backend: Backend;
+  composition: Composition;
   api: ApiServer;
   /** Every log line the app wrote, as parsed JSON. */
   logs: Record<string, unknown>[];
@@ -55,26 +56,27 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       callback();
     },
   });
-  const { api, backend } = createApiProcess(
-    config,
-    createLogger(config.LOG_LEVEL, sink),
-    options.agents ?? new AgentRegistry(builtInAgents),
-    (backend) =>
-      options.secured
-        ? { ...securityOptions(config, limiterFactoryFor(config, backend)), ...options.app }
-        : { authenticate: anonymous, ...options.app },
+  const composition = compose(config, {
+    logger: createLogger(config.LOG_LEVEL, sink),
+    agents: options.agents ?? new AgentRegistry(builtInAgents),
+  });
+  const { backend } = composition;
+  const api = createApiServer(
+    composition,
+    options.secured ? { ...securityOptions(config, backend.limiters), ...options.app } : { authenticate: anonymous, ...options.app },
   );
   const url = await api.listen();
   return {
     url,
     config,
     backend,
+    composition,
     api,
     logs,
     close: async () => {
       api.server.closeAllConnections();
       await new Promise<void>((resolve) => api.server.close(() => resolve()));
-      await backend.close();
+      await composition.close();
     },
   };
 }

@@ -53,7 +53,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const apiPorts = await Promise.all(Array.from({ length: options.apis ?? 3 }, () => freePort()));
   const startApi = (index: number) =>
     startProcess({ entry: 'src/main/api.ts', port: apiPorts[index], env: { ...common, SERVICE_REPLICA_ID: `api-${index + 1}` } });
-  const startWorker = () => startProcess({ entry: 'workers/worker.ts', portVariable: 'WORKER_PORT', env: common });
+  const startWorker = () => startProcess({ entry: 'src/main/worker.ts', portVariable: 'WORKER_PORT', env: common });
   const apis = await Promise.all(apiPorts.map((_, i) => startApi(i)));
   const workers = await Promise.all(Array.from({ length: options.workers ?? 2 }, () => startWorker()));
 

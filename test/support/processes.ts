@@ -15,7 +15,7 @@ export interface LogLine {
 }
 
 export interface StartProcessOptions {
-  /** Entry module relative to the repository root, e.g. `src/main/api.ts`, `workers/worker.ts`. */
+  /** Entry module relative to the repository root, e.g. `src/main/api.ts`, `src/main/worker.ts`. */
   entry: string;
   /**
    * Merged over this process's environment; a value of `undefined` removes the variable

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
-import { compareEventIds, type EventBus, type EventListener } from '../../ports/event-bus.js';
+import { compareEventIds } from '../../domain/event-ids.js';
+import type { EventBus, EventListener } from '../../ports/event-bus.js';
 
 /** The newest `capacity` events of one tenant, oldest first, in a fixed array. */
 class EventRing {

@@ -1,7 +1,8 @@
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { LimitPolicy, Limiter, LimiterFactory, LimitResult } from '../../ports/limiter.js';
+import { consumeWith, memoryLimiterOptions } from '../shared/rate-limiter.js';
 
-/** Counts in this process only: the embedded mode, and the insurance of the Redis adapter. */
+/** Counts in this process only: the embedded mode's limiter. */
 export class MemoryLimiter implements Limiter {
   private readonly limiter: RateLimiterMemory;
 
@@ -15,31 +16,3 @@ export class MemoryLimiter implements Limiter {
 }
 
 export const memoryLimiterFactory: LimiterFactory = (policy) => new MemoryLimiter(policy);
-
-export function memoryLimiterOptions(policy: LimitPolicy): { points: number; duration: number; keyPrefix: string } {
-  return { points: policy.points, duration: policy.durationSec, keyPrefix: policy.name };
-}
-
-type Consumable = Pick<RateLimiterAbstract, 'consume'>;
-
-/**
- * Consumes on a rate-limiter-flexible limiter and reports the outcome as a {@link LimitResult}.
- * The library rejects with a RateLimiterRes when points run out; that is an answer, not an error.
- */
-export async function consumeWith(limiter: Consumable, policy: LimitPolicy, key: string, points: number): Promise<LimitResult> {
-  try {
-    return resultOf(policy, true, await limiter.consume(key, points));
-  } catch (rejection) {
-    if (rejection instanceof RateLimiterRes) return resultOf(policy, false, rejection);
-    throw rejection;
-  }
-}
-
-function resultOf(policy: LimitPolicy, allowed: boolean, res: RateLimiterRes): LimitResult {
-  return {
-    policy,
-    allowed,
-    remaining: allowed ? Math.max(res.remainingPoints, 0) : 0,
-    resetMs: Math.max(res.msBeforeNext, 0),
-  };
-}

@@ -1,5 +1,5 @@
 import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
-import { runJobId } from '../../ports/run-queue.js';
+import { runJobId } from '../../domain/run-jobs.js';
 
 export interface MemoryRunQueueOptions {
   /** Jobs executed at once. @defaultValue 8 */
@@ -35,9 +35,6 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     this.pump();
   }
 
-  active(): number {
-    return this.running.size;
-  }
 
   private pump(): void {
     const concurrency = this.options.concurrency ?? 8;

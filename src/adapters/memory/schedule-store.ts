@@ -1,12 +1,12 @@
-import type { Run, Schedule, ScheduleFireStatus, ScheduleHistoryRecord } from '../../domain/types.js';
 import {
+  FINAL_FIRE_STATUSES,
   SCHEDULE_HISTORY_LIMIT,
-  type NewScheduleFire,
-  type Page,
-  type ScheduleFireUpdate,
-  type ScheduleStore,
-  type TenantSchedule,
-} from '../../ports/store.js';
+  SETTLING_RUN_STATUSES,
+  type Run,
+  type Schedule,
+  type ScheduleHistoryRecord,
+} from '../../domain/types.js';
+import type { NewScheduleFire, Page, ScheduleFireUpdate, ScheduleStore, TenantSchedule } from '../../ports/store.js';
 
 interface ScheduleRecord {
   schedule: Schedule;
@@ -16,13 +16,8 @@ interface ScheduleRecord {
   order: string[];
 }
 
-/** A record in these statuses never changes again. */
-const FINAL: readonly ScheduleFireStatus[] = ['completed', 'failed'];
-/** Run statuses that settle a fire record. */
-const SETTLING: readonly Run['status'][] = ['completed', 'failed', 'interrupted'];
-
 /**
- * The ScheduleStore part of the memory Store (MemoryStore extends it). Same semantics as
+ * The ScheduleStore part of the memory Store. Same semantics as
  * the Redis adapter, checked by the shared schedule-store contract suite.
  */
 export class MemoryScheduleStore implements ScheduleStore {
@@ -99,20 +94,21 @@ export class MemoryScheduleStore implements ScheduleStore {
 
   async updateScheduleFire(tenant: string, scheduleId: string, fireId: string, update: ScheduleFireUpdate): Promise<void> {
     const fire = this.schedules(tenant).get(scheduleId)?.fires.get(fireId);
-    if (!fire || FINAL.includes(fire.status)) return;
+    if (!fire || FINAL_FIRE_STATUSES.includes(fire.status)) return;
     if (update.status) fire.status = update.status;
     if (update.error) fire.error = update.error;
     if (update.run_id) fire.run_id = update.run_id;
     if (!fire.run_id) return;
-    if (FINAL.includes(fire.status)) this.runIndex(tenant).delete(fire.run_id);
+    if (FINAL_FIRE_STATUSES.includes(fire.status)) this.runIndex(tenant).delete(fire.run_id);
     else this.runIndex(tenant).set(fire.run_id, { scheduleId, fireId });
   }
 
   async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean> {
     const link = this.runIndex(tenant).get(run.id);
-    if (!link || !SETTLING.includes(run.status)) return false;
+    const status = SETTLING_RUN_STATUSES.find((s) => s === run.status);
+    if (!link || !status) return false;
     await this.updateScheduleFire(tenant, link.scheduleId, link.fireId, {
-      status: run.status as ScheduleFireStatus,
+      status,
       ...(run.error ? { error: run.error } : {}),
     });
     return true;

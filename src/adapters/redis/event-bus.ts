@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { AppError } from '../../domain/errors.js';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
-import { EventSeam, type EventBus, type EventListener } from '../../ports/event-bus.js';
+import { EventSeam } from '../../domain/event-seam.js';
+import type { EventBus, EventListener } from '../../ports/event-bus.js';
 import { RedisKeys } from './keys.js';
 
 export interface RedisEventBusOptions {

@@ -13,3 +13,12 @@ export function objectToPairs(object: object): string[] {
   }
   return pairs;
 }
+
+/** State patch as HSET pairs of key and raw JSON; undefined values are absent keys. */
+export function statePairs(patch: Record<string, unknown>): string[] {
+  const pairs: string[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value !== undefined) pairs.push(key, JSON.stringify(value));
+  }
+  return pairs;
+}

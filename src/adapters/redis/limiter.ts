@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import type { LimitPolicy, Limiter, LimiterFactory, LimitResult } from '../../ports/limiter.js';
-import { consumeWith, memoryLimiterOptions } from '../memory/limiter.js';
+import { consumeWith, memoryLimiterOptions } from '../shared/rate-limiter.js';
 
 export interface RedisLimiterOptions {
   /** A client created by `src/main`; the limiter never closes it. */

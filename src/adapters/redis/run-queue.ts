@@ -1,6 +1,6 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
-import { runJobId } from '../../ports/run-queue.js';
+import { runJobId } from '../../domain/run-jobs.js';
 
 /** Name of the BullMQ queue of runs. */
 export const RUNS_QUEUE = 'runs';
@@ -71,9 +71,6 @@ export class BullRunConsumer implements RunConsumer {
     this.worker.on('error', (error) => this.options.onError?.(error));
   }
 
-  active(): number {
-    return (this.worker as unknown as { running?: number } | undefined)?.running ?? 0;
-  }
 
   close(timeoutMs = 10_000): Promise<void> {
     const worker = this.worker;

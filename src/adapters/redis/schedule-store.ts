@@ -1,79 +1,65 @@
-import type { Redis } from 'ioredis';
-import type { JsonObject, Run, Schedule, ScheduleHistoryRecord } from '../../domain/types.js';
 import {
   SCHEDULE_HISTORY_LIMIT,
-  type NewScheduleFire,
-  type Page,
-  type ScheduleFireUpdate,
-  type ScheduleStore,
-  type TenantSchedule,
-} from '../../ports/store.js';
+  SETTLING_RUN_STATUSES,
+  type JsonObject,
+  type Run,
+  type Schedule,
+  type ScheduleHistoryRecord,
+} from '../../domain/types.js';
+import type { NewScheduleFire, Page, ScheduleFireUpdate, ScheduleStore, TenantSchedule } from '../../ports/store.js';
+import type { RedisContext } from './context.js';
 import { objectToPairs } from './hash.js';
-import { RedisKeys } from './keys.js';
-import { loadScripts, type ScriptName } from './scripts.js';
-
-/** Run statuses that settle a fire record. */
-const SETTLING: readonly Run['status'][] = ['completed', 'failed', 'interrupted'];
 
 /**
- * The ScheduleStore part of the Redis Store (RedisStore extends it). A schedule is a hash in
+ * The ScheduleStore part of the Redis Store. A schedule is a hash in
  * its tenant's slot; its fire records are a hash by fire id plus a capped list of ids, newest
  * first, written by Lua. A global hash (schedule id → tenant) lets the worker reconcile
  * schedules across tenants; it is written before a schedule and cleared after one, so an
  * entry without its schedule is only ever a leftover that readers skip.
  */
 export class RedisScheduleStore implements ScheduleStore {
-  // ES private names: RedisStore, the subclass, keeps its own `redis` and `keys`.
-  readonly #redis: Redis;
-  readonly #keys: RedisKeys;
-  readonly #script: (name: ScriptName, keys: string[], args: (string | number)[]) => Promise<unknown[]>;
-
-  constructor(redis: Redis, keyPrefix: string) {
-    this.#redis = redis;
-    this.#keys = new RedisKeys(keyPrefix);
-    this.#script = loadScripts(redis);
-  }
+  constructor(private readonly c: RedisContext) {}
 
   async createSchedule(tenant: string, schedule: Schedule): Promise<void> {
-    await this.#redis.hset(this.#keys.scheduleTenants(), schedule.id, tenant);
+    await this.c.redis.hset(this.c.keys.scheduleTenants(), schedule.id, tenant);
     const { input, new_session, ...rest } = schedule;
-    await this.#redis
+    await this.c.redis
       .multi()
-      .hset(this.#keys.schedule(tenant, schedule.id), ...objectToPairs(rest), 'input', JSON.stringify(input), 'new_session', new_session ? '1' : '0')
-      .zadd(this.#keys.schedules(tenant), Date.parse(schedule.created_at), schedule.id)
+      .hset(this.c.keys.schedule(tenant, schedule.id), ...objectToPairs(rest), 'input', JSON.stringify(input), 'new_session', new_session ? '1' : '0')
+      .zadd(this.c.keys.schedules(tenant), Date.parse(schedule.created_at), schedule.id)
       .exec();
   }
 
   async getSchedule(tenant: string, id: string): Promise<Schedule | null> {
-    return toSchedule(await this.#redis.hgetall(this.#keys.schedule(tenant, id)));
+    return toSchedule(await this.c.redis.hgetall(this.c.keys.schedule(tenant, id)));
   }
 
   async listSchedules(tenant: string, page: Page): Promise<Schedule[]> {
-    const ids = await this.#redis.zrevrange(this.#keys.schedules(tenant), page.offset, page.offset + page.limit - 1);
-    const schedules = await this.#readAll(ids.map((id) => this.#keys.schedule(tenant, id)));
+    const ids = await this.c.redis.zrevrange(this.c.keys.schedules(tenant), page.offset, page.offset + page.limit - 1);
+    const schedules = await this.readAll(ids.map((id) => this.c.keys.schedule(tenant, id)));
     return schedules.filter((s): s is Schedule => s !== null);
   }
 
   async deleteSchedule(tenant: string, id: string): Promise<boolean> {
-    const reply = await this.#script(
+    const reply = await this.c.script(
       'deleteSchedule',
       [
-        this.#keys.schedule(tenant, id),
-        this.#keys.schedules(tenant),
-        this.#keys.scheduleFires(tenant, id),
-        this.#keys.scheduleHistory(tenant, id),
-        this.#keys.scheduleRuns(tenant),
+        this.c.keys.schedule(tenant, id),
+        this.c.keys.schedules(tenant),
+        this.c.keys.scheduleFires(tenant, id),
+        this.c.keys.scheduleHistory(tenant, id),
+        this.c.keys.scheduleRuns(tenant),
       ],
       [id],
     );
     if (Number(reply[0]) !== 1) return false;
-    await this.#redis.hdel(this.#keys.scheduleTenants(), id);
+    await this.c.redis.hdel(this.c.keys.scheduleTenants(), id);
     return true;
   }
 
   async listAllSchedules(): Promise<TenantSchedule[]> {
-    const index = Object.entries(await this.#redis.hgetall(this.#keys.scheduleTenants()));
-    const schedules = await this.#readAll(index.map(([id, tenant]) => this.#keys.schedule(tenant, id)));
+    const index = Object.entries(await this.c.redis.hgetall(this.c.keys.scheduleTenants()));
+    const schedules = await this.readAll(index.map(([id, tenant]) => this.c.keys.schedule(tenant, id)));
     return index.flatMap(([, tenant], i) => {
       const schedule = schedules[i];
       return schedule ? [{ tenant, schedule }] : [];
@@ -83,13 +69,13 @@ export class RedisScheduleStore implements ScheduleStore {
   async beginScheduleFire(tenant: string, scheduleId: string, fire: NewScheduleFire): Promise<'begun' | 'duplicate' | 'gone'> {
     const { fire_id, next_run, ...rest } = fire;
     const record: ScheduleHistoryRecord = { schedule_id: scheduleId, ...rest, status: 'running' };
-    const reply = await this.#script(
+    const reply = await this.c.script(
       'beginScheduleFire',
       [
-        this.#keys.schedule(tenant, scheduleId),
-        this.#keys.scheduleFires(tenant, scheduleId),
-        this.#keys.scheduleHistory(tenant, scheduleId),
-        this.#keys.scheduleRuns(tenant),
+        this.c.keys.schedule(tenant, scheduleId),
+        this.c.keys.scheduleFires(tenant, scheduleId),
+        this.c.keys.scheduleHistory(tenant, scheduleId),
+        this.c.keys.scheduleRuns(tenant),
       ],
       [fire_id, JSON.stringify(record), next_run, SCHEDULE_HISTORY_LIMIT],
     );
@@ -98,35 +84,36 @@ export class RedisScheduleStore implements ScheduleStore {
   }
 
   async updateScheduleFire(tenant: string, scheduleId: string, fireId: string, update: ScheduleFireUpdate): Promise<void> {
-    await this.#script(
+    await this.c.script(
       'updateScheduleFire',
-      [this.#keys.scheduleFires(tenant, scheduleId), this.#keys.scheduleRuns(tenant)],
+      [this.c.keys.scheduleFires(tenant, scheduleId), this.c.keys.scheduleRuns(tenant)],
       [fireId, update.status ?? '', update.run_id ?? '', update.error ?? '', scheduleId],
     );
   }
 
   async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean> {
-    if (!SETTLING.includes(run.status)) return false;
-    const link = await this.#redis.hget(this.#keys.scheduleRuns(tenant), run.id);
+    const status = SETTLING_RUN_STATUSES.find((s) => s === run.status);
+    if (!status) return false;
+    const link = await this.c.redis.hget(this.c.keys.scheduleRuns(tenant), run.id);
     if (!link) return false;
     const [scheduleId = '', fireId = ''] = link.split(' ');
     await this.updateScheduleFire(tenant, scheduleId, fireId, {
-      status: run.status as 'completed' | 'failed' | 'interrupted',
+      status,
       ...(run.error ? { error: run.error } : {}),
     });
     return true;
   }
 
   async listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]> {
-    const ids = await this.#redis.lrange(this.#keys.scheduleHistory(tenant, scheduleId), 0, SCHEDULE_HISTORY_LIMIT - 1);
+    const ids = await this.c.redis.lrange(this.c.keys.scheduleHistory(tenant, scheduleId), 0, SCHEDULE_HISTORY_LIMIT - 1);
     if (ids.length === 0) return [];
-    const docs = await this.#redis.hmget(this.#keys.scheduleFires(tenant, scheduleId), ...ids);
+    const docs = await this.c.redis.hmget(this.c.keys.scheduleFires(tenant, scheduleId), ...ids);
     return docs.flatMap((doc) => (doc ? [JSON.parse(doc) as ScheduleHistoryRecord] : []));
   }
 
-  async #readAll(keys: string[]): Promise<(Schedule | null)[]> {
+  private async readAll(keys: string[]): Promise<(Schedule | null)[]> {
     if (keys.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
+    const pipeline = this.c.redis.pipeline();
     for (const key of keys) pipeline.hgetall(key);
     const replies = (await pipeline.exec()) ?? [];
     return keys.map((_key, i) => toSchedule((replies[i]?.[1] ?? {}) as Record<string, string>));

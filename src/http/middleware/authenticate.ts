@@ -1,5 +1,9 @@
 import { ANONYMOUS_PRINCIPAL, anonymousAuthenticator, type Authenticator } from '../../auth/authenticator.js';
-import type { Authenticate } from '../router.js';
+import type { Context } from 'koa';
+import type { Principal } from '../../domain/types.js';
+
+/** Resolves the caller of a request; throws AppError `unauthorized` for a bad credential. */
+export type Authenticate = (ctx: Context) => Promise<Principal>;
 
 /** With SERVICE_AUTH=none every request runs as this principal, in DefaultTenant. */
 export { ANONYMOUS_PRINCIPAL };

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { AppError } from '../../domain/errors.js';
 import { renderError, toAppError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../../observability/metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

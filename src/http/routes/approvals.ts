@@ -35,7 +35,7 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
       },
       handler: async ({ principal }) => ({
         status: 200,
-        body: { pending: await deps.store.listPendingApprovals(principal.tenant) },
+        body: { pending: await deps.store.approvals.listPendingApprovals(principal.tenant) },
       }),
     }),
     defineRoute({
@@ -57,7 +57,7 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429),
       },
       handler: async ({ body, principal }) => {
-        const approval = await deps.runControl.answerApproval(principal.tenant, body.id, {
+        const approval = await deps.runs.answerApproval(principal.tenant, body.id, {
           approved: body.approved,
           comment: body.comment ?? '',
           decided_by: principal.subject,

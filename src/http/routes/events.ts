@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import type { StoredEvent } from '../../domain/types.js';
-import { EVENT_ID_PATTERN, EventSeam, type EventBus } from '../../ports/event-bus.js';
+import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
+import { EventSeam } from '../../domain/event-seam.js';
+import type { EventBus } from '../../ports/event-bus.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, Timestamp } from '../schemas.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { notFound } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { errorResponses, IdParam, JsonObjectSchema, Timestamp } from '../schemas.js';
+import { errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, Timestamp } from '../schemas.js';
 
 export const RunSchema = z
   .object({
@@ -17,17 +17,14 @@ export const RunSchema = z
   })
   .meta({ id: 'Run' });
 
-const RunTicketSchema = z
-  .object({ run_id: z.string(), session_id: z.string(), status: z.literal('queued') })
-  .meta({ id: 'RunTicket' });
 
 const AgentSchema = z
   .object({ id: z.string(), description: z.string(), nodes: z.array(z.string()), entry: z.string() })
   .meta({ id: 'Agent' });
 
-/** Agents, starting runs, reading runs, and resuming a session (extensions of CONTRACT.md). */
+/** Agents, starting runs and reading runs (extensions of CONTRACT.md). */
 export function runRoutes(deps: AppDeps): AnyRoute[] {
-  const { store, runControl, agents } = deps;
+  const { store, runs, agents } = deps;
   return [
     defineRoute({
       method: 'GET',
@@ -62,7 +59,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 409, 413, 415, 429),
       },
       handler: async ({ body, principal }) => {
-        const ticket = await runControl.startRun(principal.tenant, body);
+        const ticket = await runs.startRun(principal.tenant, body);
         return { status: 202, body: ticket, headers: { Location: `/api/runs/${ticket.run_id}` } };
       },
     }),
@@ -78,8 +75,8 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
-        if (!(await store.getSession(principal.tenant, query.session_id))) throw notFound('The session');
-        return { status: 200, body: { runs: await store.listRuns(principal.tenant, query.session_id) } };
+        if (!(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
+        return { status: 200, body: { runs: await store.runs.listRuns(principal.tenant, query.session_id) } };
       },
     }),
     defineRoute({
@@ -91,25 +88,9 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       params: z.object({ id: IdParam }),
       responses: { 200: { description: 'The run', schema: RunSchema }, ...errorResponses(400, 401, 403, 404, 429) },
       handler: async ({ params, principal }) => {
-        const run = await store.getRun(principal.tenant, params.id);
+        const run = await store.runs.getRun(principal.tenant, params.id);
         if (!run) throw notFound('The run');
         return { status: 200, body: run };
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/sessions/resume',
-      operationId: 'resumeSession',
-      summary: 'Continue a failed or edited session from its latest checkpoint',
-      tag: 'sessions',
-      query: z.object({ session_id: IdParam }),
-      responses: {
-        202: { description: 'The run is queued', schema: RunTicketSchema, headers: { Location: 'URL of the run' } },
-        ...errorResponses(400, 401, 403, 404, 409, 429),
-      },
-      handler: async ({ query, principal }) => {
-        const ticket = await runControl.resumeSession(principal.tenant, query.session_id);
-        return { status: 202, body: ticket, headers: { Location: `/api/runs/${ticket.run_id}` } };
       },
     }),
   ];

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { notFound } from '../../domain/errors.js';
-import { createScheduleControl } from '../../runtime/schedule-control.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, JsonObjectSchema, Timestamp } from '../schemas.js';
@@ -36,10 +35,9 @@ const IdParams = z.object({ id: IdParam });
 
 /** Cron schedules that start agent runs (CONTRACT.md, Schedules); tenant-scoped. */
 export function scheduleRoutes(deps: AppDeps): AnyRoute[] {
-  const { store } = deps;
-  const control = createScheduleControl({ store, scheduler: deps.scheduler, agents: deps.agents });
+  const { store, schedules: control } = deps;
   const existing = async (tenant: string, id: string) => {
-    const schedule = await store.getSchedule(tenant, id);
+    const schedule = await store.schedules.getSchedule(tenant, id);
     if (!schedule) throw notFound('The schedule');
     return schedule;
   };
@@ -60,7 +58,7 @@ export function scheduleRoutes(deps: AppDeps): AnyRoute[] {
       },
       handler: async ({ query, principal }) => ({
         status: 200,
-        body: { schedules: await store.listSchedules(principal.tenant, query) },
+        body: { schedules: await store.schedules.listSchedules(principal.tenant, query) },
       }),
     }),
     defineRoute({
@@ -124,7 +122,7 @@ export function scheduleRoutes(deps: AppDeps): AnyRoute[] {
       },
       handler: async ({ params, principal }) => {
         await existing(principal.tenant, params.id);
-        return { status: 200, body: { history: await store.listScheduleHistory(principal.tenant, params.id) } };
+        return { status: 200, body: { history: await store.schedules.listScheduleHistory(principal.tenant, params.id) } };
       },
     }),
   ];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError, notFound } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { CheckpointSchema, errorResponses, IdParam, JsonObjectSchema, SessionSchema } from '../schemas.js';
+import { CheckpointSchema, errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, SessionSchema } from '../schemas.js';
 import { intQuery } from '../validate.js';
 
 const PageQuery = {
@@ -20,7 +20,7 @@ function parseIfMatch(header: string): number | undefined {
   return Number(match[1]);
 }
 
-/** Sessions, their latest checkpoint (read and patch) and their checkpoint history. */
+/** Sessions, their latest checkpoint (read and patch), their checkpoint history, and resuming one. */
 export function sessionRoutes(deps: AppDeps): AnyRoute[] {
   const { store } = deps;
   return [
@@ -37,7 +37,7 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
       },
       handler: async ({ query, principal }) => ({
         status: 200,
-        body: { sessions: await store.listSessions(principal.tenant, query) },
+        body: { sessions: await store.sessions.listSessions(principal.tenant, query) },
       }),
     }),
     defineRoute({
@@ -52,7 +52,7 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
-        const checkpoint = await store.getCheckpoint(principal.tenant, query.session_id);
+        const checkpoint = await store.sessions.getCheckpoint(principal.tenant, query.session_id);
         if (!checkpoint) throw notFound('A checkpoint of this session');
         return { status: 200, body: checkpoint, headers: { ETag: `"${checkpoint.seq_num}"` } };
       },
@@ -70,7 +70,7 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429),
       },
       handler: async ({ query, body, principal, ctx }) => {
-        const checkpoint = await store.appendCheckpoint(principal.tenant, query.session_id, {
+        const checkpoint = await store.sessions.appendCheckpoint(principal.tenant, query.session_id, {
           patch: body.state,
           ifSeq: parseIfMatch(ctx.get('If-Match')),
           rejectWhileRunning: true,
@@ -90,8 +90,24 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
-        if (!(await store.getSession(principal.tenant, query.session_id))) throw notFound('The session');
-        return { status: 200, body: { checkpoints: await store.listCheckpoints(principal.tenant, query.session_id, query) } };
+        if (!(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
+        return { status: 200, body: { checkpoints: await store.sessions.listCheckpoints(principal.tenant, query.session_id, query) } };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/resume',
+      operationId: 'resumeSession',
+      summary: 'Continue a failed or edited session from its latest checkpoint',
+      tag: 'sessions',
+      query: z.object({ session_id: IdParam }),
+      responses: {
+        202: { description: 'The run is queued', schema: RunTicketSchema, headers: { Location: 'URL of the run' } },
+        ...errorResponses(400, 401, 403, 404, 409, 429),
+      },
+      handler: async ({ query, principal }) => {
+        const ticket = await deps.runs.resumeSession(principal.tenant, query.session_id);
+        return { status: 202, body: ticket, headers: { Location: `/api/runs/${ticket.run_id}` } };
       },
     }),
   ];

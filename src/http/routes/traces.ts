@@ -19,8 +19,8 @@ export function traceRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
-        if (!(await deps.store.getSession(principal.tenant, query.session_id))) throw notFound('The session');
-        return { status: 200, body: { traces: await deps.store.listSpans(principal.tenant, query.session_id) } };
+        if (!(await deps.store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
+        return { status: 200, body: { traces: await deps.store.sessions.listSpans(principal.tenant, query.session_id) } };
       },
     }),
   ];

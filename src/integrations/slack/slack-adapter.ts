@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import { InFlight } from '../shared/in-flight.js';
-import { serveMiddleware, type ListenAddress, type ListeningServer } from '../shared/listen.js';
+import { serveMiddleware, type ListenAddress, type ListeningServer } from '../../http/listen.js';
 import { PlatformError } from '../shared/platform-request.js';
 import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';

@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { InFlight } from '../shared/in-flight.js';
-import { serveMiddleware, type ListenAddress, type ListeningServer } from '../shared/listen.js';
+import { serveMiddleware, type ListenAddress, type ListeningServer } from '../../http/listen.js';
 import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';
 import { unauthorized } from '../shared/respond-error.js';

@@ -15,20 +15,20 @@
   ARGV[7] '1' to refuse while the session's run is running
   ARGV[8..] pairs: state key, raw JSON value
 
-  Returns {1, checkpoint JSON} on success, or
-    {-1} no such session
-    {-2} the session has no checkpoint and no node id was given
-    {-3} latest seq_num differs from ARGV[6]
-    {-4} a run of the session is running
+  Returns {1, checkpoint JSON} on success, or (codes of scripts.ts)
+    {NOT_FOUND} no such session, or it has no checkpoint and no node id was given
+    {SEQ_MISMATCH} latest seq_num differs from ARGV[6]
+    {RUN_RUNNING} a run of the session is running
 ]]
+--@include constants
 --@include appendCheckpoint
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {NOT_FOUND} end
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
 local node = ARGV[3]
 if node == '' then
-  if seq == 0 then return {-2} end
+  if seq == 0 then return {NOT_FOUND} end
   node = redis.call('HGET', KEYS[1], 'node_id')
 end
-if ARGV[6] ~= '' and tonumber(ARGV[6]) ~= seq then return {-3} end
-if ARGV[7] == '1' and redis.call('HGET', KEYS[1], 'run_status') == 'running' then return {-4} end
+if ARGV[6] ~= '' and tonumber(ARGV[6]) ~= seq then return {SEQ_MISMATCH} end
+if ARGV[7] == '1' and redis.call('HGET', KEYS[1], 'run_status') == 'running' then return {RUN_RUNNING} end
 return {1, append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], node, ARGV[4], ARGV[5] == '1', ARGV, 8)}

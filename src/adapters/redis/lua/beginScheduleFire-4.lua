@@ -10,12 +10,12 @@
 
   ARGV[1] fire id   ARGV[2] record JSON   ARGV[3] next_run (RFC 3339)   ARGV[4] history cap
 
-  Returns
-     {1} recorded
-     {0} this fire id was already recorded (a re-delivered tick); nothing changed
-    {-1} no such schedule
+  Returns (outcomes, not failures)
+    {1} recorded
+    {0} this fire id was already recorded (a re-delivered tick); nothing changed
+    {2} no such schedule
 ]]
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {2} end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {0} end
 redis.call('LPUSH', KEYS[3], ARGV[1])
 redis.call('HSET', KEYS[1], 'next_run', ARGV[3])

@@ -17,24 +17,25 @@
   ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id
   ARGV[8..] pairs: state key, raw JSON value
 
-  Returns {1, created (0|1)} or
-    {-1} the session has an active run
-    {-2, agent id} the session belongs to another agent
+  Returns {1, created (0|1)} or (codes of scripts.ts)
+    {SESSION_BUSY} the session has an active run
+    {OTHER_AGENT, agent id} the session belongs to another agent
 ]]
+--@include constants
+--@include runStatus
 --@include appendCheckpoint
 local agent = redis.call('HGET', KEYS[1], 'agent_id')
 local created = 0
 if agent then
-  if agent ~= ARGV[2] then return {-2, agent} end
-  local status = redis.call('HGET', KEYS[1], 'run_status')
-  if status == 'queued' or status == 'running' or status == 'interrupted' then return {-1} end
+  if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
+  if session_busy(KEYS[1]) then return {SESSION_BUSY} end
 else
   redis.call('HSET', KEYS[1], 'agent_id', ARGV[2], 'created_at', ARGV[4], 'seq', 0)
   redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
   created = 1
 end
-redis.call('HSET', KEYS[1], 'run_id', ARGV[3], 'run_status', 'queued', 'updated_at', ARGV[4])
+make_current_run(KEYS[1], ARGV[3], 'queued', ARGV[4])
 redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
   'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
 redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])

@@ -7,26 +7,25 @@
   KEYS[1] approval hash
   KEYS[2] pending approvals sorted set of the tenant
   KEYS[3] run hash
-  KEYS[3] session hash
+  KEYS[4] session hash
 
   ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
-  ARGV[4] decided_at (RFC 3339)
+  ARGV[4] decided_at (RFC 3339)   ARGV[5] run id
 
-  Returns {1, removed from pending (0|1), approval hash as a flat array}, or
-    {-1} no such approval
-    {-2} already decided
+  Returns {1, removed from pending (0|1), approval hash as a flat array}, or (codes of scripts.ts)
+    {NOT_FOUND} no such approval
+    {DECIDED} already decided
 ]]
+--@include constants
+--@include runStatus
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return {-1} end
-if status ~= 'pending' then return {-2} end
+if not status then return {NOT_FOUND} end
+if status ~= 'pending' then return {DECIDED} end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'comment', ARGV[2], 'decided_by', ARGV[3],
   'decided_at', ARGV[4])
 local id = redis.call('HGET', KEYS[1], 'id')
 local removed = redis.call('ZREM', KEYS[2], id)
 if redis.call('HGET', KEYS[3], 'status') == 'interrupted' then
-  redis.call('HSET', KEYS[3], 'status', 'queued', 'updated_at', ARGV[4])
-  if redis.call('HGET', KEYS[4], 'run_id') == redis.call('HGET', KEYS[3], 'id') then
-    redis.call('HSET', KEYS[4], 'run_status', 'queued', 'updated_at', ARGV[4])
-  end
+  set_run_status(KEYS[3], KEYS[4], ARGV[5], 'queued', ARGV[4])
 end
 return {1, removed, redis.call('HGETALL', KEYS[1])}

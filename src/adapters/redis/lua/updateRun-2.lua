@@ -6,24 +6,23 @@
   KEYS[2] session hash
 
   ARGV[1] status   ARGV[2] error ('' clears it)   ARGV[3] now (RFC 3339)
-  ARGV[4] comma-separated statuses the run must have now, '' for any
+  ARGV[4] comma-separated statuses the run must have now, '' for any   ARGV[5] run id
 
-  Returns the run hash as a flat array, or
-    {-1} no such run
-    {-2, current status} the run's status is not one of ARGV[4]
+  Returns the run hash as a flat array, or (codes of scripts.ts)
+    {NOT_FOUND} no such run
+    {RUN_STATUS, current status} the run's status is not one of ARGV[4]
 ]]
+--@include constants
+--@include runStatus
 local current = redis.call('HGET', KEYS[1], 'status')
-if not current then return {-1} end
+if not current then return {NOT_FOUND} end
 if ARGV[4] ~= '' and not string.find(',' .. ARGV[4] .. ',', ',' .. current .. ',', 1, true) then
-  return {-2, current}
+  return {RUN_STATUS, current}
 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated_at', ARGV[3])
 if ARGV[2] == '' then
   redis.call('HDEL', KEYS[1], 'error')
+  set_run_status(KEYS[1], KEYS[2], ARGV[5], ARGV[1], ARGV[3])
 else
-  redis.call('HSET', KEYS[1], 'error', ARGV[2])
-end
-if redis.call('HGET', KEYS[2], 'run_id') == redis.call('HGET', KEYS[1], 'id') then
-  redis.call('HSET', KEYS[2], 'run_status', ARGV[1], 'updated_at', ARGV[3])
+  set_run_status(KEYS[1], KEYS[2], ARGV[5], ARGV[1], ARGV[3], { 'error', ARGV[2] })
 end
 return redis.call('HGETALL', KEYS[1])

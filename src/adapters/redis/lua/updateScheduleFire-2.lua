@@ -13,16 +13,17 @@
      {1} updated
      {0} no such record, or the record is final
 ]]
+--@include constants
 local doc = redis.call('HGET', KEYS[1], ARGV[1])
 if not doc then return {0} end
 local record = cjson.decode(doc)
-if record.status == 'completed' or record.status == 'failed' then return {0} end
+if FINAL_FIRE_STATUS[record.status] then return {0} end
 if ARGV[2] ~= '' then record.status = ARGV[2] end
 if ARGV[3] ~= '' then record.run_id = ARGV[3] end
 if ARGV[4] ~= '' then record.error = ARGV[4] end
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(record))
 if record.run_id then
-  if record.status == 'completed' or record.status == 'failed' then
+  if FINAL_FIRE_STATUS[record.status] then
     redis.call('HDEL', KEYS[2], record.run_id)
   else
     redis.call('HSET', KEYS[2], record.run_id, ARGV[5] .. ' ' .. ARGV[1])

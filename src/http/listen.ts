@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Middleware } from 'koa';
 
-/** Where a standalone integration server listens. */
+/** Where a server listens. */
 export interface ListenAddress {
   /** 0 picks a free port. */
   port: number;
@@ -10,8 +10,9 @@ export interface ListenAddress {
   host?: string;
 }
 
-/** A running standalone server. */
+/** A listening server. */
 export interface ListeningServer {
+  server: Server;
   /** Base URL with the port actually bound, e.g. `http://127.0.0.1:8422`. */
   url: string;
   port: number;
@@ -27,8 +28,17 @@ export function serveMiddleware(middleware: Middleware, address: ListenAddress):
 }
 
 /** Serves a Koa app on `address` and resolves once it listens. */
-export async function listen(app: Koa, address: ListenAddress): Promise<ListeningServer> {
-  const server = createServer(app.callback());
+export function listen(app: Koa, address: ListenAddress): Promise<ListeningServer> {
+  return listenOn(createServer(app.callback()), address);
+}
+
+/**
+ * The one way every agentplane server listens (API, worker probes, webhook receiver, chat
+ * adapters): binds `server` to `address`, resolves with the base URL of the port actually
+ * bound (a wildcard host reads as 127.0.0.1). Closing stops accepting and also closes
+ * keep-alive sockets as their last response finishes.
+ */
+export async function listenOn(server: Server, address: ListenAddress): Promise<ListeningServer> {
   let closing: Promise<void> | undefined;
   // A keep-alive socket that finishes its last response after close() began would otherwise
   // hold the server open until its idle timeout.
@@ -48,6 +58,7 @@ export async function listen(app: Koa, address: ListenAddress): Promise<Listenin
   const { port } = server.address() as AddressInfo;
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
+    server,
     url: `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
     port,
     close: () => (closing ??= closeServer(server)),

@@ -1,0 +1,44 @@
+import type { Backend } from '../../ports/backend.js';
+import { MemoryEventBus } from './event-bus.js';
+import { memoryLimiterFactory } from './limiter.js';
+import { MemoryRunQueue } from './run-queue.js';
+import { MemoryScheduler } from './scheduler.js';
+import { MemoryStore } from './store.js';
+
+export interface MemoryBackendOptions {
+  /** Events retained per tenant for replay. */
+  eventsRetain: number;
+  /** Run jobs executed at once. */
+  concurrency: number;
+  /** Longest wait for running jobs and fires at close. */
+  shutdownTimeoutMs: number;
+}
+
+/**
+ * Every adapter in process memory: the embedded mode. The queue and the scheduler are their
+ * own consumers, so runs execute and schedules fire in this process.
+ */
+export function createMemoryBackend(options: MemoryBackendOptions): Backend {
+  const store = new MemoryStore();
+  const events = new MemoryEventBus(options.eventsRetain);
+  const queue = new MemoryRunQueue({ concurrency: options.concurrency });
+  const scheduler = new MemoryScheduler();
+  let closing: Promise<void> | undefined;
+  return {
+    mode: 'memory',
+    store,
+    events,
+    queue,
+    scheduler,
+    limiters: memoryLimiterFactory,
+    readiness: { memory: () => store.ping() },
+    consumer: () => queue,
+    scheduleConsumer: () => scheduler,
+    close: () =>
+      (closing ??= (async () => {
+        await scheduler.close(options.shutdownTimeoutMs);
+        await queue.close(options.shutdownTimeoutMs);
+        await events.close();
+      })()),
+  };
+}

@@ -1,0 +1,74 @@
+import { nowIso } from '../../domain/time.js';
+import type { Approval } from '../../domain/types.js';
+import type { ApprovalDecision, ApprovalStore, NewApproval } from '../../ports/store.js';
+import type { RedisContext } from './context.js';
+import { flatToObject, objectToPairs } from './hash.js';
+
+/**
+ * Approvals on Redis: a hash per request and the tenant's pending set; creating and deciding
+ * are Lua scripts that change the run's status in the same step. The gauge's counter is
+ * global, outside the tenant's slot, so it is kept beside the scripts.
+ */
+export class RedisApprovalStore implements ApprovalStore {
+  constructor(private readonly c: RedisContext) {}
+
+  async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
+    const reply = await this.c.script(
+      'createApproval',
+      this.keysOf(tenant, approval.id, approval.run_id, approval.session_id),
+      [Date.parse(approval.requested_at), nowIso(), approval.run_id, ...objectToPairs({ ...approval, status: 'pending' })],
+    );
+    if (Number(reply[0]) === 1) await this.c.redis.incr(this.c.keys.pendingApprovalCount());
+    return toApproval(flatToObject(reply[1] as unknown[]))!;
+  }
+
+  async getApproval(tenant: string, id: string): Promise<Approval | null> {
+    return toApproval(await this.c.redis.hgetall(this.c.keys.approval(tenant, id)));
+  }
+
+  async listPendingApprovals(tenant: string): Promise<Approval[]> {
+    const ids = await this.c.redis.zrange(this.c.keys.pendingApprovals(tenant), '0', '-1');
+    const approvals = await Promise.all(ids.map((id) => this.getApproval(tenant, id)));
+    return approvals.filter((a): a is Approval => a !== null && a.status === 'pending');
+  }
+
+  async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
+    const [runId = '', sessionId = ''] = await this.c.redis.hmget(this.c.keys.approval(tenant, id), 'run_id', 'session_id');
+    const reply = await this.c.script(
+      'decideApproval',
+      this.keysOf(tenant, id, runId ?? '', sessionId ?? ''),
+      [decision.approved ? 'approved' : 'rejected', decision.comment ?? '', decision.decided_by, nowIso(), runId ?? ''],
+    );
+    if (Number(reply[1]) === 1) await this.c.redis.decr(this.c.keys.pendingApprovalCount());
+    return toApproval(flatToObject(reply[2] as unknown[]))!;
+  }
+
+  async countPendingApprovals(): Promise<number> {
+    return Math.max(0, Number((await this.c.redis.get(this.c.keys.pendingApprovalCount())) ?? 0));
+  }
+
+  private keysOf(tenant: string, id: string, runId: string, sessionId: string): string[] {
+    const { keys } = this.c;
+    return [keys.approval(tenant, id), keys.pendingApprovals(tenant), keys.run(tenant, runId), keys.session(tenant, sessionId)];
+  }
+}
+
+function toApproval(hash: Record<string, string>): Approval | null {
+  if (!hash.id) return null;
+  const approval: Approval = {
+    id: hash.id,
+    session_id: hash.session_id ?? '',
+    node_id: hash.node_id ?? '',
+    prompt: hash.prompt ?? '',
+    requested_at: hash.requested_at ?? '',
+    run_id: hash.run_id ?? '',
+    agent_id: hash.agent_id ?? '',
+    status: hash.status as Approval['status'],
+  };
+  if (hash.decided_at) {
+    approval.comment = hash.comment ?? '';
+    approval.decided_by = hash.decided_by ?? '';
+    approval.decided_at = hash.decided_at;
+  }
+  return approval;
+}

@@ -1,0 +1,50 @@
+import { AppError } from '../../domain/errors.js';
+
+/**
+ * True for the ways ioredis gives up on a command when Redis is unreachable: connection
+ * refused, reset or closed, the offline queue refused, retries per request exhausted.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  const e = error as { name?: string; message?: string; code?: string } | null;
+  if (!e || typeof e !== 'object') return false;
+  return (
+    e.name === 'MaxRetriesPerRequestError' ||
+    e.code === 'ECONNREFUSED' ||
+    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET/.test(e.message ?? '')
+  );
+}
+
+/** The port's error for a Redis failure: `unavailable` (503, retry shortly) when Redis is unreachable. */
+export function toPortError(error: unknown): unknown {
+  if (error instanceof AppError || !isConnectionFailure(error)) return error;
+  return new AppError('unavailable', 'Storage is unreachable; retry shortly.', { cause: error, headers: { 'Retry-After': '1' } });
+}
+
+/**
+ * Wraps an adapter so every method that returns a promise rejects with {@link toPortError}'s
+ * error: callers above the adapters see AppError `unavailable`, never an ioredis failure.
+ * Methods are bound once, so the wrapper costs one closure call per method call.
+ */
+export function mapFailures<T extends object>(adapter: T): T {
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(adapter, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || property === 'constructor') return value;
+      let fn = wrapped.get(property);
+      if (!fn) {
+        const method = value as (...args: unknown[]) => unknown;
+        fn = (...args: unknown[]) => {
+          const result = method.apply(target, args);
+          return result instanceof Promise
+            ? result.catch((error: unknown) => {
+                throw toPortError(error);
+              })
+            : result;
+        };
+        wrapped.set(property, fn);
+      }
+      return fn;
+    },
+  });
+}

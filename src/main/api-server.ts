@@ -1,0 +1,63 @@
+import { createServer, type Server } from 'node:http';
+import { createApp, type AppOptions, type BuiltApp } from '../http/app.js';
+import type { AppDeps, Lifecycle } from '../http/deps.js';
+import { clientErrorResponse } from '../http/errors.js';
+import { listenOn } from '../http/listen.js';
+import { SseHub } from '../http/sse.js';
+import type { Composition } from './compose.js';
+
+export interface ApiServer extends BuiltApp {
+  server: Server;
+  deps: AppDeps;
+  lifecycle: Lifecycle;
+  /** Listens on the configured host and port (port 0 picks a free one); resolves the base URL. */
+  listen(): Promise<string>;
+}
+
+/**
+ * The API of a process on its composition, in an HTTP server tuned for a load balancer:
+ * keep-alive longer than the balancer's idle timeout (65 s), headers timeout above that, and
+ * no request timeout (SSE streams are long-lived; each stream also clears its socket timeout).
+ * In embedded mode (no REDIS_URL) the same process also executes runs and fires schedules,
+ * so one `npm start` serves the whole product; with Redis, runs go to worker processes.
+ */
+export function createApiServer(composition: Composition, options: AppOptions): ApiServer {
+  const { config, backend, metrics } = composition;
+  const lifecycle: Lifecycle = { draining: false };
+  const deps: AppDeps = {
+    config,
+    store: backend.store,
+    events: backend.events,
+    runs: composition.runs,
+    schedules: composition.schedules,
+    agents: composition.agents,
+    logger: composition.logger,
+    metrics,
+    lifecycle,
+    readiness: backend.readiness,
+    streams: new SseHub({
+      heartbeatMs: config.SERVICE_SSE_HEARTBEAT_MS,
+      onCount: (open) => metrics.sseConnections.set(open),
+    }),
+  };
+  const built = createApp(deps, options);
+  const server = createServer(built.app.callback());
+  server.keepAliveTimeout = 66_000;
+  server.headersTimeout = 67_000;
+  server.requestTimeout = 0;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (socket.writable && !socket.writableEnded) socket.end(clientErrorResponse(error.code));
+    else socket.destroy();
+  });
+  if (composition.embedded) {
+    composition.startExecuting();
+    composition.startScheduling();
+  }
+  return {
+    ...built,
+    server,
+    deps,
+    lifecycle,
+    listen: async () => (await listenOn(server, { port: config.SERVICE_PORT, host: config.SERVICE_HOST })).url,
+  };
+}

@@ -1,0 +1,118 @@
+import type { Logger } from 'pino';
+import { createMemoryBackend } from '../adapters/memory/backend.js';
+import { createRedisBackend } from '../adapters/redis/backend.js';
+import type { Config } from '../config.js';
+import { Metrics } from '../observability/metrics.js';
+import type { Backend } from '../ports/backend.js';
+import type { RunControl } from '../ports/run-control.js';
+import { createExecutor } from '../runtime/executor.js';
+import type { AgentRegistry } from '../runtime/registry.js';
+import { createRunControl } from '../runtime/run-control.js';
+import { createRunJobHandler } from '../runtime/run-job.js';
+import { createScheduleControl, startReconciling, type ScheduleControl } from '../runtime/schedule-control.js';
+import { createScheduleFirer } from '../runtime/schedule-fire.js';
+
+export interface ComposeOptions {
+  logger: Logger;
+  agents: AgentRegistry;
+  /** prom-client's process metrics on this process's registry. @defaultValue true */
+  defaultMetrics?: boolean;
+}
+
+/**
+ * Everything a process is made of, built once from its Config: the adapters of its backend,
+ * the controls every entry point shares (runs, schedules), the metrics, and the two kinds of
+ * background work a process may take on (executing run jobs, firing schedules).
+ */
+export interface Composition {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly agents: AgentRegistry;
+  readonly backend: Backend;
+  readonly metrics: Metrics;
+  /** Starting, resuming and unblocking runs: the HTTP routes, schedule fires and bridges use this one. */
+  readonly runs: RunControl;
+  /** Creating and deleting schedules with their triggers. */
+  readonly schedules: ScheduleControl;
+  /** True without REDIS_URL: the API process also executes runs and fires schedules. */
+  readonly embedded: boolean;
+  /** Executes run jobs from the backend's queue in this process. Idempotent. */
+  startExecuting(): void;
+  /**
+   * Fires schedules in this process unless SERVICE_SCHEDULES is false, and reconciles the
+   * triggers with the stored schedules (retried until complete). Idempotent.
+   */
+  startScheduling(): void;
+  /** Stops background work and closes every connection of the backend. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** The composition root: the one place adapters, controls and metrics are built and wired. */
+export function compose(config: Config, options: ComposeOptions): Composition {
+  const { logger, agents } = options;
+  const backend = createBackend(config, logger);
+  const { store, events, queue, scheduler } = backend;
+  const metrics = new Metrics({
+    defaultMetrics: options.defaultMetrics ?? true,
+    pendingApprovals: () => store.approvals.countPendingApprovals(),
+  });
+  const runs = createRunControl({ store, queue, events, agents });
+  const schedules = createScheduleControl({ store, scheduler, agents });
+  let executing = false;
+  let stopReconciling: (() => void) | undefined;
+
+  return {
+    config,
+    logger,
+    agents,
+    backend,
+    metrics,
+    runs,
+    schedules,
+    embedded: backend.mode === 'memory',
+    startExecuting() {
+      if (executing) return;
+      executing = true;
+      const execute = createExecutor({
+        store,
+        events,
+        agents,
+        logger,
+        stepLimit: config.RUN_STEP_LIMIT,
+        onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
+        onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
+      });
+      backend.consumer().start(createRunJobHandler({ execute, store, logger }));
+    },
+    startScheduling() {
+      if (!config.SERVICE_SCHEDULES || stopReconciling) return;
+      const onFire = (status: string) => metrics.scheduleFires.inc({ status });
+      backend.scheduleConsumer().start(createScheduleFirer({ store, scheduler, runControl: runs, logger, onFire }));
+      stopReconciling = startReconciling(store, scheduler, logger);
+    },
+    async close() {
+      stopReconciling?.();
+      await backend.close();
+    },
+  };
+}
+
+/** Redis (and BullMQ) when REDIS_URL is set, memory otherwise. */
+function createBackend(config: Config, logger: Logger): Backend {
+  if (!config.REDIS_URL) {
+    return createMemoryBackend({
+      eventsRetain: config.SERVICE_EVENTS_RETAIN,
+      concurrency: config.WORKER_CONCURRENCY,
+      shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
+    });
+  }
+  return createRedisBackend({
+    url: config.REDIS_URL,
+    keyPrefix: config.SERVICE_KEY_PREFIX,
+    eventsRetain: config.SERVICE_EVENTS_RETAIN,
+    concurrency: config.WORKER_CONCURRENCY,
+    lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
+    shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
+    onError: (what, error) => logger.warn({ err: error }, what),
+  });
+}

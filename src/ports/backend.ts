@@ -1,0 +1,32 @@
+import type { EventBus } from './event-bus.js';
+import type { LimiterFactory } from './limiter.js';
+import type { RunConsumer, RunQueue } from './run-queue.js';
+import type { ScheduleConsumer, Scheduler } from './scheduler.js';
+import type { Store } from './store.js';
+
+/** A named dependency check for /health/ready; rejects when the dependency is down. */
+export type ReadinessCheck = () => Promise<void>;
+
+/**
+ * The adapters of one process, built together on one backend (Redis, or memory for the
+ * embedded mode) by the composition root. The worker sides are created on first call, so an
+ * API replica opens no worker connections.
+ */
+export interface Backend {
+  readonly mode: 'redis' | 'memory';
+  readonly store: Store;
+  readonly events: EventBus;
+  readonly queue: RunQueue;
+  /** Schedule triggers (the API upserts and removes them; workers fire them). */
+  readonly scheduler: Scheduler;
+  /** Rate limiters on this backend: shared by every replica on Redis, per process in memory. */
+  readonly limiters: LimiterFactory;
+  /** Checks run by /health/ready, by name (`redis`, `memory`). */
+  readonly readiness: Readonly<Record<string, ReadinessCheck>>;
+  /** The worker side of the queue. */
+  consumer(): RunConsumer;
+  /** The worker side of the scheduler (fires). */
+  scheduleConsumer(): ScheduleConsumer;
+  /** Stops consumers (bounded by the shutdown timeout), then closes every connection. Safe to call twice. */
+  close(): Promise<void>;
+}
