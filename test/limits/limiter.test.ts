@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryLimiterFactory } from '../../src/adapters/memory/limiter.js';
 import { RedisLimiter, redisLimiterFactory } from '../../src/adapters/redis/limiter.js';
 import { startPrivateRedis, startRedis, uniquePrefix, type PrivateRedis, type TestRedis } from '../support/redis.js';
-import { limiterContract } from './limiter.contract.js';
+
+// The Limiter contract (both adapters) is test/contract/limiter.test.ts; these are the Redis adapter's own.
 
 /** The limiter sends nothing to a client that is not ready yet (it asks the insurance instead). */
 function ready(client: Redis): Promise<void> {
@@ -23,9 +23,6 @@ afterAll(async () => {
   client.disconnect();
   await redis.stop();
 });
-
-limiterContract('memory', async () => memoryLimiterFactory);
-limiterContract('redis', async () => redisLimiterFactory({ client, prefix: uniquePrefix('limits') }));
 
 describe('RedisLimiter', () => {
   it('keeps every counter under SERVICE_KEY_PREFIX', async () => {

@@ -1,15 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MemoryScheduler } from '../../src/adapters/memory/scheduler.js';
-import { MemoryStore } from '../../src/adapters/memory/store.js';
 import { BullScheduleConsumer, BullScheduler } from '../../src/adapters/redis/scheduler.js';
-import { RedisStore } from '../../src/adapters/redis/store.js';
-import type { Schedule } from '../../src/domain/types.js';
-import type { ScheduleFire, ScheduleTrigger, Scheduler } from '../../src/ports/scheduler.js';
-import type { Store } from '../../src/ports/store.js';
-import { reconcileSchedules } from '../../src/runtime/schedule-control.js';
+import type { ScheduleFire, ScheduleTrigger } from '../../src/ports/scheduler.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+
+// The Scheduler contract (both adapters) is test/contract/scheduler.test.ts; these are each adapter's own.
 
 let redis: TestRedis;
 const clients: Redis[] = [];
@@ -33,76 +30,6 @@ const trigger = (id: string, overrides: Partial<ScheduleTrigger> = {}): Schedule
   cron_expr: '*/5 * * * *',
   timezone: 'UTC',
   ...overrides,
-});
-
-const schedule = (id: string, cron_expr = '*/5 * * * *'): Schedule => ({
-  id,
-  agent_id: 'echo',
-  cron_expr,
-  input: {},
-  new_session: true,
-  timezone: 'UTC',
-  next_run: '2026-11-21T10:05:00.000Z',
-  created_at: '2026-11-21T10:00:00.000Z',
-});
-
-type Pair = { scheduler: Scheduler; store: Store };
-const adapters: [string, () => Promise<Pair>][] = [
-  ['memory', async () => ({ scheduler: new MemoryScheduler(), store: new MemoryStore() })],
-  [
-    'redis',
-    async () => {
-      const prefix = uniquePrefix();
-      return { scheduler: new BullScheduler({ connection: bull(), prefix }), store: new RedisStore(bull(), { keyPrefix: prefix }) };
-    },
-  ],
-];
-
-describe.each(adapters)('Scheduler: %s', (_name, make) => {
-  it('upserts (idempotently, updating the cadence), lists and removes triggers', async () => {
-    const { scheduler } = await make();
-    onTestFinished(() => scheduler.close());
-    await scheduler.upsert(trigger('a'));
-    await scheduler.upsert(trigger('a'));
-    await scheduler.upsert(trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'globex' }));
-    expect(await scheduler.list()).toHaveLength(2);
-    expect(await scheduler.list()).toEqual(
-      expect.arrayContaining([trigger('a'), trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'globex' })]),
-    );
-    await scheduler.upsert(trigger('a', { cron_expr: '0 * * * *' }));
-    expect(await scheduler.list()).toContainEqual(trigger('a', { cron_expr: '0 * * * *' }));
-    await scheduler.remove('a');
-    await scheduler.remove('missing');
-    expect((await scheduler.list()).map((t) => t.schedule_id)).toEqual(['b']);
-  });
-
-  it('reconciles: a stored schedule without its trigger gets it, an orphan trigger goes, a matching one is untouched', async () => {
-    const { scheduler, store } = await make();
-    onTestFinished(() => scheduler.close());
-    await store.schedules.createSchedule('acme', schedule('missing-trigger'));
-    await store.schedules.createSchedule('acme', schedule('matching'));
-    await store.schedules.createSchedule('globex', schedule('other-cadence', '0 0 * * *'));
-    await scheduler.upsert(trigger('matching'));
-    await scheduler.upsert(trigger('other-cadence', { tenant: 'globex' }));
-    await scheduler.upsert(trigger('orphan'));
-    const upsert = vi.spyOn(scheduler, 'upsert');
-    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 2, removed: 1, failed: 0, errors: [] });
-    expect(upsert.mock.calls.map(([t]) => t.schedule_id).sort()).toEqual(['missing-trigger', 'other-cadence']);
-    expect((await scheduler.list()).sort((a, b) => a.schedule_id.localeCompare(b.schedule_id))).toEqual([
-      trigger('matching'),
-      trigger('missing-trigger'),
-      trigger('other-cadence', { tenant: 'globex', cron_expr: '0 0 * * *' }),
-    ]);
-    expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 0, removed: 0, failed: 0, errors: [] });
-    // One trigger that cannot be written does not stop the others.
-    await store.schedules.createSchedule('acme', schedule('later'));
-    await scheduler.remove('matching');
-    upsert.mockRejectedValueOnce(new Error('boom'));
-    const report = await reconcileSchedules(store, scheduler);
-    expect(report).toMatchObject({ schedules: 4, upserted: 1, failed: 1, errors: [new Error('boom')] });
-    expect(await reconcileSchedules(store, scheduler)).toMatchObject({ upserted: 1, failed: 0 });
-    expect((await scheduler.list()).map((t) => t.schedule_id).sort()).toEqual(['later', 'matching', 'missing-trigger', 'other-cadence']);
-  });
 });
 
 describe('MemoryScheduler timers', () => {

@@ -1,0 +1,93 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layering of ARCHITECTURE.md, checked on the import statements of src/: dependency
+ * direction, ports free of adapters, one composition root, no import cycle.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SRC = join(ROOT, 'src');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return filesUnder(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gms;
+
+/** Every module of src/ (path relative to the root) with what it imports: local files as paths, packages by name. */
+const graph = new Map(
+  filesUnder(SRC).map((file) => {
+    const specifiers = [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!);
+    const imports = specifiers.map((spec) =>
+      spec.startsWith('.') ? relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, '.ts') : spec,
+    );
+    return [relative(ROOT, file), imports] as const;
+  }),
+);
+
+const importers = (predicate: (target: string) => boolean) =>
+  [...graph].flatMap(([file, imports]) => imports.filter(predicate).map((target) => `${file} → ${target}`));
+
+describe('architecture', () => {
+  it('reads every module of src/', () => {
+    expect(graph.size).toBeGreaterThan(50);
+    expect(graph.get('src/main/compose.ts')).toContain('src/runtime/run-control.ts');
+  });
+
+  it('has no import cycle', () => {
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('imports ioredis only in the Redis adapters', () => {
+    expect(importers((t) => t === 'ioredis').filter((edge) => !edge.startsWith('src/adapters/redis/'))).toEqual([]);
+  });
+
+  it('keeps the adapters apart: Redis never imports memory, memory never imports Redis', () => {
+    expect(importers((t) => t.startsWith('src/adapters/memory/')).filter((e) => e.startsWith('src/adapters/redis/'))).toEqual([]);
+    expect(importers((t) => t.startsWith('src/adapters/redis/')).filter((e) => e.startsWith('src/adapters/memory/'))).toEqual([]);
+  });
+
+  it('builds adapters only in the composition root', () => {
+    const outside = importers((t) => t.startsWith('src/adapters/')).filter(
+      (edge) => !edge.startsWith('src/adapters/') && !edge.startsWith('src/main/compose.ts'),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it('lets nothing import src/main but src/main', () => {
+    expect(importers((t) => t.startsWith('src/main/')).filter((e) => !e.startsWith('src/main/'))).toEqual([]);
+  });
+
+  it('keeps ports to interfaces and types over the domain', () => {
+    const allowed = (t: string) => t.startsWith('src/domain/') || t.startsWith('src/ports/');
+    expect(importers((t) => !allowed(t)).filter((e) => e.startsWith('src/ports/'))).toEqual([]);
+    for (const [file] of [...graph].filter(([f]) => f.startsWith('src/ports/'))) {
+      const code = readFileSync(join(ROOT, file), 'utf8');
+      expect(code, `${file} declares a class or function`).not.toMatch(/^export (?:class|function|async function)\b/m);
+    }
+  });
+
+  it('keeps the domain free of the rest of agentplane', () => {
+    const outward = importers((t) => t.startsWith('src/') && !t.startsWith('src/domain/'));
+    expect(outward.filter((e) => e.startsWith('src/domain/'))).toEqual([]);
+  });
+});
