@@ -2,7 +2,7 @@
 // scripts) into the same place under dist/, so `node dist/...` finds them.
 import { cpSync, existsSync } from 'node:fs';
 
-for (const root of ['src', 'workers']) {
+for (const root of ['src']) {
   if (!existsSync(root)) continue;
   cpSync(root, `dist/${root}`, { recursive: true, filter: (path) => !path.endsWith('.ts') });
 }

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { AppError } from '../../domain/errors.js';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
 import { EventSeam } from '../../domain/event-seam.js';
 import type { EventBus, EventListener } from '../../ports/event-bus.js';
 import { RedisKeys } from './keys.js';
+import { loadScripts, type ScriptCaller } from './scripts.js';
 
 export interface RedisEventBusOptions {
   /** Connection for the publish script, XRANGE and XREVRANGE. */
@@ -28,9 +28,6 @@ interface TenantFeed {
   baseline: Promise<string>;
 }
 
-type PublishScript = (key: string, retain: string, event: string, channel: string, tenant: string) => Promise<string>;
-
-const PUBLISH_LUA = readFileSync(new URL('./lua/publishEvent-1.lua', import.meta.url), 'utf8');
 const PAGE = 500;
 
 /**
@@ -46,6 +43,7 @@ const PAGE = 500;
  */
 export class RedisEventBus implements EventBus {
   private readonly keys: RedisKeys;
+  private readonly script: ScriptCaller;
   private readonly channel: string;
   private readonly feeds = new Map<string, TenantFeed>();
   private readonly waiters = new Set<(error?: Error) => void>();
@@ -65,10 +63,7 @@ export class RedisEventBus implements EventBus {
     this.keys = new RedisKeys(options.keyPrefix);
     this.channel = this.keys.eventsChannel();
     this.onError = options.onError ?? (() => {});
-    const commands = options.redis as unknown as Record<string, unknown>;
-    if (typeof commands.publishEvent !== 'function') {
-      options.redis.defineCommand('publishEvent', { numberOfKeys: 1, lua: PUBLISH_LUA });
-    }
+    this.script = loadScripts(options.redis);
     const { subscriber } = options;
     const onMessage = (channel: string, message: string) => this.onMessage(channel, message);
     const onClose = () => this.onDisconnect();
@@ -85,15 +80,11 @@ export class RedisEventBus implements EventBus {
     };
   }
 
-  async publish(tenant: string, event: RunEvent): Promise<string> {
-    const script = (this.options.redis as unknown as { publishEvent: PublishScript }).publishEvent;
-    return script.call(
-      this.options.redis,
-      this.keys.events(tenant),
-      String(this.options.retain),
-      JSON.stringify(event),
-      this.channel,
-      JSON.stringify(tenant),
+  publish(tenant: string, event: RunEvent): Promise<string> {
+    return this.script<string>(
+      'publishEvent',
+      [this.keys.events(tenant)],
+      [String(this.options.retain), JSON.stringify(event), this.channel, JSON.stringify(tenant)],
     );
   }
 
