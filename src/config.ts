@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
-import { ID_PATTERN } from './domain/types.js';
+import { DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
 
 /** A rate in the `N/window` form of CONTRACT.md (`600/60s`, `20/1m`), or off. */
 export interface Rate {
@@ -42,12 +42,29 @@ const list = z
   .optional()
   .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
 
+/** A duration in seconds: `0` (off), `3600`, or with a unit: `90s`, `30m`, `12h`, `30d`. Parsed to ms. */
+const duration = z
+  .string()
+  .regex(/^\d+(s|m|h|d)?$/, { error: 'expected a duration such as 3600, 30m, 12h or 30d (0 turns it off)' })
+  .transform((v) => {
+    const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[v.at(-1) as 's'] ?? 1;
+    return Number.parseInt(v, 10) * unit * 1000;
+  });
+
 const envSchema = z.object({
   SERVICE_HOST: z.string().min(1).default('0.0.0.0'),
   SERVICE_PORT: int(0, 65535).default(8420),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   SERVICE_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default('agentplane'),
   SERVICE_MAX_BODY_BYTES: int(1).default(1024 * 1024),
+  SERVICE_MAX_STATE_BYTES: int(1).default(DEFAULT_STORAGE_LIMITS.maxStateBytes),
+  SERVICE_MAX_STATE_KEYS: int(1).default(DEFAULT_STORAGE_LIMITS.maxStateKeys),
+  SERVICE_CHECKPOINTS_RETAIN: int(1).default(DEFAULT_STORAGE_LIMITS.checkpointsRetain),
+  SERVICE_MAX_PAGE_BYTES: int(1024).default(4 * 1024 * 1024),
+  SERVICE_SESSION_TTL: duration.default(0),
+  SERVICE_REQUEST_TIMEOUT_MS: int(1000).default(30_000),
+  SERVICE_SSE_MAX_PER_PRINCIPAL: int(0).default(20),
+  SERVICE_SSE_MAX_PER_TENANT: int(0).default(500),
   SERVICE_SWAGGER: bool.default(true),
   SERVICE_APPROVALS: bool.default(true),
   SERVICE_SCHEDULES: bool.default(true),

@@ -47,3 +47,11 @@ export const conflict = (message: string): AppError => new AppError('conflict', 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
+
+/** A write that would take a session's state past SERVICE_MAX_STATE_BYTES (nothing is written). */
+export const stateTooLarge = (): AppError =>
+  new AppError('payload_too_large', 'The merged state would be larger than the state size limit (SERVICE_MAX_STATE_BYTES).');
+
+/** A write that would take a session's state past SERVICE_MAX_STATE_KEYS (nothing is written). */
+export const stateTooManyKeys = (): AppError =>
+  new AppError('bad_request', 'The merged state would have more keys than the limit (SERVICE_MAX_STATE_KEYS).');

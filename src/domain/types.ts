@@ -100,6 +100,12 @@ export interface Schedule {
 
 export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'skipped';
 
+/**
+ * Storage bounds when the config does not set them: SERVICE_MAX_STATE_BYTES,
+ * SERVICE_MAX_STATE_KEYS and SERVICE_CHECKPOINTS_RETAIN.
+ */
+export const DEFAULT_STORAGE_LIMITS = Object.freeze({ maxStateBytes: 1024 * 1024, maxStateKeys: 65_536, checkpointsRetain: 50 });
+
 /** History records kept per schedule; older ones are dropped. */
 export const SCHEDULE_HISTORY_LIMIT = 100;
 

@@ -24,3 +24,11 @@ export function intQuery(min: number, max: number, fallback: number) {
     .transform((v) => v ?? fallback)
     .meta({ type: 'integer', minimum: min, maximum: max, default: fallback });
 }
+
+/** `limit` (1–`max`, default `fallback`) and `offset` (≥ 0, default 0) of a list read. */
+export function pageQuery(fallback: number, max: number) {
+  return {
+    limit: intQuery(1, max, fallback).meta({ description: `page size (1–${max})` }),
+    offset: intQuery(0, Number.MAX_SAFE_INTEGER, 0).meta({ description: 'items to skip' }),
+  };
+}

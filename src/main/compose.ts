@@ -99,14 +99,21 @@ export function compose(config: Config, options: ComposeOptions): Composition {
 
 /** Redis (and BullMQ) when REDIS_URL is set, memory otherwise. */
 function createBackend(config: Config, logger: Logger): Backend {
+  const limits = {
+    maxStateBytes: config.SERVICE_MAX_STATE_BYTES,
+    maxStateKeys: config.SERVICE_MAX_STATE_KEYS,
+    checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,
+  };
   if (!config.REDIS_URL) {
     return createMemoryBackend({
+      limits,
       eventsRetain: config.SERVICE_EVENTS_RETAIN,
       concurrency: config.WORKER_CONCURRENCY,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     });
   }
   return createRedisBackend({
+    limits,
     url: config.REDIS_URL,
     keyPrefix: config.SERVICE_KEY_PREFIX,
     eventsRetain: config.SERVICE_EVENTS_RETAIN,

@@ -21,12 +21,35 @@ export interface SessionListOptions extends Page {
   agent_id?: string;
 }
 
+/** A page of a list read that is also bounded in bytes (history, whose items can be large). */
+export interface BytePage extends Page {
+  /** Stop adding items once their JSON passes this many bytes (the first item is always included). */
+  maxBytes: number;
+}
+
+/** A page of checkpoints; `more` when the session holds older ones past it. */
+export interface CheckpointPage {
+  checkpoints: Checkpoint[];
+  more: boolean;
+}
+
+/** A checkpoint without its state: what a write answers (reading the state is O(state)). */
+export type CheckpointMeta = Omit<Checkpoint, 'state'>;
+
+/**
+ * The bounds of session storage, from the config: a state no larger than `maxStateBytes` of
+ * JSON and `maxStateKeys` keys; the newest `checkpointsRetain` checkpoints kept per session.
+ */
+export interface StorageLimits {
+  maxStateBytes: number;
+  maxStateKeys: number;
+  checkpointsRetain: number;
+}
+
 /** One checkpoint write: the state patch and the conditions under which it applies. */
 export interface CheckpointWrite {
   /** Shallow-merged into the latest state: keys present overwrite, absent keys are kept. */
   patch: JsonObject;
-  /** Start from an empty state instead of the latest one. @defaultValue false */
-  replace?: boolean;
   /** Node of the new checkpoint. @defaultValue the latest checkpoint's node_id */
   node_id?: string;
   /** Apply only when the latest checkpoint has this seq_num, else `precondition_failed`. */
@@ -44,18 +67,34 @@ export interface SessionStore {
   /** Newest `created_at` first, ties by id. */
   listSessions(tenant: string, options: SessionListOptions): Promise<Session[]>;
   /**
-   * Atomically appends a checkpoint: seq_num = latest + 1, state = merge(latest, patch).
-   * Throws AppError `not_found` when the session does not exist or (without `node_id`)
-   * has no checkpoint, `precondition_failed` on an `ifSeq` mismatch, `conflict` when
-   * `rejectWhileRunning` is set and a run is running.
+   * Atomically appends a checkpoint: seq_num = latest + 1, state = merge(latest, patch), in
+   * time proportional to the patch. Answers the new checkpoint without its state. Throws
+   * AppError `not_found` when the session does not exist or (without `node_id`) has no
+   * checkpoint, `precondition_failed` on an `ifSeq` mismatch, `conflict` when
+   * `rejectWhileRunning` is set and a run is running, `payload_too_large` / `bad_request` when
+   * the merged state would pass a limit of {@link StorageLimits} (nothing is written then).
+   * The oldest checkpoints past `checkpointsRetain` are dropped; the latest never is.
    */
-  appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint>;
-  getCheckpoint(tenant: string, sessionId: string): Promise<Checkpoint | null>;
-  /** Every checkpoint of the session, newest first. */
-  listCheckpoints(tenant: string, sessionId: string, page: Page): Promise<Checkpoint[]>;
+  appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta>;
+  /** The latest checkpoint, or the one of `seq` while it is retained; null otherwise. */
+  getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null>;
+  /** Retained checkpoints of the session, newest first, bounded by count and bytes. */
+  listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage>;
   addSpan(tenant: string, sessionId: string, span: Span): Promise<void>;
-  /** Spans of the session ordered by `start`. */
-  listSpans(tenant: string, sessionId: string): Promise<Span[]>;
+  /** Spans of the session ordered by `start`, one page. */
+  listSpans(tenant: string, sessionId: string, page: Page): Promise<Span[]>;
+  /**
+   * Removes the session with everything of it (state, history, spans, runs, approvals, index
+   * entries, schedule links). Throws `not_found` for a missing session, `conflict` while a run
+   * is queued, running or interrupted.
+   */
+  deleteSession(tenant: string, sessionId: string): Promise<void>;
+  /**
+   * Expiry: removes, as {@link deleteSession} does, up to `limit` sessions of every tenant
+   * whose last write is at or before `cutoffMs` and whose run is not queued or running.
+   * Resolves with how many were removed.
+   */
+  expireSessions(cutoffMs: number, limit: number): Promise<number>;
 }
 
 export interface NewRun {
@@ -86,8 +125,8 @@ export interface RunStore {
    */
   createRun(tenant: string, run: NewRun): Promise<Run>;
   getRun(tenant: string, runId: string): Promise<Run | null>;
-  /** Runs of a session, newest first. */
-  listRuns(tenant: string, sessionId: string): Promise<Run[]>;
+  /** Runs of a session, newest first, one page. */
+  listRuns(tenant: string, sessionId: string, page: Page): Promise<Run[]>;
   /** The latest run of a session, if any. */
   latestRun(tenant: string, sessionId: string): Promise<Run | null>;
   updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run>;
@@ -106,8 +145,8 @@ export interface ApprovalStore {
   /** Stores a pending request (idempotent by id) and marks its run `interrupted` atomically. */
   createApproval(tenant: string, approval: NewApproval): Promise<Approval>;
   getApproval(tenant: string, id: string): Promise<Approval | null>;
-  /** Pending requests, oldest first. */
-  listPendingApprovals(tenant: string): Promise<Approval[]>;
+  /** Pending requests, oldest first, one page. */
+  listPendingApprovals(tenant: string, page: Page): Promise<Approval[]>;
   /** Throws `not_found` for an unknown id, `conflict` when already decided. In the same
    * atomic step an `interrupted` run of the approval becomes `queued` again. */
   decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval>;

@@ -71,8 +71,9 @@ export function createExecutor(options: ExecutorOptions): Execute {
 
     const agent = agents.get(job.agent_id);
     if (!agent) return finish('failed', `Agent "${job.agent_id}" is not registered on this worker.`);
-    let checkpoint = await store.sessions.getCheckpoint(tenant, job.session_id);
-    if (!checkpoint) return finish('failed', 'The session has no checkpoint to run from.');
+    const first = await store.sessions.getCheckpoint(tenant, job.session_id);
+    if (!first) return finish('failed', 'The session has no checkpoint to run from.');
+    let checkpoint: Checkpoint = first;
     let decision = await decisionFor(store, tenant, job.approval_id);
 
     for (let steps = 0; checkpoint.node_id !== END_NODE; steps += 1) {
@@ -103,7 +104,9 @@ export function createExecutor(options: ExecutorOptions): Execute {
         return finish('failed', outcome.message);
       }
       const node = checkpoint.node_id;
-      checkpoint = await store.sessions.appendCheckpoint(tenant, job.session_id, { patch: outcome.patch, node_id: outcome.next });
+      // The store writes the patch alone (O(patch)); the state is merged here, as JSON stores it.
+      const written = await store.sessions.appendCheckpoint(tenant, job.session_id, { patch: outcome.patch, node_id: outcome.next });
+      checkpoint = { ...written, state: { ...checkpoint.state, ...(JSON.parse(JSON.stringify(outcome.patch)) as JsonObject) } };
       await store.sessions.addSpan(tenant, job.session_id, nodeSpan(run, node, outcome.start, 'ok'));
       await publish({ type: 'node_end', node, status: 'ok' });
     }

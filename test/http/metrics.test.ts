@@ -22,7 +22,7 @@ const TRAFFIC: { method: string; path: string; status: number }[] = [
   { method: 'GET', path: '/api/traces?session_id=abc-4711', status: 404 },
   { method: 'GET', path: '/api/traces', status: 400 },
   { method: 'GET', path: '/api/nope/123', status: 404 },
-  { method: 'DELETE', path: '/api/sessions', status: 405 },
+  { method: 'PUT', path: '/api/sessions', status: 405 },
   { method: 'GET', path: '/swagger/doc.json', status: 200 },
   { method: 'GET', path: '/healthz', status: 200 },
 ];
@@ -83,7 +83,7 @@ describe('/metrics', () => {
     expect(count({ method: 'GET', route: '/api/traces', status: '404' })).toBe(1);
     expect(count({ method: 'GET', route: '/api/traces', status: '400' })).toBe(1);
     expect(count({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
-    expect(count({ method: 'DELETE', route: 'unmatched', status: '405' })).toBe(1);
+    expect(count({ method: 'PUT', route: 'unmatched', status: '405' })).toBe(1);
     expect(count({ method: 'GET', route: '/swagger', status: '200' })).toBe(1);
   });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/domain/types.js';
+import { DEFAULT_STORAGE_LIMITS, type RunEvent } from '../../src/domain/types.js';
 import type { EventBus } from '../../src/ports/event-bus.js';
 import type { Store } from '../../src/ports/store.js';
 import { call } from '../support/app.js';
@@ -151,8 +151,10 @@ export function runScenarios(name: string, harness: () => RunHarness): void {
       const { run_id, session_id } = await startRun(h, { agent_id: 'loop' });
       const failed = await waitRun(h, run_id, 'failed');
       expect(failed.error).toMatch(/step limit of \d+/);
-      const checkpoints = await h.store.sessions.listCheckpoints(T, session_id, { limit: 500, offset: 0 });
-      expect(checkpoints[0]!.seq_num).toBe(checkpoints.length);
+      const checkpoints = (await h.store.sessions.listCheckpoints(T, session_id, { limit: 500, offset: 0, maxBytes: Infinity })).checkpoints;
+      // The first checkpoint plus one per node up to the limit (100); history keeps the newest 50.
+      expect(checkpoints[0]!.seq_num).toBe(101);
+      expect(checkpoints.map((c) => c.seq_num)).toEqual(Array.from({ length: DEFAULT_STORAGE_LIMITS.checkpointsRetain }, (_, i) => 101 - i));
     });
 
     it('refuses an unknown agent (400 unknown_agent) and a second run on an active session (409)', async () => {

@@ -7,6 +7,8 @@ import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { runScenarios, sessionEvents, startRun, waitRun } from './scenarios.js';
 
+/** Every item of a list read (a page larger than any test writes). */
+const ALL = { limit: 10_000, offset: 0 };
 const T = 'DefaultTenant';
 let redis: PrivateRedis;
 let app: TestApi;
@@ -68,7 +70,7 @@ describe('a worker killed in the middle of a slow node', () => {
     const second = await startWorker({ SLOW_NODE_MS: '500' });
     try {
       await waitRun(h, run_id, 'completed', 30_000);
-      const history = (await app.backend.store.sessions.listCheckpoints(T, session_id, { limit: 50, offset: 0 })).reverse();
+      const history = ((await app.backend.store.sessions.listCheckpoints(T, session_id, { limit: 50, offset: 0, maxBytes: Infinity })).checkpoints).reverse();
       expect(history.map((c) => c.seq_num)).toEqual([1, 2, 3, 4]);
       expect(history.map((c) => c.node_id)).toEqual(['before', 'crawl', 'after', '__end__']);
       expect(history[3]!.state).toMatchObject({ n: 1, before: true, crawled: 1, after: true });
@@ -76,7 +78,7 @@ describe('a worker killed in the middle of a slow node', () => {
       expect(events.filter((e) => e === 'node_start:crawl')).toHaveLength(2);
       expect(events.filter((e) => e === 'node_start:before')).toHaveLength(1);
       expect(events.filter((e) => e === 'completed')).toHaveLength(1);
-      const spans = await app.backend.store.sessions.listSpans(T, session_id);
+      const spans = await app.backend.store.sessions.listSpans(T, session_id, ALL);
       expect(spans.filter((s) => s.parent_id === '')).toHaveLength(1);
       expect(spans.filter((s) => s.name === 'crawl')).toHaveLength(1);
     } finally {

@@ -13,6 +13,8 @@ import type { NewScheduleRequest } from '../../src/runtime/schedule-control.js';
 import { createScheduleFirer, type FireOutcome } from '../../src/runtime/schedule-fire.js';
 import { waitFor } from '../support/wait.js';
 
+/** Every item of a list read (a page larger than any test writes). */
+const ALL = { limit: 10_000, offset: 0 };
 const MINUTE = 60_000;
 const DUE = Date.parse('2026-11-21T10:00:00.000Z');
 const logger = createLogger('silent');
@@ -68,7 +70,7 @@ describe('schedule fires', () => {
     });
     expect(new Set(records.map((r) => r.session_id)).size).toBe(2);
     for (const record of records) {
-      const runs = await backend.store.runs.listRuns(T, record.session_id);
+      const runs = await backend.store.runs.listRuns(T, record.session_id, ALL);
       expect(runs.map((r) => [r.id, r.status])).toEqual([[record.run_id, 'completed']]);
       expect((await backend.store.sessions.getCheckpoint(T, record.session_id))!.state).toMatchObject({ from: 'cron', echoed: true });
     }
@@ -84,7 +86,7 @@ describe('schedule fires', () => {
     await tick(schedule, 1);
     const records = await settled(schedule, 2);
     expect(records.map((r) => r.session_id)).toEqual([schedule.session_id, schedule.session_id]);
-    expect(await backend.store.runs.listRuns(T, schedule.session_id!)).toHaveLength(2);
+    expect(await backend.store.runs.listRuns(T, schedule.session_id!, ALL)).toHaveLength(2);
   });
 
   it('human-review on a reused session: a tick while the approval is open is skipped; the record follows the run to completed', async () => {
@@ -100,9 +102,9 @@ describe('schedule fires', () => {
       due_at: new Date(DUE + MINUTE).toISOString(),
       status: 'skipped',
     });
-    expect(await backend.store.runs.listRuns(T, schedule.session_id!)).toHaveLength(1);
+    expect(await backend.store.runs.listRuns(T, schedule.session_id!, ALL)).toHaveLength(1);
     expect(outcomes).toEqual(['started', 'skipped']);
-    const [approval] = await backend.store.approvals.listPendingApprovals(T);
+    const [approval] = await backend.store.approvals.listPendingApprovals(T, ALL);
     await runControl.answerApproval(T, approval!.id, { approved: true, decided_by: 'test' });
     await waitFor('the first record completed', async () => (await history(schedule))[1]?.status === 'completed');
     expect((await history(schedule))[1]).toMatchObject({ run_id: first!.run_id, status: 'completed' });
@@ -113,7 +115,7 @@ describe('schedule fires', () => {
       return newest?.due_at === new Date(DUE + 2 * MINUTE).toISOString() && newest.status === 'interrupted' && newest;
     });
     expect(third).toMatchObject({ session_id: schedule.session_id, run_id: expect.any(String) });
-    expect((await backend.store.runs.listRuns(T, schedule.session_id!)).map((r) => r.id)).toEqual([third.run_id, first!.run_id]);
+    expect((await backend.store.runs.listRuns(T, schedule.session_id!, ALL)).map((r) => r.id)).toEqual([third.run_id, first!.run_id]);
     expect(outcomes).toEqual(['started', 'skipped', 'started']);
   });
 

@@ -1,4 +1,5 @@
 import type { Backend } from '../../ports/backend.js';
+import type { StorageLimits } from '../../ports/store.js';
 import { MemoryEventBus } from './event-bus.js';
 import { memoryLimiterFactory } from './limiter.js';
 import { MemoryRunQueue } from './run-queue.js';
@@ -12,6 +13,7 @@ export interface MemoryBackendOptions {
   concurrency: number;
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
+  limits: StorageLimits;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface MemoryBackendOptions {
  * own consumers, so runs execute and schedules fire in this process.
  */
 export function createMemoryBackend(options: MemoryBackendOptions): Backend {
-  const store = new MemoryStore();
+  const store = new MemoryStore({ limits: options.limits });
   const events = new MemoryEventBus(options.eventsRetain);
   const queue = new MemoryRunQueue({ concurrency: options.concurrency });
   const scheduler = new MemoryScheduler();

@@ -114,6 +114,12 @@ export class MemoryScheduleStore implements ScheduleStore {
     return true;
   }
 
+  /** Drops the fire links of runs that no longer exist (their session was deleted or expired). */
+  forgetRuns(tenant: string, runIds: readonly string[]): void {
+    const index = this.fireOfRun.get(tenant);
+    if (index) for (const id of runIds) index.delete(id);
+  }
+
   async listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]> {
     const record = this.schedules(tenant).get(scheduleId);
     return record ? record.order.map((id) => structuredClone(record.fires.get(id)!)) : [];

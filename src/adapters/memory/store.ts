@@ -1,8 +1,9 @@
-import { AppError, conflict, notFound } from '../../domain/errors.js';
+import { AppError, conflict, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { sortSpans } from '../../domain/spans.js';
 import { newId, nowIso } from '../../domain/time.js';
 import {
   ACTIVE_RUN_STATUSES,
+  DEFAULT_STORAGE_LIMITS,
   type Approval,
   type Checkpoint,
   type JsonObject,
@@ -14,6 +15,9 @@ import {
 import type {
   ApprovalDecision,
   ApprovalStore,
+  BytePage,
+  CheckpointMeta,
+  CheckpointPage,
   CheckpointWrite,
   NewApproval,
   NewRun,
@@ -22,16 +26,24 @@ import type {
   RunUpdate,
   SessionListOptions,
   SessionStore,
+  StorageLimits,
   Store,
 } from '../../ports/store.js';
 import { MemoryScheduleStore } from './schedule-store.js';
+import { SortedIndex } from './sorted-index.js';
 
 interface SessionRecord {
   session: Session;
   createdMs: number;
+  /** Last write (ms): what expiry compares. */
+  touchedMs: number;
+  /** Retained checkpoints, oldest first; the last is the latest. */
   checkpoints: Checkpoint[];
+  /** JSON bytes of the latest state's key/value pairs, as the Redis adapter counts them. */
+  stateBytes: number;
   spans: Span[];
   runIds: string[];
+  approvalIds: Set<string>;
   currentRunId?: string;
 }
 
@@ -39,6 +51,12 @@ interface TenantData {
   sessions: Map<string, SessionRecord>;
   runs: Map<string, Run>;
   approvals: Map<string, Approval>;
+  /** Session ids by (created_at, id): listing reads a page from the newest end. */
+  byCreated: SortedIndex;
+  /** The same per agent. */
+  byAgent: Map<string, SortedIndex>;
+  /** Pending approval ids by (requested_at, id), oldest first. */
+  pending: SortedIndex;
 }
 
 /**
@@ -48,27 +66,88 @@ interface TenantData {
 class MemoryTables {
   readonly tenants = new Map<string, TenantData>();
 
+  constructor(
+    readonly limits: StorageLimits,
+    readonly clock: () => number,
+  ) {}
+
   data(tenant: string): TenantData {
     let data = this.tenants.get(tenant);
     if (!data) {
-      data = { sessions: new Map(), runs: new Map(), approvals: new Map() };
+      data = { sessions: new Map(), runs: new Map(), approvals: new Map(), byCreated: new SortedIndex(), byAgent: new Map(), pending: new SortedIndex() };
       this.tenants.set(tenant, data);
     }
     return data;
   }
 
+  now(): string {
+    return nowIso(this.clock);
+  }
+
   /** The one rule of a run's status: set it with updated_at, and touch its session when current. */
   markRun(tenant: string, run: Run, status: RunStatus): void {
     run.status = status;
-    run.updated_at = nowIso();
+    run.updated_at = this.now();
     const record = this.data(tenant).sessions.get(run.session_id);
     if (record?.currentRunId === run.id) record.session.updated_at = run.updated_at;
+  }
+
+  /** Appends a checkpoint at `node` with `patch` merged into the latest state, within the limits. */
+  append(record: SessionRecord, node: string, patch: JsonObject): Checkpoint {
+    const latest = record.checkpoints.at(-1);
+    const base: JsonObject = latest ? latest.state : {};
+    const changes = withoutUndefined(patch);
+    let bytes = record.stateBytes;
+    let keys = Object.keys(base).length;
+    for (const [key, value] of Object.entries(changes)) {
+      if (Object.hasOwn(base, key)) bytes -= JSON.stringify(base[key]).length;
+      else {
+        bytes += JSON.stringify(key).length + 2;
+        keys += 1;
+      }
+      bytes += JSON.stringify(value).length;
+    }
+    if (bytes > this.limits.maxStateBytes) throw stateTooLarge();
+    if (keys > this.limits.maxStateKeys) throw stateTooManyKeys();
+    const nowMs = this.clock();
+    const checkpoint: Checkpoint = {
+      session_id: record.session.id,
+      checkpoint_id: newId(),
+      node_id: node,
+      seq_num: (latest?.seq_num ?? 0) + 1,
+      created_at: nowIso(() => nowMs),
+      state: clone({ ...base, ...changes }),
+    };
+    record.checkpoints.push(checkpoint);
+    if (record.checkpoints.length > this.limits.checkpointsRetain) record.checkpoints.splice(0, record.checkpoints.length - this.limits.checkpointsRetain);
+    record.stateBytes = bytes;
+    record.session.updated_at = checkpoint.created_at;
+    record.touchedMs = nowMs;
+    return checkpoint;
+  }
+
+  /** Removes a session with everything of it; answers the pending approvals removed. */
+  remove(tenant: string, record: SessionRecord): void {
+    const data = this.data(tenant);
+    const { session } = record;
+    for (const id of record.approvalIds) {
+      const approval = data.approvals.get(id);
+      if (approval?.status === 'pending') data.pending.delete(approval.requested_at, id);
+      data.approvals.delete(id);
+    }
+    for (const id of record.runIds) data.runs.delete(id);
+    data.byCreated.delete(session.created_at, session.id);
+    data.byAgent.get(session.agent_id)?.delete(session.created_at, session.id);
+    data.sessions.delete(session.id);
   }
 }
 
 /** Sessions, checkpoints and spans in memory. */
 class MemorySessionStore implements SessionStore {
-  constructor(private readonly t: MemoryTables) {}
+  constructor(
+    private readonly t: MemoryTables,
+    private readonly onRemoved: (tenant: string, runIds: readonly string[]) => void,
+  ) {}
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
     const record = this.t.data(tenant).sessions.get(sessionId);
@@ -76,14 +155,12 @@ class MemorySessionStore implements SessionStore {
   }
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
-    return [...this.t.data(tenant).sessions.values()]
-      .filter((r) => !options.agent_id || r.session.agent_id === options.agent_id)
-      .sort((a, b) => b.createdMs - a.createdMs || (a.session.id < b.session.id ? 1 : a.session.id > b.session.id ? -1 : 0))
-      .slice(options.offset, options.offset + options.limit)
-      .map((r) => ({ ...r.session }));
+    const data = this.t.data(tenant);
+    const index = options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
+    return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => ({ ...data.sessions.get(id)!.session }));
   }
 
-  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint> {
+  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta> {
     const record = this.t.data(tenant).sessions.get(sessionId);
     if (!record) throw notFound('A checkpoint of this session');
     const latest = record.checkpoints.at(-1);
@@ -97,26 +174,71 @@ class MemorySessionStore implements SessionStore {
     if (write.rejectWhileRunning && current?.status === 'running') {
       throw conflict('A run of this session is running; patch it once the run is paused or finished.');
     }
-    return clone(appendTo(record, node, write.patch, write.replace ?? false));
+    const { state: _state, ...meta } = this.t.append(record, node, write.patch);
+    return meta;
   }
 
-  async getCheckpoint(tenant: string, sessionId: string): Promise<Checkpoint | null> {
-    const latest = this.t.data(tenant).sessions.get(sessionId)?.checkpoints.at(-1);
-    return latest ? clone(latest) : null;
+  async getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null> {
+    const checkpoints = this.t.data(tenant).sessions.get(sessionId)?.checkpoints ?? [];
+    const found = seq === undefined ? checkpoints.at(-1) : checkpoints.find((c) => c.seq_num === seq);
+    return found ? clone(found) : null;
   }
 
-  async listCheckpoints(tenant: string, sessionId: string, page: Page): Promise<Checkpoint[]> {
+  async listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage> {
     const all = this.t.data(tenant).sessions.get(sessionId)?.checkpoints ?? [];
-    return clone([...all].reverse().slice(page.offset, page.offset + page.limit));
+    const checkpoints: Checkpoint[] = [];
+    let bytes = 0;
+    let index = all.length - 1 - page.offset;
+    for (; index >= 0 && checkpoints.length < page.limit; index -= 1) {
+      const size = JSON.stringify(all[index]).length;
+      if (checkpoints.length > 0 && bytes + size > page.maxBytes) break;
+      bytes += size;
+      checkpoints.push(clone(all[index]!));
+      if (bytes >= page.maxBytes) {
+        index -= 1;
+        break;
+      }
+    }
+    return { checkpoints, more: index >= 0 };
   }
 
   async addSpan(tenant: string, sessionId: string, span: Span): Promise<void> {
     this.t.data(tenant).sessions.get(sessionId)?.spans.push(clone(span));
   }
 
-  async listSpans(tenant: string, sessionId: string): Promise<Span[]> {
-    return sortSpans(clone(this.t.data(tenant).sessions.get(sessionId)?.spans ?? []));
-  }}
+  async listSpans(tenant: string, sessionId: string, page: Page): Promise<Span[]> {
+    const spans = this.t.data(tenant).sessions.get(sessionId)?.spans ?? [];
+    return sortSpans(clone(spans.slice(page.offset, page.offset + page.limit)));
+  }
+
+  async deleteSession(tenant: string, sessionId: string): Promise<void> {
+    const data = this.t.data(tenant);
+    const record = data.sessions.get(sessionId);
+    if (!record) throw notFound('The session');
+    const current = record.currentRunId ? data.runs.get(record.currentRunId) : undefined;
+    if (current && ACTIVE_RUN_STATUSES.includes(current.status)) {
+      throw conflict('The session has a queued, running or interrupted run; cancel it or let it finish first.');
+    }
+    this.t.remove(tenant, record);
+    this.onRemoved(tenant, record.runIds);
+  }
+
+  async expireSessions(cutoffMs: number, limit: number): Promise<number> {
+    let removed = 0;
+    for (const [tenant, data] of this.t.tenants) {
+      for (const record of [...data.sessions.values()]) {
+        if (removed >= limit) return removed;
+        if (record.touchedMs > cutoffMs) continue;
+        const status = record.currentRunId ? data.runs.get(record.currentRunId)?.status : undefined;
+        if (status === 'queued' || status === 'running') continue;
+        this.t.remove(tenant, record);
+        this.onRemoved(tenant, record.runIds);
+        removed += 1;
+      }
+    }
+    return removed;
+  }
+}
 
 /** Runs in memory; a session has at most one active run. */
 class MemoryRunStore implements RunStore {
@@ -124,26 +246,36 @@ class MemoryRunStore implements RunStore {
 
   async createRun(tenant: string, newRun: NewRun): Promise<Run> {
     const data = this.t.data(tenant);
-    const nowMs = Date.now();
+    const nowMs = this.t.clock();
     const now = nowIso(() => nowMs);
-    let record = data.sessions.get(newRun.session_id);
-    if (record) {
-      if (record.session.agent_id !== newRun.agent_id) {
-        throw conflict(`This session belongs to agent "${record.session.agent_id}".`);
+    const existing = data.sessions.get(newRun.session_id);
+    if (existing) {
+      if (existing.session.agent_id !== newRun.agent_id) {
+        throw conflict(`This session belongs to agent "${existing.session.agent_id}".`);
       }
-      const current = record.currentRunId ? data.runs.get(record.currentRunId) : undefined;
+      const current = existing.currentRunId ? data.runs.get(existing.currentRunId) : undefined;
       if (current && ACTIVE_RUN_STATUSES.includes(current.status)) {
         throw conflict('This session already has a queued, running or interrupted run.');
       }
-    } else {
-      record = {
-        session: { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now },
-        createdMs: nowMs,
-        checkpoints: [],
-        spans: [],
-        runIds: [],
-      };
-      data.sessions.set(newRun.session_id, record);
+    }
+    const record: SessionRecord = existing ?? {
+      session: { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now },
+      createdMs: nowMs,
+      touchedMs: nowMs,
+      checkpoints: [],
+      stateBytes: 0,
+      spans: [],
+      runIds: [],
+      approvalIds: new Set(),
+    };
+    // The checkpoint first: it checks the limits, so a refused input leaves nothing behind.
+    if (newRun.start) this.t.append(record, newRun.start.node_id, newRun.start.input);
+    if (!existing) {
+      data.sessions.set(record.session.id, record);
+      data.byCreated.add(record.session.created_at, record.session.id);
+      let byAgent = data.byAgent.get(newRun.agent_id);
+      if (!byAgent) data.byAgent.set(newRun.agent_id, (byAgent = new SortedIndex()));
+      byAgent.add(record.session.created_at, record.session.id);
     }
     const run: Run = {
       id: newRun.run_id,
@@ -157,7 +289,7 @@ class MemoryRunStore implements RunStore {
     record.runIds.push(run.id);
     record.currentRunId = run.id;
     record.session.updated_at = now;
-    if (newRun.start) appendTo(record, newRun.start.node_id, newRun.start.input, false);
+    record.touchedMs = nowMs;
     return { ...run };
   }
 
@@ -166,13 +298,17 @@ class MemoryRunStore implements RunStore {
     return run ? { ...run } : null;
   }
 
-  async listRuns(tenant: string, sessionId: string): Promise<Run[]> {
+  async listRuns(tenant: string, sessionId: string, page: Page): Promise<Run[]> {
     const data = this.t.data(tenant);
     const ids = data.sessions.get(sessionId)?.runIds ?? [];
-    return [...ids].reverse().flatMap((id) => {
-      const run = data.runs.get(id);
-      return run ? [{ ...run }] : [];
-    });
+    const end = ids.length - page.offset;
+    return ids
+      .slice(Math.max(0, end - page.limit), Math.max(0, end))
+      .reverse()
+      .flatMap((id) => {
+        const run = data.runs.get(id);
+        return run ? [{ ...run }] : [];
+      });
   }
 
   async latestRun(tenant: string, sessionId: string): Promise<Run | null> {
@@ -182,31 +318,33 @@ class MemoryRunStore implements RunStore {
 
   async updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run> {
     const from = update.from ?? [];
-    const data = this.t.data(tenant);
-    const run = data.runs.get(runId);
+    const run = this.t.data(tenant).runs.get(runId);
     if (!run) throw notFound('The run');
     if (from.length > 0 && !from.includes(run.status)) throw conflict(`The run is ${run.status}.`);
     this.t.markRun(tenant, run, update.status);
     if (update.error) run.error = update.error;
     else delete run.error;
     return { ...run };
-  }}
+  }
+}
 
 /** Approval requests in memory; deciding changes the run's status in the same step. */
 class MemoryApprovalStore implements ApprovalStore {
   constructor(private readonly t: MemoryTables) {}
 
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
-    const { approvals, runs } = this.t.data(tenant);
-    if (!approvals.has(approval.id)) {
-      approvals.set(approval.id, { ...approval, status: 'pending' });
-      const run = runs.get(approval.run_id);
+    const data = this.t.data(tenant);
+    if (!data.approvals.has(approval.id)) {
+      data.approvals.set(approval.id, { ...approval, status: 'pending' });
+      data.pending.add(approval.requested_at, approval.id);
+      data.sessions.get(approval.session_id)?.approvalIds.add(approval.id);
+      const run = data.runs.get(approval.run_id);
       if (run) {
         this.t.markRun(tenant, run, 'interrupted');
         run.approval_id = approval.id;
       }
     }
-    return { ...approvals.get(approval.id)! };
+    return { ...data.approvals.get(approval.id)! };
   }
 
   async getApproval(tenant: string, id: string): Promise<Approval | null> {
@@ -214,64 +352,61 @@ class MemoryApprovalStore implements ApprovalStore {
     return approval ? { ...approval } : null;
   }
 
-  async listPendingApprovals(tenant: string): Promise<Approval[]> {
-    return [...this.t.data(tenant).approvals.values()]
-      .filter((a) => a.status === 'pending')
-      .sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at) || (a.id < b.id ? -1 : 1))
-      .map((a) => ({ ...a }));
+  async listPendingApprovals(tenant: string, page: Page): Promise<Approval[]> {
+    const data = this.t.data(tenant);
+    return data.pending.oldestFirst(page.offset, page.limit).map((id) => ({ ...data.approvals.get(id)! }));
   }
 
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
-    const approval = this.t.data(tenant).approvals.get(id);
+    const data = this.t.data(tenant);
+    const approval = data.approvals.get(id);
     if (!approval) throw notFound('The approval request');
     if (approval.status !== 'pending') throw conflict('The approval request was already decided.');
     approval.status = decision.approved ? 'approved' : 'rejected';
     approval.comment = decision.comment ?? '';
     approval.decided_by = decision.decided_by;
-    approval.decided_at = nowIso();
-    const run = this.t.data(tenant).runs.get(approval.run_id);
+    approval.decided_at = this.t.now();
+    data.pending.delete(approval.requested_at, id);
+    const run = data.runs.get(approval.run_id);
     if (run?.status === 'interrupted') this.t.markRun(tenant, run, 'queued');
     return { ...approval };
   }
 
   async countPendingApprovals(): Promise<number> {
     let count = 0;
-    for (const data of this.t.tenants.values()) {
-      for (const approval of data.approvals.values()) if (approval.status === 'pending') count += 1;
-    }
+    for (const data of this.t.tenants.values()) count += data.pending.size;
     return count;
-  }}
+  }
+}
+
+export interface MemoryStoreOptions {
+  /** @defaultValue {@link DEFAULT_STORAGE_LIMITS} */
+  limits?: StorageLimits;
+  /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
+  clock?: () => number;
+}
 
 /**
  * The Store port in process memory: the embedded mode's storage, composed of its parts on
  * shared tables. Same semantics as RedisStore (checked by the shared contract suite); values
- * are deep-copied in and out so callers can never mutate stored state.
+ * are deep-copied in and out so callers can never mutate stored state. Lists are read from
+ * ordered indexes, so a page costs O(page), not O(all).
  */
 export class MemoryStore implements Store {
-  private readonly tables = new MemoryTables();
-  readonly sessions: SessionStore = new MemorySessionStore(this.tables);
-  readonly runs: RunStore = new MemoryRunStore(this.tables);
-  readonly approvals: ApprovalStore = new MemoryApprovalStore(this.tables);
+  private readonly tables: MemoryTables;
+  readonly sessions: SessionStore;
+  readonly runs: RunStore;
+  readonly approvals: ApprovalStore;
   readonly schedules = new MemoryScheduleStore();
 
-  async ping(): Promise<void> {}
-}
+  constructor(options: MemoryStoreOptions = {}) {
+    this.tables = new MemoryTables(options.limits ?? DEFAULT_STORAGE_LIMITS, options.clock ?? Date.now);
+    this.sessions = new MemorySessionStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
+    this.runs = new MemoryRunStore(this.tables);
+    this.approvals = new MemoryApprovalStore(this.tables);
+  }
 
-/** Appends a checkpoint at `node` with `patch` merged into the latest (or an empty) state. */
-function appendTo(record: SessionRecord, node: string, patch: JsonObject, replace: boolean): Checkpoint {
-  const latest = record.checkpoints.at(-1);
-  const base: JsonObject = replace || !latest ? {} : latest.state;
-  const checkpoint: Checkpoint = {
-    session_id: record.session.id,
-    checkpoint_id: newId(),
-    node_id: node,
-    seq_num: (latest?.seq_num ?? 0) + 1,
-    created_at: nowIso(),
-    state: clone({ ...base, ...withoutUndefined(patch) }),
-  };
-  record.checkpoints.push(checkpoint);
-  record.session.updated_at = checkpoint.created_at;
-  return checkpoint;
+  async ping(): Promise<void> {}
 }
 
 function clone<T>(value: T): T {

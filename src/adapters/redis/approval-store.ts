@@ -1,6 +1,6 @@
 import { nowIso } from '../../domain/time.js';
 import type { Approval } from '../../domain/types.js';
-import type { ApprovalDecision, ApprovalStore, NewApproval } from '../../ports/store.js';
+import type { ApprovalDecision, ApprovalStore, NewApproval, Page } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { flatToObject, objectToPairs } from './hash.js';
 
@@ -15,7 +15,7 @@ export class RedisApprovalStore implements ApprovalStore {
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
     const reply = await this.c.script(
       'createApproval',
-      this.keysOf(tenant, approval.id, approval.run_id, approval.session_id),
+      [...this.keysOf(tenant, approval.id, approval.run_id, approval.session_id), this.c.keys.sessionApprovals(tenant, approval.session_id)],
       [Date.parse(approval.requested_at), nowIso(), approval.run_id, ...objectToPairs({ ...approval, status: 'pending' })],
     );
     if (Number(reply[0]) === 1) await this.c.redis.incr(this.c.keys.pendingApprovalCount());
@@ -26,8 +26,8 @@ export class RedisApprovalStore implements ApprovalStore {
     return toApproval(await this.c.redis.hgetall(this.c.keys.approval(tenant, id)));
   }
 
-  async listPendingApprovals(tenant: string): Promise<Approval[]> {
-    const ids = await this.c.redis.zrange(this.c.keys.pendingApprovals(tenant), '0', '-1');
+  async listPendingApprovals(tenant: string, page: Page): Promise<Approval[]> {
+    const ids = await this.c.redis.zrange(this.c.keys.pendingApprovals(tenant), String(page.offset), String(page.offset + page.limit - 1));
     const approvals = await Promise.all(ids.map((id) => this.getApproval(tenant, id)));
     return approvals.filter((a): a is Approval => a !== null && a.status === 'pending');
   }

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Backend } from '../../ports/backend.js';
+import type { StorageLimits } from '../../ports/store.js';
 import { mapFailures } from './errors.js';
 import { RedisEventBus } from './event-bus.js';
 import { redisLimiterFactory } from './limiter.js';
@@ -20,6 +21,7 @@ export interface RedisBackendOptions {
   lockDurationMs: number;
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
+  limits: StorageLimits;
   /** Background failures that are retried (event catch-up, queue worker errors). */
   onError?: (what: string, error: unknown) => void;
 }
@@ -49,7 +51,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
   const redis = open('commands');
   const bull = open('queue', forever);
   const prefix = options.keyPrefix;
-  const store = new RedisStore(redis, { keyPrefix: prefix });
+  const store = new RedisStore(redis, { keyPrefix: prefix, limits: options.limits });
   const events = mapFailures(
     new RedisEventBus({
       redis,

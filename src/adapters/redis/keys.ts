@@ -19,13 +19,29 @@ export class RedisKeys {
     return `${this.t(tenant)}:sessions`;
   }
   sessionsByAgent(tenant: string, agentId: string): string {
-    return `${this.t(tenant)}:sessions:agent:${agentId}`;
+    return `${this.sessionsByAgentPrefix(tenant)}${agentId}`;
+  }
+  /** Sorted set of session ids scored by their last write (ms): what expiry reads. */
+  sessionsByActivity(tenant: string): string {
+    return `${this.t(tenant)}:sessions:activity`;
+  }
+  /** Prefix of the sessions-by-agent sorted sets (the agent id follows). */
+  sessionsByAgentPrefix(tenant: string): string {
+    return `${this.t(tenant)}:sessions:agent:`;
+  }
+  /** Set of the approval ids of a session. */
+  sessionApprovals(tenant: string, sessionId: string): string {
+    return `${this.t(tenant)}:approvals:session:${sessionId}`;
+  }
+  /** Global set of tenants that have written sessions (expiry visits each). */
+  tenants(): string {
+    return `${this.prefix}:tenants`;
   }
   /** Hash of the latest state: key → raw JSON of its value. */
   state(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:state:${sessionId}`;
   }
-  /** List of checkpoint JSON documents, oldest first (index = seq_num - 1). */
+  /** List of history entries (checkpoint metadata and how to undo it), oldest first, capped. */
   checkpoints(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:checkpoints:${sessionId}`;
   }
@@ -33,17 +49,25 @@ export class RedisKeys {
   spans(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:spans:${sessionId}`;
   }
+  /** Prefix of run hashes (the run id follows). */
+  runPrefix(tenant: string): string {
+    return `${this.t(tenant)}:run:`;
+  }
   /** Hash of one run. */
   run(tenant: string, runId: string): string {
-    return `${this.t(tenant)}:run:${runId}`;
+    return `${this.runPrefix(tenant)}${runId}`;
   }
   /** Sorted set of a session's run ids scored by created_at (ms). */
   runs(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:runs:${sessionId}`;
   }
+  /** Prefix of approval hashes (the approval id follows). */
+  approvalPrefix(tenant: string): string {
+    return `${this.t(tenant)}:approval:`;
+  }
   /** Hash of one approval. */
   approval(tenant: string, approvalId: string): string {
-    return `${this.t(tenant)}:approval:${approvalId}`;
+    return `${this.approvalPrefix(tenant)}${approvalId}`;
   }
   /** Sorted set of pending approval ids scored by requested_at (ms). */
   pendingApprovals(tenant: string): string {

@@ -1,18 +1,23 @@
 import { AppError } from '../../domain/errors.js';
 import { newId, nowIso } from '../../domain/time.js';
 import type { Run, RunStatus } from '../../domain/types.js';
-import type { NewRun, RunStore, RunUpdate } from '../../ports/store.js';
+import type { NewRun, Page, RunStore, RunUpdate } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { flatToObject, statePairs } from './hash.js';
 
 /** Runs on Redis: a hash per run and a sorted set per session; creation and status changes are Lua. */
 export class RedisRunStore implements RunStore {
-  constructor(private readonly c: RedisContext) {}
+  constructor(
+    private readonly c: RedisContext,
+    /** The limits a run's first checkpoint is written under (max bytes, max keys, retained). */
+    private readonly limitArgs: () => number[],
+    private readonly clock: () => number,
+  ) {}
 
   async createRun(tenant: string, run: NewRun): Promise<Run> {
     const { keys } = this.c;
-    const now = Date.now();
-    await this.c.script(
+    const now = this.clock();
+    const reply = await this.c.script(
       'createRun',
       [
         keys.session(tenant, run.session_id),
@@ -22,6 +27,7 @@ export class RedisRunStore implements RunStore {
         keys.runs(tenant, run.session_id),
         keys.state(tenant, run.session_id),
         keys.checkpoints(tenant, run.session_id),
+        keys.sessionsByActivity(tenant),
       ],
       [
         run.session_id,
@@ -31,9 +37,12 @@ export class RedisRunStore implements RunStore {
         now,
         run.start?.node_id ?? '',
         newId(),
+        ...this.limitArgs(),
         ...statePairs(run.start?.input ?? {}),
       ],
     );
+    // A tenant's first session makes it one that expiry visits (a global key, outside the script's slot).
+    if (Number(reply[1]) === 1) await this.c.redis.sadd(keys.tenants(), tenant);
     const created = await this.getRun(tenant, run.run_id);
     if (!created) throw new AppError('internal', 'A created run could not be read back.');
     return created;
@@ -43,8 +52,8 @@ export class RedisRunStore implements RunStore {
     return toRun(await this.c.redis.hgetall(this.c.keys.run(tenant, runId)));
   }
 
-  async listRuns(tenant: string, sessionId: string): Promise<Run[]> {
-    const ids = await this.c.redis.zrevrange(this.c.keys.runs(tenant, sessionId), 0, -1);
+  async listRuns(tenant: string, sessionId: string, page: Page): Promise<Run[]> {
+    const ids = await this.c.redis.zrevrange(this.c.keys.runs(tenant, sessionId), page.offset, page.offset + page.limit - 1);
     const runs = await Promise.all(ids.map((id) => this.getRun(tenant, id)));
     return runs.filter((run): run is Run => run !== null);
   }

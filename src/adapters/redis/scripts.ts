@@ -1,15 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import { AppError, conflict, notFound } from '../../domain/errors.js';
+import { AppError, conflict, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, FINAL_FIRE_STATUSES } from '../../domain/types.js';
 
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
 const SCRIPT_FILES = [
-  'appendCheckpoint-3',
+  'appendCheckpoint-4',
+  'readCheckpoint-3',
   'listSessions-1',
-  'createRun-7',
+  'deleteSession-10',
+  'createRun-8',
   'updateRun-2',
-  'createApproval-4',
+  'createApproval-5',
   'decideApproval-4',
   'beginScheduleFire-4',
   'updateScheduleFire-2',
@@ -39,11 +41,16 @@ export const SCRIPT_CODES = {
   RUN_STATUS: -7,
   /** The approval request was decided already. */
   DECIDED: -8,
+  /** The merged state would be larger than SERVICE_MAX_STATE_BYTES. */
+  STATE_TOO_LARGE: -9,
+  /** The merged state would have more keys than SERVICE_MAX_STATE_KEYS. */
+  STATE_TOO_MANY_KEYS: -10,
 } as const;
 
 /** What a NOT_FOUND of each script names, in the error message. */
 const NOT_FOUND_SUBJECT: Partial<Record<ScriptName, string>> = {
   appendCheckpoint: 'A checkpoint of this session',
+  deleteSession: 'The session',
   updateRun: 'The run',
   decideApproval: 'The approval request',
 };
@@ -59,13 +66,19 @@ export function scriptError(script: ScriptName, reply: readonly unknown[]): AppE
     case SCRIPT_CODES.RUN_RUNNING:
       return conflict('A run of this session is running; patch it once the run is paused or finished.');
     case SCRIPT_CODES.SESSION_BUSY:
-      return conflict('This session already has a queued, running or interrupted run.');
+      return script === 'deleteSession'
+        ? conflict('The session has a queued, running or interrupted run; cancel it or let it finish first.')
+        : conflict('This session already has a queued, running or interrupted run.');
     case SCRIPT_CODES.OTHER_AGENT:
       return conflict(`This session belongs to agent "${detail}".`);
     case SCRIPT_CODES.RUN_STATUS:
       return conflict(`The run is ${detail}.`);
     case SCRIPT_CODES.DECIDED:
       return conflict('The approval request was already decided.');
+    case SCRIPT_CODES.STATE_TOO_LARGE:
+      return stateTooLarge();
+    case SCRIPT_CODES.STATE_TOO_MANY_KEYS:
+      return stateTooManyKeys();
     default:
       return new AppError('internal', `Script ${script} answered the unknown code ${String(reply[0])}.`, { expose: false });
   }
@@ -96,7 +109,7 @@ export function readScript(file: string): string {
   return read(file).replace(INCLUDE, (_line, name: string) => GENERATED_INCLUDES[name]?.() ?? read(`includes/${name}`));
 }
 
-type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
+type ScriptFn = (...args: ((string | number)[] | string | number)[]) => Promise<unknown>;
 
 /** Calls a script by name; a reply whose first element is a failure code rejects with its AppError. */
 export type ScriptCaller = <T = unknown[]>(name: ScriptName, keys: string[], args: (string | number)[]) => Promise<T>;
@@ -113,7 +126,8 @@ export function loadScripts(redis: Redis): ScriptCaller {
     redis.defineCommand(name, { numberOfKeys: Number(numKeys), lua: readScript(file) });
   }
   return async <T>(name: ScriptName, keys: string[], args: (string | number)[]): Promise<T> => {
-    const reply = await commands[name]!.call(redis, ...keys, ...args);
+    // One array argument (ioredis flattens it): a state of many keys must not spread into the call stack.
+    const reply = await commands[name]!.call(redis, [...keys, ...args]);
     if (Array.isArray(reply) && typeof reply[0] === 'number' && reply[0] < 0) throw scriptError(name, reply);
     return reply as T;
   };

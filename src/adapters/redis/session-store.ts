@@ -1,16 +1,48 @@
+import { AppError } from '../../domain/errors.js';
 import { sortSpans } from '../../domain/spans.js';
 import { newId, nowIso } from '../../domain/time.js';
 import type { Checkpoint, Session, Span } from '../../domain/types.js';
-import type { CheckpointWrite, Page, SessionListOptions, SessionStore } from '../../ports/store.js';
+import type {
+  BytePage,
+  CheckpointMeta,
+  CheckpointPage,
+  CheckpointWrite,
+  Page,
+  SessionListOptions,
+  SessionStore,
+  StorageLimits,
+} from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { statePairs } from './hash.js';
 
+/** A history entry: a checkpoint's metadata and how to undo it (the values its patch replaced). */
+interface HistoryEntry extends CheckpointMeta {
+  /** Keys the patch added (absent before it). */
+  unset: string[];
+  /** Keys the patch overwrote, with their values before it. */
+  restore: Record<string, unknown>;
+}
+
+/** States with more keys than this are scanned in chunks rather than read in one command. */
+const SMALL_STATE_KEYS = 2_000;
+/** Fields per HSCAN call on a large state: each call holds Redis for about this much work. */
+const SCAN_COUNT = 1_000;
+/** Rounds of re-reading the history window when checkpoints were appended meanwhile. */
+const WINDOW_ATTEMPTS = 3;
+
 /**
- * Sessions, checkpoints and spans on Redis: a session hash, the latest state as a hash of raw
- * JSON values, checkpoints and spans as lists; appending a checkpoint is one Lua script.
+ * Sessions, checkpoints and spans on Redis. The latest state is a hash (key → raw JSON); each
+ * checkpoint is a history entry holding only what undoes it, so a patch costs O(patch) in
+ * Redis time and memory. Older states are rebuilt from the latest one by undoing entries, newest
+ * first; a large state is scanned in chunks (HSCAN), and undoing every entry newer than the
+ * wanted checkpoint makes such a scan exact even when patches land during it.
  */
 export class RedisSessionStore implements SessionStore {
-  constructor(private readonly c: RedisContext) {}
+  constructor(
+    private readonly c: RedisContext,
+    private readonly limits: StorageLimits,
+    private readonly clock: () => number,
+  ) {}
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
     const hash = await this.c.redis.hgetall(this.c.keys.session(tenant, sessionId));
@@ -28,43 +60,229 @@ export class RedisSessionStore implements SessionStore {
     return JSON.parse(String(reply)) as Session[];
   }
 
-  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<Checkpoint> {
+  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta> {
     const { keys } = this.c;
+    const now = this.clock();
     const reply = await this.c.script(
       'appendCheckpoint',
-      [keys.session(tenant, sessionId), keys.state(tenant, sessionId), keys.checkpoints(tenant, sessionId)],
+      [keys.session(tenant, sessionId), keys.state(tenant, sessionId), keys.checkpoints(tenant, sessionId), keys.sessionsByActivity(tenant)],
       [
         sessionId,
         newId(),
         write.node_id ?? '',
-        nowIso(),
-        write.replace ? '1' : '0',
+        nowIso(() => now),
+        now,
         write.ifSeq === undefined ? '' : String(write.ifSeq),
         write.rejectWhileRunning ? '1' : '0',
+        ...this.limitArgs(),
         ...statePairs(write.patch),
       ],
     );
-    return JSON.parse(String(reply[1])) as Checkpoint;
+    return metaOf(parseEntry(String(reply[1]), sessionId));
   }
 
-  async getCheckpoint(tenant: string, sessionId: string): Promise<Checkpoint | null> {
-    const doc = await this.c.redis.lindex(this.c.keys.checkpoints(tenant, sessionId), -1);
-    return doc === null ? null : (JSON.parse(doc) as Checkpoint);
+  /** ARGV of the limits, in the order every writing script takes them. */
+  limitArgs(): number[] {
+    return [this.limits.maxStateBytes, this.limits.maxStateKeys, this.limits.checkpointsRetain];
   }
 
-  async listCheckpoints(tenant: string, sessionId: string, page: Page): Promise<Checkpoint[]> {
-    const docs = await this.c.redis.lrange(this.c.keys.checkpoints(tenant, sessionId), -(page.offset + page.limit), -(page.offset + 1));
-    return docs.reverse().map((doc) => JSON.parse(doc) as Checkpoint);
+  async getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null> {
+    const latest = await this.latestState(tenant, sessionId);
+    if (!latest) return null;
+    const target = seq ?? latest.seq;
+    if (target > latest.seq || target < 1) return null;
+    if (target === latest.seq && latest.entry) return checkpointOf(latest.entry, latest.state);
+    const entries = await this.window(tenant, sessionId, latest.seq - target + 1, target, latest.seq);
+    if (!entries || entries[0]!.seq_num !== target) return null;
+    for (let i = entries.length - 1; i > 0; i -= 1) undo(latest.state, entries[i]!);
+    return checkpointOf(entries[0]!, latest.state);
+  }
+
+  async listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage> {
+    const latest = await this.latestState(tenant, sessionId);
+    if (!latest) return { checkpoints: [], more: false };
+    const newest = latest.seq - page.offset;
+    const oldest = Math.max(1, newest - page.limit + 1);
+    if (newest < 1) return { checkpoints: [], more: false };
+    // Entries from the oldest wanted one up to the latest: undoing the newer ones yields each state.
+    const entries = await this.window(tenant, sessionId, latest.seq - oldest + 2, oldest - 1, latest.seq);
+    if (!entries || entries.length === 0) return { checkpoints: [], more: false };
+    const bySeq = new Map(entries.map((e) => [e.seq_num, e]));
+    const state = latest.state;
+    const checkpoints: Checkpoint[] = [];
+    let bytes = 0;
+    let seq = latest.seq;
+    for (; seq >= oldest; seq -= 1) {
+      const entry = bySeq.get(seq);
+      if (!entry) break;
+      if (seq <= newest) {
+        const checkpoint = checkpointOf(entry, state);
+        bytes += JSON.stringify(checkpoint).length;
+        if (checkpoints.length > 0 && bytes > page.maxBytes) break;
+        checkpoints.push(checkpoint);
+        if (bytes >= page.maxBytes) {
+          seq -= 1;
+          break;
+        }
+      }
+      undo(state, entry);
+    }
+    return { checkpoints, more: seq >= 1 && bySeq.has(seq) };
   }
 
   async addSpan(tenant: string, sessionId: string, span: Span): Promise<void> {
     await this.c.redis.rpush(this.c.keys.spans(tenant, sessionId), JSON.stringify(span));
   }
 
-  async listSpans(tenant: string, sessionId: string): Promise<Span[]> {
-    const docs = await this.c.redis.lrange(this.c.keys.spans(tenant, sessionId), 0, -1);
+  async listSpans(tenant: string, sessionId: string, page: Page): Promise<Span[]> {
+    // Spans are appended as they close; a page is taken in write order, then sorted by start.
+    const docs = await this.c.redis.lrange(this.c.keys.spans(tenant, sessionId), page.offset, page.offset + page.limit - 1);
     return sortSpans(docs.map((doc) => JSON.parse(doc) as Span));
   }
+
+  async deleteSession(tenant: string, sessionId: string): Promise<void> {
+    await this.remove(tenant, sessionId, '');
+  }
+
+  async expireSessions(cutoffMs: number, limit: number): Promise<number> {
+    let removed = 0;
+    const tenants = await this.c.redis.smembers(this.c.keys.tenants());
+    for (const tenant of tenants) {
+      if (removed >= limit) break;
+      const ids = await this.c.redis.zrangebyscore(this.c.keys.sessionsByActivity(tenant), '-inf', cutoffMs, 'LIMIT', 0, limit - removed);
+      for (const id of ids) {
+        try {
+          if (await this.remove(tenant, id, String(cutoffMs))) removed += 1;
+        } catch (error) {
+          // A session whose run is queued or running is alive: it is looked at again later.
+          if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+        }
+      }
+    }
+    return removed;
+  }
+
+  /** Runs the delete script; resolves false when the session was not there (or not idle). */
+  private async remove(tenant: string, sessionId: string, cutoff: string): Promise<boolean> {
+    const { keys } = this.c;
+    try {
+      const reply = await this.c.script(
+        'deleteSession',
+        [
+          keys.session(tenant, sessionId),
+          keys.state(tenant, sessionId),
+          keys.checkpoints(tenant, sessionId),
+          keys.spans(tenant, sessionId),
+          keys.runs(tenant, sessionId),
+          keys.sessions(tenant),
+          keys.sessionsByActivity(tenant),
+          keys.pendingApprovals(tenant),
+          keys.scheduleRuns(tenant),
+          keys.sessionApprovals(tenant, sessionId),
+        ],
+        [sessionId, keys.sessionsByAgentPrefix(tenant), keys.runPrefix(tenant), keys.approvalPrefix(tenant), cutoff],
+      );
+      const pending = Number(reply[1]);
+      if (pending > 0) await this.c.redis.decrby(keys.pendingApprovalCount(), pending);
+      return true;
+    } catch (error) {
+      if (cutoff !== '' && error instanceof AppError && error.code === 'not_found') return false;
+      throw error;
+    }
+  }
+
+  /**
+   * The latest state and its seq_num: one script for a small state (with the latest entry), a
+   * chunked scan for a large one; `state` then reflects `seq` once the caller undoes every
+   * entry newer than it, which {@link window} supplies.
+   */
+  private async latestState(
+    tenant: string,
+    sessionId: string,
+  ): Promise<{ seq: number; state: Map<string, unknown>; entry?: HistoryEntry } | null> {
+    const { keys } = this.c;
+    const reply = await this.c.script(
+      'readCheckpoint',
+      [keys.session(tenant, sessionId), keys.state(tenant, sessionId), keys.checkpoints(tenant, sessionId)],
+      [SMALL_STATE_KEYS],
+    );
+    const kind = Number(reply[0]);
+    if (kind === 0) return null;
+    if (kind === 1) {
+      const entry = parseEntry(String(reply[1]), sessionId);
+      const flat = reply[2] as string[];
+      const state = new Map<string, unknown>();
+      for (let i = 0; i + 1 < flat.length; i += 2) state.set(flat[i]!, JSON.parse(flat[i + 1]!));
+      return { seq: entry.seq_num, state, entry };
+    }
+    const seq = Number(reply[1]);
+    const state = await this.scanState(tenant, sessionId);
+    // Patches that landed during the scan are undone: the scan then equals the state of `seq`.
+    const now = Number(await this.c.redis.hget(keys.session(tenant, sessionId), 'seq'));
+    if (now > seq) {
+      const newer = await this.window(tenant, sessionId, now - seq, seq + 1, now);
+      if (!newer) throw new AppError('unavailable', 'The session changed too fast to read; retry.', { headers: { 'Retry-After': '1' } });
+      for (let i = newer.length - 1; i >= 0; i -= 1) undo(state, newer[i]!);
+    }
+    return { seq, state };
+  }
+
+  private async scanState(tenant: string, sessionId: string): Promise<Map<string, unknown>> {
+    const state = new Map<string, unknown>();
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.c.redis.hscan(this.c.keys.state(tenant, sessionId), cursor, 'COUNT', SCAN_COUNT);
+      for (let i = 0; i + 1 < flat.length; i += 2) state.set(flat[i]!, JSON.parse(flat[i + 1]!));
+      cursor = next;
+    } while (cursor !== '0');
+    return state;
+  }
+
+  /**
+   * History entries with seq_num from `from` to `to`, oldest first, read from the list's tail
+   * (`count` entries, more when checkpoints were appended meanwhile). Undefined when `from`
+   * is no longer retained; entries before the oldest retained one are simply absent.
+   */
+  private async window(tenant: string, sessionId: string, count: number, from: number, to: number): Promise<HistoryEntry[] | undefined> {
+    const key = this.c.keys.checkpoints(tenant, sessionId);
+    let span = count;
+    for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt += 1) {
+      const docs = await this.c.redis.lrange(key, -span, -1);
+      const entries = docs.map((doc) => parseEntry(doc, sessionId));
+      const newest = entries.at(-1)?.seq_num ?? 0;
+      const wanted = entries.filter((e) => e.seq_num >= from && e.seq_num <= to);
+      const oldestRead = entries[0]?.seq_num ?? Infinity;
+      // Complete when the read reaches `from`, or the list holds nothing older.
+      if (oldestRead <= Math.max(from, 1) || docs.length < span) return wanted;
+      span += newest - to;
+    }
+    return undefined;
+  }
+}
+
+function parseEntry(doc: string, sessionId: string): HistoryEntry {
+  const entry = JSON.parse(doc) as Omit<HistoryEntry, 'session_id'>;
+  return { session_id: sessionId, ...entry };
+}
+
+function metaOf(entry: HistoryEntry): CheckpointMeta {
+  return {
+    session_id: entry.session_id,
+    checkpoint_id: entry.checkpoint_id,
+    node_id: entry.node_id,
+    seq_num: entry.seq_num,
+    created_at: entry.created_at,
+  };
+}
+
+function checkpointOf(entry: HistoryEntry, state: Map<string, unknown>): Checkpoint {
+  return { ...metaOf(entry), state: Object.fromEntries(state) };
+}
+
+/** Turns the state after `entry` into the state before it. */
+function undo(state: Map<string, unknown>, entry: HistoryEntry): void {
+  for (const key of entry.unset) state.delete(key);
+  for (const [key, value] of Object.entries(entry.restore)) state.set(key, value);
 }
 
 function toSession(tenant: string, id: string, hash: Record<string, string>): Session | null {

@@ -1,15 +1,20 @@
 import type { Redis } from 'ioredis';
-import type { Store } from '../../ports/store.js';
+import type { StorageLimits, Store } from '../../ports/store.js';
 import { RedisApprovalStore } from './approval-store.js';
 import { redisContext } from './context.js';
 import { mapFailures } from './errors.js';
 import { RedisRunStore } from './run-store.js';
 import { RedisScheduleStore } from './schedule-store.js';
 import { RedisSessionStore } from './session-store.js';
+import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
 
 export interface RedisStoreOptions {
   /** Prefix of every key. @defaultValue agentplane */
   keyPrefix?: string;
+  /** @defaultValue {@link DEFAULT_STORAGE_LIMITS} */
+  limits?: StorageLimits;
+  /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
+  clock?: () => number;
 }
 
 /**
@@ -29,8 +34,10 @@ export class RedisStore implements Store {
     options: RedisStoreOptions = {},
   ) {
     const context = redisContext(redis, options.keyPrefix ?? 'agentplane');
-    this.sessions = mapFailures(new RedisSessionStore(context));
-    this.runs = mapFailures(new RedisRunStore(context));
+    const clock = options.clock ?? Date.now;
+    const sessions = new RedisSessionStore(context, options.limits ?? DEFAULT_STORAGE_LIMITS, clock);
+    this.sessions = mapFailures(sessions);
+    this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), clock));
     this.approvals = mapFailures(new RedisApprovalStore(context));
     this.schedules = mapFailures(new RedisScheduleStore(context));
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import { pageQuery } from '../validate.js';
 import { errorResponses, Timestamp } from '../schemas.js';
 
 const ApprovalSchema = z
@@ -29,13 +30,14 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Pending approval requests, oldest first',
       tag: 'approvals',
       minRole: 'user',
+      query: z.object(pageQuery(100, 500)),
       responses: {
-        200: { description: 'The pending requests', schema: z.object({ pending: z.array(ApprovalSchema) }) },
-        ...errorResponses(401, 403, 429),
+        200: { description: 'A page of the pending requests', schema: z.object({ pending: z.array(ApprovalSchema) }) },
+        ...errorResponses(400, 401, 403, 429),
       },
-      handler: async ({ principal }) => ({
+      handler: async ({ query, principal }) => ({
         status: 200,
-        body: { pending: await deps.store.approvals.listPendingApprovals(principal.tenant) },
+        body: { pending: await deps.store.approvals.listPendingApprovals(principal.tenant, query) },
       }),
     }),
     defineRoute({

@@ -3,6 +3,7 @@ import { notFound } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, Timestamp } from '../schemas.js';
+import { pageQuery } from '../validate.js';
 
 export const RunSchema = z
   .object({
@@ -67,16 +68,16 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/api/runs',
       operationId: 'listRuns',
-      summary: 'Runs of a session, newest first',
+      summary: 'Runs of a session, newest first, a page at a time',
       tag: 'runs',
-      query: z.object({ session_id: IdParam }),
+      query: z.object({ session_id: IdParam, ...pageQuery(50, 500) }),
       responses: {
         200: { description: 'The runs', schema: z.object({ runs: z.array(RunSchema) }) },
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
         if (!(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
-        return { status: 200, body: { runs: await store.runs.listRuns(principal.tenant, query.session_id) } };
+        return { status: 200, body: { runs: await store.runs.listRuns(principal.tenant, query.session_id, query) } };
       },
     }),
     defineRoute({

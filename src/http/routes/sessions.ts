@@ -3,12 +3,9 @@ import { AppError, notFound } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { CheckpointSchema, errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, SessionSchema } from '../schemas.js';
-import { intQuery } from '../validate.js';
+import { pageQuery } from '../validate.js';
 
-const PageQuery = {
-  limit: intQuery(1, 500, 50).meta({ description: 'page size (1–500)' }),
-  offset: intQuery(0, Number.MAX_SAFE_INTEGER, 0).meta({ description: 'page offset' }),
-};
+const PageQuery = pageQuery(50, 500);
 
 const SessionQuery = z.object({ session_id: IdParam.meta({ description: 'session id' }) });
 
@@ -70,11 +67,16 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429),
       },
       handler: async ({ query, body, principal, ctx }) => {
-        const checkpoint = await store.sessions.appendCheckpoint(principal.tenant, query.session_id, {
+        const written = await store.sessions.appendCheckpoint(principal.tenant, query.session_id, {
           patch: body.state,
           ifSeq: parseIfMatch(ctx.get('If-Match')),
           rejectWhileRunning: true,
         });
+        // The write is O(patch); the answer carries the merged state of exactly that checkpoint.
+        const checkpoint = (await store.sessions.getCheckpoint(principal.tenant, query.session_id, written.seq_num)) ?? {
+          ...written,
+          state: (await store.sessions.getCheckpoint(principal.tenant, query.session_id))?.state ?? {},
+        };
         return { status: 200, body: checkpoint, headers: { ETag: `"${checkpoint.seq_num}"` } };
       },
     }),
@@ -82,16 +84,45 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/api/sessions/history',
       operationId: 'listSessionHistory',
-      summary: 'Every checkpoint of a session, newest first',
+      summary: 'The retained checkpoints of a session, newest first, a page at a time',
       tag: 'sessions',
       query: SessionQuery.extend(PageQuery),
       responses: {
-        200: { description: 'A page of checkpoints', schema: z.object({ checkpoints: z.array(CheckpointSchema) }) },
+        200: {
+          description:
+            'A page of checkpoints: at most `limit`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one checkpoint always fits). ' +
+            '`next_offset` is present when older checkpoints remain: pass it as `offset` for the next page.',
+          schema: z.object({
+            checkpoints: z.array(CheckpointSchema),
+            next_offset: z.number().int().optional().meta({ description: 'offset of the next page, when there is one' }),
+          }),
+        },
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
         if (!(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
-        return { status: 200, body: { checkpoints: await store.sessions.listCheckpoints(principal.tenant, query.session_id, query) } };
+        const page = await store.sessions.listCheckpoints(principal.tenant, query.session_id, {
+          ...query,
+          maxBytes: deps.config.SERVICE_MAX_PAGE_BYTES,
+        });
+        const next = page.more ? { next_offset: query.offset + page.checkpoints.length } : {};
+        return { status: 200, body: { checkpoints: page.checkpoints, ...next } };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/sessions',
+      operationId: 'deleteSession',
+      summary: 'Delete a session with its state, history, traces, runs and approvals',
+      tag: 'sessions',
+      query: SessionQuery,
+      responses: {
+        200: { description: 'Deleted', schema: z.object({ session_id: z.string(), status: z.literal('deleted') }) },
+        ...errorResponses(400, 401, 403, 404, 409, 429),
+      },
+      handler: async ({ query, principal }) => {
+        await store.sessions.deleteSession(principal.tenant, query.session_id);
+        return { status: 200, body: { session_id: query.session_id, status: 'deleted' } };
       },
     }),
     defineRoute({

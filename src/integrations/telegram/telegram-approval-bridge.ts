@@ -7,6 +7,9 @@ import { silentLogger } from '../shared/silent-logger.js';
 import type { TelegramAdapter } from './telegram-adapter.js';
 import type { TelegramCallbackQuery } from './telegram-types.js';
 
+/** Pending approvals read per page by {@link TelegramApprovalBridge.postPending}. */
+const PENDING_PAGE = 100;
+
 export interface TelegramApprovalBridgeOptions {
   telegram: Pick<TelegramAdapter, 'sendInlineKeyboard' | 'answerCallbackQuery' | 'editMessageText'>;
   runControl: RunControl;
@@ -62,7 +65,12 @@ export class TelegramApprovalBridge {
    */
   async postPending(): Promise<number> {
     if (!this.options.approvals) throw new Error('postPending needs the approvals option');
-    const pending = await this.options.approvals.listPendingApprovals(this.tenant);
+    const pending = [];
+    for (let offset = 0; ; offset += PENDING_PAGE) {
+      const page = await this.options.approvals.listPendingApprovals(this.tenant, { offset, limit: PENDING_PAGE });
+      pending.push(...page);
+      if (page.length < PENDING_PAGE) break;
+    }
     const pendingIds = new Set(pending.map((approval) => approval.id));
     for (const id of this.posted) if (!pendingIds.has(id)) this.posted.delete(id);
     let count = 0;

@@ -1,28 +1,57 @@
 --[[
-  Shared by appendCheckpoint-3 and createRun-7: appends a checkpoint whose state is the latest
-  state (or an empty one when replace is true) shallow-merged with the pairs argv[first..].
-  State values stay raw JSON strings, never re-encoded by cjson (which would turn [] into {}
-  and round large numbers). Returns the checkpoint JSON document.
+  Shared by appendCheckpoint-3 and createRun-7: appends a checkpoint in O(patch). The patch's
+  keys are written into the latest-state hash; the history entry records only how to undo them
+  (each key's previous raw value, or that it was absent), never a copy of the whole state, so
+  a growing state costs linear memory and a one-key patch one key's work.
+
+  The session hash keeps the state's size (`state_bytes`: JSON bytes of its key/value pairs)
+  and key count (`state_keys`). A patch that would take either past its limit changes nothing
+  and answers STATE_TOO_LARGE or STATE_TOO_MANY_KEYS. History keeps the newest `retain` entries
+  (the latest is never dropped). State values stay raw JSON strings, never re-encoded by cjson
+  (which would turn [] into {} and round large numbers). Needs the constants include.
+
+  Returns the new entry's JSON ({checkpoint_id, node_id, seq_num, created_at, unset, restore}),
+  or a failure code (a number).
 ]]
-local function append_checkpoint(session_key, state_key, list_key, session_id, checkpoint_id, node,
-                                  created_at, replace, argv, first)
-  if replace then redis.call('DEL', state_key) end
+local function append_checkpoint(session_key, state_key, list_key, checkpoint_id, node, created_at,
+                                  argv, first, max_bytes, max_keys, retain)
+  local meta = redis.call('HMGET', session_key, 'seq', 'state_bytes', 'state_keys')
+  local seq = tonumber(meta[1] or '0') + 1
+  local bytes = tonumber(meta[2] or '0')
+  local count = tonumber(meta[3] or '0')
+  local olds = {}
   for i = first, #argv, 2 do
+    local old = redis.call('HGET', state_key, argv[i])
+    olds[#olds + 1] = old
+    if old then
+      bytes = bytes - #old
+    else
+      bytes = bytes + #cjson.encode(argv[i]) + 2
+      count = count + 1
+    end
+    bytes = bytes + #argv[i + 1]
+  end
+  if bytes > max_bytes then return STATE_TOO_LARGE end
+  if count > max_keys then return STATE_TOO_MANY_KEYS end
+  local unset, restore = {}, {}
+  for i = first, #argv, 2 do
+    local old = olds[(i - first) / 2 + 1]
+    if old then
+      restore[#restore + 1] = cjson.encode(argv[i]) .. ':' .. old
+    else
+      unset[#unset + 1] = cjson.encode(argv[i])
+    end
     redis.call('HSET', state_key, argv[i], argv[i + 1])
   end
-  local parts = {}
-  local flat = redis.call('HGETALL', state_key)
-  for i = 1, #flat, 2 do
-    parts[#parts + 1] = cjson.encode(flat[i]) .. ':' .. flat[i + 1]
-  end
-  local seq = tonumber(redis.call('HGET', session_key, 'seq') or '0') + 1
-  local doc = '{"session_id":' .. cjson.encode(session_id) ..
-    ',"checkpoint_id":' .. cjson.encode(checkpoint_id) ..
+  local entry = '{"checkpoint_id":' .. cjson.encode(checkpoint_id) ..
     ',"node_id":' .. cjson.encode(node) ..
     ',"seq_num":' .. seq ..
     ',"created_at":' .. cjson.encode(created_at) ..
-    ',"state":{' .. table.concat(parts, ',') .. '}}'
-  redis.call('RPUSH', list_key, doc)
-  redis.call('HSET', session_key, 'seq', seq, 'node_id', node, 'updated_at', created_at)
-  return doc
+    ',"unset":[' .. table.concat(unset, ',') .. ']' ..
+    ',"restore":{' .. table.concat(restore, ',') .. '}}'
+  redis.call('RPUSH', list_key, entry)
+  redis.call('LTRIM', list_key, -retain, -1)
+  redis.call('HSET', session_key, 'seq', seq, 'node_id', node, 'updated_at', created_at,
+    'state_bytes', bytes, 'state_keys', count)
+  return entry
 end

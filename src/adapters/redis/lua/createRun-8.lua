@@ -11,15 +11,19 @@
   KEYS[5] runs-of-session sorted set
   KEYS[6] state hash
   KEYS[7] checkpoints list
+  KEYS[8] sessions-by-activity sorted set (score = last write, ms)
 
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
   ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id
-  ARGV[8..] pairs: state key, raw JSON value
+  ARGV[8] max state bytes   ARGV[9] max state keys   ARGV[10] checkpoints retained
+  ARGV[11..] pairs: state key, raw JSON value
 
   Returns {1, created (0|1)} or (codes of scripts.ts)
     {SESSION_BUSY} the session has an active run
     {OTHER_AGENT, agent id} the session belongs to another agent
+    {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the input would take the state past a limit;
+      nothing is written then
 ]]
 --@include constants
 --@include runStatus
@@ -29,8 +33,16 @@ local created = 0
 if agent then
   if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
   if session_busy(KEYS[1]) then return {SESSION_BUSY} end
-else
-  redis.call('HSET', KEYS[1], 'agent_id', ARGV[2], 'created_at', ARGV[4], 'seq', 0)
+end
+if ARGV[6] ~= '' then
+  -- The checkpoint first: it checks the limits before writing anything, so a refused input
+  -- leaves neither a run nor a new session behind.
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 11,
+    tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]))
+  if type(entry) == 'number' then return {entry} end
+end
+if not agent then
+  redis.call('HSET', KEYS[1], 'agent_id', ARGV[2], 'created_at', ARGV[4])
   redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
   created = 1
@@ -39,7 +51,5 @@ make_current_run(KEYS[1], ARGV[3], 'queued', ARGV[4])
 redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
   'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
 redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
-if ARGV[6] ~= '' then
-  append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[1], ARGV[7], ARGV[6], ARGV[4], false, ARGV, 8)
-end
+redis.call('ZADD', KEYS[8], ARGV[5], ARGV[1])
 return {1, created}

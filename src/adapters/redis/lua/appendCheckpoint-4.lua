@@ -1,0 +1,40 @@
+--[[
+  Appends a checkpoint to a session atomically: seq_num = latest + 1, the patch shallow-merged
+  into the latest state, in O(patch) (see includes/appendCheckpoint.lua).
+
+  KEYS[1] session hash     (fields seq, node_id, run_status, updated_at, state_bytes, state_keys)
+  KEYS[2] state hash       (state key -> raw JSON of its value)
+  KEYS[3] checkpoints list (history entries, oldest first)
+  KEYS[4] sessions-by-activity sorted set of the tenant (score = last write, ms)
+
+  ARGV[1] session id   ARGV[2] checkpoint id
+  ARGV[3] node id of the new checkpoint, '' to keep the latest one
+  ARGV[4] created_at (RFC 3339)   ARGV[5] now (ms)
+  ARGV[6] expected latest seq_num, '' for none
+  ARGV[7] '1' to refuse while the session's run is running
+  ARGV[8] max state bytes   ARGV[9] max state keys   ARGV[10] checkpoints retained
+  ARGV[11..] pairs: state key, raw JSON value
+
+  Returns {1, entry JSON} on success, or (codes of scripts.ts)
+    {NOT_FOUND} no such session, or it has no checkpoint and no node id was given
+    {SEQ_MISMATCH} latest seq_num differs from ARGV[5]
+    {RUN_RUNNING} a run of the session is running
+    {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the merged state would pass a limit
+]]
+--@include constants
+--@include appendCheckpoint
+local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'node_id', 'run_status')
+if not meta[1] then return {NOT_FOUND} end
+local seq = tonumber(meta[2] or '0')
+local node = ARGV[3]
+if node == '' then
+  if seq == 0 then return {NOT_FOUND} end
+  node = meta[3]
+end
+if ARGV[6] ~= '' and tonumber(ARGV[6]) ~= seq then return {SEQ_MISMATCH} end
+if ARGV[7] == '1' and meta[4] == 'running' then return {RUN_RUNNING} end
+local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[2], node, ARGV[4], ARGV, 11,
+  tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]))
+if type(entry) == 'number' then return {entry} end
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
+return {1, entry}

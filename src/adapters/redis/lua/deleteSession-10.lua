@@ -1,0 +1,50 @@
+--[[
+  Deletes a session with everything of it, in one step, so nothing is left half: its hash,
+  state, history, spans, runs, approvals, its entries in every index of the tenant, and the
+  schedule links of its runs. Every key is the tenant's (one Cluster slot): run, approval and
+  agent-index keys are built from the prefixes in ARGV, in the same hash tag.
+
+  KEYS[1] session hash   KEYS[2] state hash   KEYS[3] checkpoints list   KEYS[4] spans list
+  KEYS[5] runs-of-session sorted set   KEYS[6] sessions sorted set
+  KEYS[7] sessions-by-activity sorted set   KEYS[8] pending approvals sorted set
+  KEYS[9] schedule run links hash   KEYS[10] approvals-of-session set
+
+  ARGV[1] session id   ARGV[2] prefix of sessions-by-agent keys   ARGV[3] prefix of run keys
+  ARGV[4] prefix of approval keys
+  ARGV[5] '' to delete on request (refused while a run is queued, running or interrupted), or
+          a cutoff in ms to expire it (only when its last write is at or before the cutoff and
+          no run is queued or running)
+
+  Returns
+    {1, pending approvals removed} deleted
+    {NOT_FOUND} no such session (or, expiring, not idle any more)
+    {SESSION_BUSY} a run is active
+]]
+--@include constants
+local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status')
+if not meta[1] then
+  redis.call('ZREM', KEYS[7], ARGV[1])
+  return {NOT_FOUND}
+end
+local status = meta[2] or ''
+if ARGV[5] == '' then
+  if ACTIVE_RUN_STATUS[status] then return {SESSION_BUSY} end
+else
+  local touched = tonumber(redis.call('ZSCORE', KEYS[7], ARGV[1]) or '0')
+  if touched > tonumber(ARGV[5]) then return {NOT_FOUND} end
+  if status == 'queued' or status == 'running' then return {SESSION_BUSY} end
+end
+local pending = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[10])) do
+  pending = pending + redis.call('ZREM', KEYS[8], id)
+  redis.call('DEL', ARGV[4] .. id)
+end
+for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+  redis.call('DEL', ARGV[3] .. run_id)
+  redis.call('HDEL', KEYS[9], run_id)
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10])
+redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
+redis.call('ZREM', ARGV[2] .. meta[1], ARGV[1])
+return {1, pending}
