@@ -62,7 +62,7 @@ async function start(): Promise<number> {
     });
     return listen(createServer(app.callback()));
   }
-  const config = loadConfig({ SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', SERVICE_RATE_LIMIT: 'off', LOG_LEVEL: 'warn' });
+  const config = loadConfig({ SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', SERVICE_RATE_LIMIT: 'off', SERVICE_SSE_MAX_PER_PRINCIPAL: '0', SERVICE_SSE_MAX_PER_TENANT: '0', LOG_LEVEL: 'warn' });
   const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
   const composition = compose(config, { logger: createLogger('warn', quiet), agents: new AgentRegistry(builtInAgents) });
   const api = createApiServer(composition, { authenticate: anonymous });

@@ -102,7 +102,7 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     name: `api (${clients} clients)`,
     entry: 'src/main/api.ts',
     portVariable: 'SERVICE_PORT',
-    env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SHUTDOWN_DELAY_MS: '0' },
+    env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SSE_MAX_PER_PRINCIPAL: '0', SERVICE_SSE_MAX_PER_TENANT: '0', SERVICE_SHUTDOWN_DELAY_MS: '0' },
     nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
   /** Monotonic µs spans of the deliveries: the profile is summarised over these only. */

@@ -16,8 +16,8 @@ export interface ApiServer extends BuiltApp {
 
 /**
  * The API of a process on its composition, in an HTTP server tuned for a load balancer:
- * keep-alive longer than the balancer's idle timeout (65 s), headers timeout above that, and
- * no request timeout (SSE streams are long-lived; each stream also clears its socket timeout).
+ * keep-alive longer than the balancer's idle timeout (65 s), and a bound on receiving each
+ * request (SSE streams are long-lived responses; each stream also clears its socket timeout).
  * In embedded mode (no REDIS_URL) the same process also executes runs and fires schedules,
  * so one `npm start` serves the whole product; with Redis, runs go to worker processes.
  */
@@ -43,8 +43,10 @@ export function createApiServer(composition: Composition, options: AppOptions): 
   const built = createApp(deps, options);
   const server = createServer(built.app.callback());
   server.keepAliveTimeout = 66_000;
-  server.headersTimeout = 67_000;
-  server.requestTimeout = 0;
+  // A client has SERVICE_REQUEST_TIMEOUT_MS to send headers and body (slow bodies are cut with
+  // 408); the timer ends once the request is received, so event streams are not affected.
+  server.requestTimeout = config.SERVICE_REQUEST_TIMEOUT_MS;
+  server.headersTimeout = Math.min(67_000, config.SERVICE_REQUEST_TIMEOUT_MS);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (socket.writable && !socket.writableEnded) socket.end(clientErrorResponse(error.code));
     else socket.destroy();
@@ -52,6 +54,7 @@ export function createApiServer(composition: Composition, options: AppOptions): 
   if (composition.embedded) {
     composition.startExecuting();
     composition.startScheduling();
+    composition.startExpiring();
   }
   return {
     ...built,

@@ -6,6 +6,7 @@ import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
 import { createExecutor } from '../runtime/executor.js';
+import { startExpiring } from '../runtime/expiry.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
 import { createRunJobHandler } from '../runtime/run-job.js';
@@ -43,6 +44,8 @@ export interface Composition {
    * triggers with the stored schedules (retried until complete). Idempotent.
    */
   startScheduling(): void;
+  /** Removes sessions idle past SERVICE_SESSION_TTL, periodically (nothing when it is 0). Idempotent. */
+  startExpiring(): void;
   /** Stops background work and closes every connection of the backend. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -60,6 +63,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
   const schedules = createScheduleControl({ store, scheduler, agents });
   let executing = false;
   let stopReconciling: (() => void) | undefined;
+  let stopExpiring: (() => void) | undefined;
 
   return {
     config,
@@ -90,8 +94,18 @@ export function compose(config: Config, options: ComposeOptions): Composition {
       backend.scheduleConsumer().start(createScheduleFirer({ store, scheduler, runControl: runs, logger, onFire }));
       stopReconciling = startReconciling(store, scheduler, logger);
     },
+    startExpiring() {
+      if (config.SERVICE_SESSION_TTL === 0 || stopExpiring) return;
+      stopExpiring = startExpiring({
+        store,
+        ttlMs: config.SERVICE_SESSION_TTL,
+        logger,
+        onExpired: (count) => metrics.sessionsExpired.inc(count),
+      });
+    },
     async close() {
       stopReconciling?.();
+      stopExpiring?.();
       await backend.close();
     },
   };
@@ -121,5 +135,6 @@ function createBackend(config: Config, logger: Logger): Backend {
     lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
     shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     onError: (what, error) => logger.warn({ err: error }, what),
+    onRecovered: (what) => logger.info(what),
   });
 }

@@ -25,6 +25,7 @@ export function createWorker(composition: Composition): WorkerServer {
   const lifecycle: Lifecycle = { draining: false };
   composition.startExecuting();
   composition.startScheduling();
+  composition.startExpiring();
 
   const router = buildRouter(probeRoutes({ readiness: backend.readiness, lifecycle, metrics }), {
     authenticate: anonymous,

@@ -43,6 +43,11 @@ export class Metrics {
     labelNames: ['status'] as const,
     registers: [this.registry],
   });
+  readonly sessionsExpired = new Counter({
+    name: 'agentplane_sessions_expired_total',
+    help: 'Sessions removed by this process for being idle past SERVICE_SESSION_TTL.',
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter({
     name: 'agentplane_rate_limited_total',
     help: 'Requests refused with 429, by limiter (global, key, tenant).',

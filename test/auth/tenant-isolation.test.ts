@@ -38,6 +38,7 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'POST /api/sessions/state': (t) => ({ path: `/api/sessions/state?session_id=${t.session}`, json: { state: { hijacked: true } } }),
   'GET /api/sessions/history': (t) => ({ path: `/api/sessions/history?session_id=${t.session}` }),
   'POST /api/sessions/resume': (t) => ({ path: `/api/sessions/resume?session_id=${t.session}` }),
+  'DELETE /api/sessions': (t) => ({ path: `/api/sessions?session_id=${t.session}` }),
   'GET /api/traces': (t) => ({ path: `/api/traces?session_id=${t.session}` }),
   'GET /api/runs': (t) => ({ path: `/api/runs?session_id=${t.session}` }),
   'GET /api/runs/:id': (t) => ({ path: `/api/runs/${t.run}` }),

@@ -22,8 +22,12 @@ export interface RedisBackendOptions {
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
   limits: StorageLimits;
-  /** Background failures that are retried (event catch-up, queue worker errors). */
+  /** Background failures that are retried (event catch-up, queue worker errors, lost connections). */
   onError?: (what: string, error: unknown) => void;
+  /** The connection to Redis is back after a failure. */
+  onRecovered?: (what: string) => void;
+  /** Longest wait for one command on the command connection. @defaultValue 1000 */
+  commandTimeoutMs?: number;
 }
 
 /** Options of every connection: a command fails after a few reconnect attempts instead of hanging a request. */
@@ -48,7 +52,10 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
   };
   // BullMQ and the subscriber need connections that retry forever (they block and resume on them).
   const forever = { maxRetriesPerRequest: null };
-  const redis = open('commands');
+  // Requests wait at most this long for Redis: a stalled or unreachable server answers 503
+  // within about a second instead of hanging (BullMQ's blocking connections have no timeout).
+  const redis = open('commands', { commandTimeout: options.commandTimeoutMs ?? 1000, maxRetriesPerRequest: 1 });
+  reportConnection(redis, options);
   const bull = open('queue', forever);
   const prefix = options.keyPrefix;
   const store = new RedisStore(redis, { keyPrefix: prefix, limits: options.limits });
@@ -93,4 +100,43 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
         for (const client of clients) await client.quit().catch(() => client.disconnect());
       })()),
   };
+}
+
+/** Smallest and largest pause between two "unreachable" log lines while Redis stays down. */
+const REPORT_MIN_MS = 1_000;
+const REPORT_MAX_MS = 60_000;
+
+/**
+ * Says, from the first failed connect on, that Redis is unreachable, again with a doubling
+ * pause (1 s … 60 s) while it stays so, and once when it is back.
+ */
+function reportConnection(client: Redis, options: RedisBackendOptions): void {
+  let down = false;
+  let nextAt = 0;
+  let pause = REPORT_MIN_MS;
+  client.on('error', (error: unknown) => {
+    const now = Date.now();
+    if (down && now < nextAt) return;
+    options.onError?.(`Redis at ${redactedUrl(options.url)} is unreachable; requests answer 503 until it is back`, error);
+    nextAt = now + pause;
+    pause = down ? Math.min(pause * 2, REPORT_MAX_MS) : REPORT_MIN_MS * 2;
+    down = true;
+  });
+  client.on('ready', () => {
+    if (!down) return;
+    down = false;
+    pause = REPORT_MIN_MS;
+    options.onRecovered?.(`Redis at ${redactedUrl(options.url)} is reachable again`);
+  });
+}
+
+/** The URL without its password, for logs. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'REDIS_URL';
+  }
 }

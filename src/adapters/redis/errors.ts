@@ -1,8 +1,9 @@
 import { AppError } from '../../domain/errors.js';
 
 /**
- * True for the ways ioredis gives up on a command when Redis is unreachable: connection
- * refused, reset or closed, the offline queue refused, retries per request exhausted.
+ * True for the ways a command fails while Redis cannot serve it: connection refused, reset or
+ * closed, retries per request exhausted, the command timeout passed (a stalled server), or
+ * Redis full (`maxmemory` reached under `noeviction`).
  */
 export function isConnectionFailure(error: unknown): boolean {
   const e = error as { name?: string; message?: string; code?: string } | null;
@@ -10,7 +11,7 @@ export function isConnectionFailure(error: unknown): boolean {
   return (
     e.name === 'MaxRetriesPerRequestError' ||
     e.code === 'ECONNREFUSED' ||
-    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET/.test(e.message ?? '')
+    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|Command timed out|OOM command not allowed/.test(e.message ?? '')
   );
 }
 

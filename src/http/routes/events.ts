@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '../../domain/errors.js';
+import { AppError, badRequest } from '../../domain/errors.js';
 import type { StoredEvent } from '../../domain/types.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
 import { EventSeam } from '../../domain/event-seam.js';
@@ -41,6 +41,7 @@ const REPLAY_PAGE = 500;
 /** GET /api/events/stream: the run events of the caller's tenant as server-sent events. */
 export function eventRoutes(deps: AppDeps): AnyRoute[] {
   const { events, streams, logger } = deps;
+  const caps = streamCaps(deps.config.SERVICE_SSE_MAX_PER_PRINCIPAL, deps.config.SERVICE_SSE_MAX_PER_TENANT);
   return [
     defineRoute({
       method: 'GET',
@@ -65,7 +66,11 @@ export function eventRoutes(deps: AppDeps): AnyRoute[] {
         const header = ctx.get('Last-Event-ID').trim();
         if (header !== '' && !EVENT_ID_PATTERN.test(header)) throw badRequest('Last-Event-ID: expected an event id such as 1763719200000-0.');
         const afterId = header || query.last_event_id;
+        // Without authentication every caller is the same principal: count client addresses instead.
+        const caller = principal.kind === 'anonymous' ? `address:${ctx.ip}` : `${principal.kind}:${principal.subject}`;
+        const release = caps.admit(`${principal.tenant}\u0000${caller}`, principal.tenant);
         const stream = streams.start(ctx);
+        stream.onClose(release);
         const deliver = (stored: StoredEvent) => {
           if (query.session === undefined || stored.event.session === query.session) stream.send(stored);
         };
@@ -109,4 +114,41 @@ async function replay(
     logger.warn({ err: error }, 'event stream ended: replay failed; the client resumes with Last-Event-ID');
     stream.end();
   }
+}
+
+/**
+ * Open streams per caller and per tenant on this replica, each capped (0: no cap). `admit`
+ * throws 429 over a cap, else counts the stream and returns the function that releases it.
+ */
+function streamCaps(perPrincipal: number, perTenant: number) {
+  const byPrincipal = new Map<string, number>();
+  const byTenant = new Map<string, number>();
+  const change = (map: Map<string, number>, key: string, by: number) => {
+    const next = (map.get(key) ?? 0) + by;
+    if (next <= 0) map.delete(key);
+    else map.set(key, next);
+  };
+  return {
+    admit(principal: string, tenant: string): () => void {
+      if (perPrincipal > 0 && (byPrincipal.get(principal) ?? 0) >= perPrincipal) {
+        throw new AppError('rate_limited', `This caller already has ${perPrincipal} open event streams on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); close one first.`, {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      if (perTenant > 0 && (byTenant.get(tenant) ?? 0) >= perTenant) {
+        throw new AppError('rate_limited', `The tenant already has ${perTenant} open event streams on this replica (SERVICE_SSE_MAX_PER_TENANT).`, {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      change(byPrincipal, principal, 1);
+      change(byTenant, tenant, 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        change(byPrincipal, principal, -1);
+        change(byTenant, tenant, -1);
+      };
+    },
+  };
 }
