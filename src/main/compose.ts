@@ -58,6 +58,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
   const metrics = new Metrics({
     defaultMetrics: options.defaultMetrics ?? true,
     pendingApprovals: () => store.approvals.countPendingApprovals(),
+    usage: () => store.usage(),
   });
   const runs = createRunControl({ store, queue, events, agents });
   const schedules = createScheduleControl({ store, scheduler, agents });

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StorageUsage } from '../ports/store.js';
 
 /**
  * The Prometheus metrics of one process, on a registry of its own (so several apps in one
@@ -59,8 +60,43 @@ export class Metrics {
    * @param options.pendingApprovals read at each scrape for `agentplane_approvals_pending`
    * @param options.defaultMetrics prom-client's process metrics. @defaultValue true
    */
-  constructor(options: { defaultMetrics?: boolean; pendingApprovals?: () => Promise<number> } = {}) {
+  readonly storageMemory: Gauge;
+  readonly storageItems: Gauge;
+
+  constructor(options: { defaultMetrics?: boolean; pendingApprovals?: () => Promise<number>; usage?: () => Promise<StorageUsage> } = {}) {
     const pending = options.pendingApprovals;
+    // One read of the backend serves both gauges of a scrape (INFO, DBSIZE and a ZCARD per tenant).
+    let sampled: Promise<StorageUsage | undefined> | undefined;
+    const sample = () => {
+      if (!options.usage) return undefined;
+      // A failed read (Redis down) leaves the gauges as they were; the scrape still answers.
+      sampled ??= options
+        .usage()
+        .catch(() => undefined)
+        .finally(() => setTimeout(() => (sampled = undefined), 1_000).unref());
+      return sampled;
+    };
+    this.storageMemory = new Gauge({
+      name: 'agentplane_storage_memory_bytes',
+      help: 'Memory the storage backend uses (Redis used_memory, sampled at scrape).',
+      registers: [this.registry],
+      async collect() {
+        const usage = await sample();
+        if (usage?.memoryBytes !== undefined && Number.isFinite(usage.memoryBytes)) this.set(usage.memoryBytes);
+      },
+    });
+    this.storageItems = new Gauge({
+      name: 'agentplane_storage_items',
+      help: 'What the storage holds, by kind: sessions (all tenants) and keys (Redis DBSIZE, queues included).',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      async collect() {
+        const usage = await sample();
+        if (!usage) return;
+        this.set({ kind: 'sessions' }, usage.sessions);
+        if (usage.keys !== undefined) this.set({ kind: 'keys' }, usage.keys);
+      },
+    });
     this.approvalsPending = new Gauge({
       name: 'agentplane_approvals_pending',
       help: 'Approval requests waiting for a decision, across tenants.',

@@ -212,6 +212,16 @@ export interface ScheduleStore {
  * (`Pick<Store, 'runs' | 'sessions'>`). The parts of one Store share one backend, so a write
  * of one part that must see another (a run and its session's checkpoints) stays atomic.
  */
+/** What the storage holds, for the metrics an operator watches before it fills up. */
+export interface StorageUsage {
+  /** Bytes the backend uses (Redis `used_memory`); undefined in memory. */
+  memoryBytes?: number;
+  /** Sessions stored, all tenants. */
+  sessions: number;
+  /** Keys in the backend (Redis `DBSIZE`: every tenant, queues included); undefined in memory. */
+  keys?: number;
+}
+
 export interface Store {
   readonly sessions: SessionStore;
   readonly runs: RunStore;
@@ -219,4 +229,6 @@ export interface Store {
   readonly schedules: ScheduleStore;
   /** Resolves when the backend answers, rejects otherwise (readiness). */
   ping(): Promise<void>;
+  /** Sampled by the metrics at scrape time. */
+  usage(): Promise<StorageUsage>;
 }

@@ -119,4 +119,13 @@ describe('/metrics', () => {
     expect(family('agentplane_schedule_fires_total').type).toBe('COUNTER');
     expect(family('agentplane_rate_limited_total').type).toBe('COUNTER');
   });
+
+  it('samples the storage: Redis memory used, sessions and keys held', async () => {
+    const memory = Number(family('agentplane_storage_memory_bytes').metrics[0]!.value);
+    expect(memory).toBeGreaterThan(100_000);
+    const items = new Map(family('agentplane_storage_items').metrics.map((m) => [m.labels?.kind, Number(m.value)]));
+    expect(items.get('keys')).toBeGreaterThan(0);
+    expect(items.get('sessions')).toBe(0);
+    expect(family('agentplane_sessions_expired_total').type).toBe('COUNTER');
+  });
 });

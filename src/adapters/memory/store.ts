@@ -27,6 +27,7 @@ import type {
   SessionListOptions,
   SessionStore,
   StorageLimits,
+  StorageUsage,
   Store,
 } from '../../ports/store.js';
 import { MemoryScheduleStore } from './schedule-store.js';
@@ -407,6 +408,12 @@ export class MemoryStore implements Store {
   }
 
   async ping(): Promise<void> {}
+
+  async usage(): Promise<StorageUsage> {
+    let sessions = 0;
+    for (const data of this.tables.tenants.values()) sessions += data.sessions.size;
+    return { sessions };
+  }
 }
 
 function clone<T>(value: T): T {

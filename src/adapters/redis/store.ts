@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { StorageLimits, Store } from '../../ports/store.js';
+import type { StorageLimits, StorageUsage, Store } from '../../ports/store.js';
+import { RedisKeys } from './keys.js';
 import { RedisApprovalStore } from './approval-store.js';
 import { redisContext } from './context.js';
 import { mapFailures } from './errors.js';
@@ -28,12 +29,14 @@ export class RedisStore implements Store {
   readonly runs: RedisRunStore;
   readonly approvals: RedisApprovalStore;
   readonly schedules: RedisScheduleStore;
+  private readonly keys: RedisKeys;
 
   constructor(
     private readonly redis: Redis,
     options: RedisStoreOptions = {},
   ) {
     const context = redisContext(redis, options.keyPrefix ?? 'agentplane');
+    this.keys = context.keys;
     const clock = options.clock ?? Date.now;
     const sessions = new RedisSessionStore(context, options.limits ?? DEFAULT_STORAGE_LIMITS, clock);
     this.sessions = mapFailures(sessions);
@@ -44,5 +47,21 @@ export class RedisStore implements Store {
 
   async ping(): Promise<void> {
     await this.redis.ping();
+  }
+
+  async usage(): Promise<StorageUsage> {
+    const info = await this.redis.info('memory');
+    const tenants = await this.redis.smembers(this.keys.tenants());
+    const pipeline = this.redis.pipeline();
+    for (const tenant of tenants) pipeline.zcard(this.keys.sessions(tenant));
+    pipeline.dbsize();
+    const replies = (await pipeline.exec()) ?? [];
+    const counts = replies.map(([, value]) => Number(value ?? 0));
+    const keys = counts.pop();
+    return {
+      memoryBytes: Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN),
+      sessions: counts.reduce((sum, n) => sum + n, 0),
+      ...(keys === undefined ? {} : { keys }),
+    };
   }
 }
