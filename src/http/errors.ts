@@ -85,18 +85,20 @@ export function renderError(ctx: Context, appError: AppError): void {
 const CLIENT_ERRORS: Record<string, string> = {
   HPE_HEADER_OVERFLOW: 'The request line or headers are larger than the server accepts (16 KiB).',
   HPE_URI_TOO_LONG: 'The request URI is longer than the server accepts.',
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time (SERVICE_REQUEST_TIMEOUT_MS); send it again.',
 };
 
 /**
  * The raw HTTP answer for a request Node's parser refused before Koa saw it (headers too
- * large, malformed HTTP): a 400 in the contract's JSON shape, with a request id, instead of
- * Node's bare status line.
+ * large, malformed HTTP: 400; not received within the request timeout: 408), in the
+ * contract's JSON shape, with a request id, instead of Node's bare status line.
  */
 export function clientErrorResponse(parserCode: string | undefined): string {
   const message = CLIENT_ERRORS[parserCode ?? ''] ?? 'The request is not valid HTTP.';
   const body = JSON.stringify({ error: { code: 'bad_request', message } } satisfies ErrorBody);
+  const status = parserCode === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
   return (
-    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n' +
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
     `X-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );
 }

@@ -41,7 +41,12 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     }),
   };
   const built = createApp(deps, options);
-  const server = createServer(built.app.callback());
+  // Node checks request timeouts on an interval (30 s by default): check often enough that a
+  // slow client is cut close to SERVICE_REQUEST_TIMEOUT_MS.
+  const server = createServer(
+    { connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.SERVICE_REQUEST_TIMEOUT_MS / 4))) },
+    built.app.callback(),
+  );
   server.keepAliveTimeout = 66_000;
   // A client has SERVICE_REQUEST_TIMEOUT_MS to send headers and body (slow bodies are cut with
   // 408); the timer ends once the request is received, so event streams are not affected.

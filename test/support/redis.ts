@@ -20,6 +20,10 @@ export interface PrivateRedis extends TestRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections but answers nothing, as a stalled Redis does. */
+  pause(): void;
+  /** SIGCONT after {@link pause}. */
+  resume(): void;
 }
 
 const HOW_TO_GET_ONE =
@@ -106,7 +110,21 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     await kill();
     if (dir) rmSync(dir, { recursive: true, force: true });
   };
-  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: start, stop };
+  const signal = (name: NodeJS.Signals) => {
+    if (child && child.exitCode === null) child.kill(name);
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    restart: start,
+    stop: async () => {
+      signal('SIGCONT');
+      await stop();
+    },
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
+  };
 }
 
 async function waitForPing(port: number): Promise<void> {
