@@ -101,10 +101,18 @@ export interface Schedule {
 export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'skipped';
 
 /**
- * Storage bounds when the config does not set them: SERVICE_MAX_STATE_BYTES,
- * SERVICE_MAX_STATE_KEYS and SERVICE_CHECKPOINTS_RETAIN.
+ * Storage bounds when the config does not set them (SERVICE_MAX_STATE_BYTES,
+ * SERVICE_MAX_STATE_KEYS, SERVICE_CHECKPOINTS_RETAIN), and the per-session caps of runs and spans.
  */
-export const DEFAULT_STORAGE_LIMITS = Object.freeze({ maxStateBytes: 1024 * 1024, maxStateKeys: 65_536, checkpointsRetain: 50 });
+export const DEFAULT_STORAGE_LIMITS = Object.freeze({
+  maxStateBytes: 1024 * 1024,
+  maxStateKeys: 65_536,
+  checkpointsRetain: 50,
+  /** Not configurable: runs kept per session (a session a schedule reuses every minute keeps its last 100). */
+  runsRetain: 100,
+  /** Not configurable: trace spans kept per session. */
+  spansRetain: 1_000,
+});
 
 /** History records kept per schedule; older ones are dropped. */
 export const SCHEDULE_HISTORY_LIMIT = 100;

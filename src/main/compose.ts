@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createMemoryBackend } from '../adapters/memory/backend.js';
 import { createRedisBackend } from '../adapters/redis/backend.js';
 import type { Config } from '../config.js';
+import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
@@ -115,6 +116,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
 /** Redis (and BullMQ) when REDIS_URL is set, memory otherwise. */
 function createBackend(config: Config, logger: Logger): Backend {
   const limits = {
+    ...DEFAULT_STORAGE_LIMITS,
     maxStateBytes: config.SERVICE_MAX_STATE_BYTES,
     maxStateKeys: config.SERVICE_MAX_STATE_KEYS,
     checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,

@@ -37,13 +37,18 @@ export interface CheckpointPage {
 export type CheckpointMeta = Omit<Checkpoint, 'state'>;
 
 /**
- * The bounds of session storage, from the config: a state no larger than `maxStateBytes` of
- * JSON and `maxStateKeys` keys; the newest `checkpointsRetain` checkpoints kept per session.
+ * The bounds of session storage: a state no larger than `maxStateBytes` of JSON and
+ * `maxStateKeys` keys; per session, the newest `checkpointsRetain` checkpoints, `runsRetain`
+ * runs and `spansRetain` spans.
  */
 export interface StorageLimits {
   maxStateBytes: number;
   maxStateKeys: number;
   checkpointsRetain: number;
+  /** Runs kept per session (the current one always); older ones go with their approvals. */
+  runsRetain: number;
+  /** Trace spans kept per session, newest. */
+  spansRetain: number;
 }
 
 /** One checkpoint write: the state patch and the conditions under which it applies. */

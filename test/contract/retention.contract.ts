@@ -9,7 +9,7 @@ export type BoundedStoreFactory = (options: { limits: StorageLimits; clock: () =
 const T = 'tenant-a';
 const OTHER = 'tenant-b';
 const ALL = { limit: 10_000, offset: 0 };
-const LIMITS: StorageLimits = { maxStateBytes: 10_000, maxStateKeys: 100, checkpointsRetain: 50 };
+const LIMITS: StorageLimits = { maxStateBytes: 10_000, maxStateKeys: 100, checkpointsRetain: 50, runsRetain: 100, spansRetain: 1_000 };
 const HOUR = 3_600_000;
 
 /** A clock the test moves. */
@@ -188,6 +188,41 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       expect(await store.sessions.expireSessions(clock.now(), 3)).toBe(3);
       expect(await store.sessions.expireSessions(clock.now(), 3)).toBe(2);
       expect(await store.sessions.listSessions(T, { limit: 50, offset: 0 })).toEqual([]);
+    });
+
+    it('keeps the newest runs and spans of a session; older runs go with their decided approvals', async () => {
+      const { store, clock, session } = await setUp({ runsRetain: 3, spansRetain: 4 });
+      const id = await session();
+      const runs: string[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const [current] = await store.runs.listRuns(T, id, { limit: 1, offset: 0 });
+        runs.unshift(current!.id);
+        await store.approvals.createApproval(T, {
+          id: `${current!.id}.1`,
+          session_id: id,
+          run_id: current!.id,
+          agent_id: 'echo',
+          node_id: 'receive',
+          prompt: 'ok?',
+          requested_at: new Date(clock.now()).toISOString(),
+        });
+        await store.approvals.decideApproval(T, `${current!.id}.1`, { approved: true, decided_by: 'u' });
+        await store.runs.updateRun(T, current!.id, { status: 'completed' });
+        clock.advance(1);
+        await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo' });
+      }
+      const kept = (await store.runs.listRuns(T, id, ALL)).map((r) => r.id);
+      expect(kept).toHaveLength(3);
+      expect(kept.slice(1)).toEqual(runs.slice(0, 2));
+      for (const dropped of runs.slice(2)) {
+        expect(await store.runs.getRun(T, dropped)).toBeNull();
+        expect(await store.approvals.getApproval(T, `${dropped}.1`)).toBeNull();
+      }
+      expect(await store.approvals.getApproval(T, `${runs[0]}.1`)).not.toBeNull();
+      for (let i = 0; i < 6; i += 1) {
+        await store.sessions.addSpan(T, id, { span_id: `s${i}`, parent_id: '', name: 'n', start: `2026-01-01T00:00:0${i}.000Z`, end: 'x', attributes: {} });
+      }
+      expect((await store.sessions.listSpans(T, id, ALL)).map((s) => s.span_id)).toEqual(['s2', 's3', 's4', 's5']);
     });
 
     it('pages runs (newest first), spans and pending approvals (oldest first)', async () => {

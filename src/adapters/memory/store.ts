@@ -204,7 +204,10 @@ class MemorySessionStore implements SessionStore {
   }
 
   async addSpan(tenant: string, sessionId: string, span: Span): Promise<void> {
-    this.t.data(tenant).sessions.get(sessionId)?.spans.push(clone(span));
+    const spans = this.t.data(tenant).sessions.get(sessionId)?.spans;
+    if (!spans) return;
+    spans.push(clone(span));
+    if (spans.length > this.t.limits.spansRetain) spans.splice(0, spans.length - this.t.limits.spansRetain);
   }
 
   async listSpans(tenant: string, sessionId: string, page: Page): Promise<Span[]> {
@@ -243,7 +246,10 @@ class MemorySessionStore implements SessionStore {
 
 /** Runs in memory; a session has at most one active run. */
 class MemoryRunStore implements RunStore {
-  constructor(private readonly t: MemoryTables) {}
+  constructor(
+    private readonly t: MemoryTables,
+    private readonly onDropped: (tenant: string, runIds: readonly string[]) => void,
+  ) {}
 
   async createRun(tenant: string, newRun: NewRun): Promise<Run> {
     const data = this.t.data(tenant);
@@ -289,6 +295,19 @@ class MemoryRunStore implements RunStore {
     data.runs.set(run.id, run);
     record.runIds.push(run.id);
     record.currentRunId = run.id;
+    // The newest runs are kept; older ones go with their decided approvals and schedule links.
+    const dropped = record.runIds.splice(0, Math.max(0, record.runIds.length - this.t.limits.runsRetain));
+    for (const id of dropped) {
+      data.runs.delete(id);
+      for (const approvalId of record.approvalIds) {
+        const approval = data.approvals.get(approvalId);
+        if (approval?.run_id === id && approval.status !== 'pending') {
+          data.approvals.delete(approvalId);
+          record.approvalIds.delete(approvalId);
+        }
+      }
+    }
+    if (dropped.length > 0) this.onDropped(tenant, dropped);
     record.session.updated_at = now;
     record.touchedMs = nowMs;
     return { ...run };
@@ -382,7 +401,7 @@ class MemoryApprovalStore implements ApprovalStore {
 
 export interface MemoryStoreOptions {
   /** @defaultValue {@link DEFAULT_STORAGE_LIMITS} */
-  limits?: StorageLimits;
+  limits?: Partial<StorageLimits>;
   /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
   clock?: () => number;
 }
@@ -401,9 +420,9 @@ export class MemoryStore implements Store {
   readonly schedules = new MemoryScheduleStore();
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.tables = new MemoryTables(options.limits ?? DEFAULT_STORAGE_LIMITS, options.clock ?? Date.now);
+    this.tables = new MemoryTables({ ...DEFAULT_STORAGE_LIMITS, ...options.limits }, options.clock ?? Date.now);
     this.sessions = new MemorySessionStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
-    this.runs = new MemoryRunStore(this.tables);
+    this.runs = new MemoryRunStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
     this.approvals = new MemoryApprovalStore(this.tables);
   }
 

@@ -11,6 +11,7 @@ export class RedisRunStore implements RunStore {
     private readonly c: RedisContext,
     /** The limits a run's first checkpoint is written under (max bytes, max keys, retained). */
     private readonly limitArgs: () => number[],
+    private readonly runsRetain: number,
     private readonly clock: () => number,
   ) {}
 
@@ -28,6 +29,8 @@ export class RedisRunStore implements RunStore {
         keys.state(tenant, run.session_id),
         keys.checkpoints(tenant, run.session_id),
         keys.sessionsByActivity(tenant),
+        keys.sessionApprovals(tenant, run.session_id),
+        keys.scheduleRuns(tenant),
       ],
       [
         run.session_id,
@@ -38,6 +41,9 @@ export class RedisRunStore implements RunStore {
         run.start?.node_id ?? '',
         newId(),
         ...this.limitArgs(),
+        this.runsRetain,
+        keys.runPrefix(tenant),
+        keys.approvalPrefix(tenant),
         ...statePairs(run.start?.input ?? {}),
       ],
     );

@@ -131,7 +131,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async addSpan(tenant: string, sessionId: string, span: Span): Promise<void> {
-    await this.c.redis.rpush(this.c.keys.spans(tenant, sessionId), JSON.stringify(span));
+    await this.c.script('addSpan', [this.c.keys.spans(tenant, sessionId)], [JSON.stringify(span), this.limits.spansRetain]);
   }
 
   async listSpans(tenant: string, sessionId: string, page: Page): Promise<Span[]> {

@@ -13,7 +13,7 @@ export interface RedisStoreOptions {
   /** Prefix of every key. @defaultValue agentplane */
   keyPrefix?: string;
   /** @defaultValue {@link DEFAULT_STORAGE_LIMITS} */
-  limits?: StorageLimits;
+  limits?: Partial<StorageLimits>;
   /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
   clock?: () => number;
 }
@@ -38,9 +38,10 @@ export class RedisStore implements Store {
     const context = redisContext(redis, options.keyPrefix ?? 'agentplane');
     this.keys = context.keys;
     const clock = options.clock ?? Date.now;
-    const sessions = new RedisSessionStore(context, options.limits ?? DEFAULT_STORAGE_LIMITS, clock);
+    const limits = { ...DEFAULT_STORAGE_LIMITS, ...options.limits };
+    const sessions = new RedisSessionStore(context, limits, clock);
     this.sessions = mapFailures(sessions);
-    this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), clock));
+    this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), limits.runsRetain, clock));
     this.approvals = mapFailures(new RedisApprovalStore(context));
     this.schedules = mapFailures(new RedisScheduleStore(context));
   }

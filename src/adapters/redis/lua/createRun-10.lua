@@ -12,12 +12,17 @@
   KEYS[6] state hash
   KEYS[7] checkpoints list
   KEYS[8] sessions-by-activity sorted set (score = last write, ms)
+  KEYS[9] approvals-of-session set   KEYS[10] schedule run links hash of the tenant
 
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
   ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id
   ARGV[8] max state bytes   ARGV[9] max state keys   ARGV[10] checkpoints retained
-  ARGV[11..] pairs: state key, raw JSON value
+  ARGV[11] runs retained per session   ARGV[12] prefix of run keys   ARGV[13] prefix of approval keys
+  ARGV[14..] pairs: state key, raw JSON value
+
+  A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
+  approvals and schedule links, so a session reused for months stays bounded.
 
   Returns {1, created (0|1)} or (codes of scripts.ts)
     {SESSION_BUSY} the session has an active run
@@ -37,7 +42,7 @@ end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 11,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 14,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]))
   if type(entry) == 'number' then return {entry} end
 end
@@ -52,4 +57,23 @@ redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', AR
   'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
 redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
 redis.call('ZADD', KEYS[8], ARGV[5], ARGV[1])
+local excess = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[11])
+if excess > 0 then
+  local dropped = {}
+  for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, excess - 1)) do
+    if run_id ~= ARGV[3] then
+      dropped[run_id .. '.'] = true
+      redis.call('DEL', ARGV[12] .. run_id)
+      redis.call('HDEL', KEYS[10], run_id)
+      redis.call('ZREM', KEYS[5], run_id)
+    end
+  end
+  -- Approval ids are '<run id>.<seq_num>': those of the dropped runs go too.
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[9])) do
+    if dropped[string.match(id, '^(.*%.)') or ''] and redis.call('HGET', ARGV[13] .. id, 'status') ~= 'pending' then
+      redis.call('DEL', ARGV[13] .. id)
+      redis.call('SREM', KEYS[9], id)
+    end
+  end
+end
 return {1, created}
