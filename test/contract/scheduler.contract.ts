@@ -8,7 +8,8 @@ import { waitFor } from '../support/wait.js';
 /** A fresh scheduler, a consumer of its fires, and a store of the same backend. */
 export type SchedulerFactory = () => Promise<{ scheduler: Scheduler; consumer: ScheduleConsumer; store: Store }>;
 
-const trigger = (id: string, overrides: Partial<ScheduleTrigger> = {}): ScheduleTrigger => ({
+/** A trigger of tenant acme every five minutes in UTC, with overrides. */
+export const trigger = (id: string, overrides: Partial<ScheduleTrigger> = {}): ScheduleTrigger => ({
   schedule_id: id,
   tenant: 'acme',
   cron_expr: '*/5 * * * *',

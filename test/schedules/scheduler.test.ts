@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MemoryScheduler } from '../../src/adapters/memory/scheduler.js';
 import { BullScheduleConsumer, BullScheduler } from '../../src/adapters/redis/scheduler.js';
-import type { ScheduleFire, ScheduleTrigger } from '../../src/ports/scheduler.js';
+import type { ScheduleFire } from '../../src/ports/scheduler.js';
+import { trigger } from '../contract/scheduler.contract.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
@@ -24,13 +25,6 @@ afterAll(async () => {
   await redis.stop();
 });
 
-const trigger = (id: string, overrides: Partial<ScheduleTrigger> = {}): ScheduleTrigger => ({
-  schedule_id: id,
-  tenant: 'acme',
-  cron_expr: '*/5 * * * *',
-  timezone: 'UTC',
-  ...overrides,
-});
 
 describe('MemoryScheduler timers', () => {
   afterEach(() => {
