@@ -87,10 +87,13 @@ class MemoryTables {
 
   /** The one rule of a run's status: set it with updated_at, and touch its session when current. */
   markRun(tenant: string, run: Run, status: RunStatus): void {
+    const nowMs = this.clock();
     run.status = status;
-    run.updated_at = this.now();
+    run.updated_at = nowIso(() => nowMs);
     const record = this.data(tenant).sessions.get(run.session_id);
     if (record?.currentRunId === run.id) record.session.updated_at = run.updated_at;
+    // A run's end is its session's activity (expiry counts from the last of these).
+    if (record && !ACTIVE_RUN_STATUSES.includes(status)) record.touchedMs = nowMs;
   }
 
   /** Appends a checkpoint at `node` with `patch` merged into the latest state, within the limits. */
@@ -123,7 +126,9 @@ class MemoryTables {
     if (record.checkpoints.length > this.limits.checkpointsRetain) record.checkpoints.splice(0, record.checkpoints.length - this.limits.checkpointsRetain);
     record.stateBytes = bytes;
     record.session.updated_at = checkpoint.created_at;
-    record.touchedMs = nowMs;
+    // An edit between runs is activity; during a run, its creation and end are.
+    const status = record.currentRunId ? this.data(record.session.tenant_id).runs.get(record.currentRunId)?.status : undefined;
+    if (status !== 'queued' && status !== 'running') record.touchedMs = nowMs;
     return checkpoint;
   }
 

@@ -73,10 +73,11 @@ export class RedisRunStore implements RunStore {
     const { keys } = this.c;
     const sessionId = await this.c.redis.hget(keys.run(tenant, runId), 'session_id');
     // A missing run: the script answers NOT_FOUND for its (empty) hash.
+    const now = this.clock();
     const reply = await this.c.script(
       'updateRun',
-      [keys.run(tenant, runId), keys.session(tenant, sessionId ?? '')],
-      [update.status, update.error ?? '', nowIso(), (update.from ?? []).join(','), runId],
+      [keys.run(tenant, runId), keys.session(tenant, sessionId ?? ''), keys.sessionsByActivity(tenant)],
+      [update.status, update.error ?? '', nowIso(() => now), (update.from ?? []).join(','), runId, sessionId ?? '', now],
     );
     return toRun(flatToObject(reply))!;
   }

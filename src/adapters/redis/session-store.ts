@@ -131,7 +131,10 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async addSpan(tenant: string, sessionId: string, span: Span): Promise<void> {
-    await this.c.script('addSpan', [this.c.keys.spans(tenant, sessionId)], [JSON.stringify(span), this.limits.spansRetain]);
+    const key = this.c.keys.spans(tenant, sessionId);
+    // One command per span; the trim (rarely needed) only when the list passed its cap.
+    const length = await this.c.redis.rpush(key, JSON.stringify(span));
+    if (length > this.limits.spansRetain) await this.c.redis.ltrim(key, -this.limits.spansRetain, -1);
   }
 
   async listSpans(tenant: string, sessionId: string, page: Page): Promise<Span[]> {

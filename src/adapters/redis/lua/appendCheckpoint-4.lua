@@ -23,7 +23,7 @@
 ]]
 --@include constants
 --@include appendCheckpoint
-local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'node_id', 'run_status')
+local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'node_id', 'run_status', 'state_bytes', 'state_keys')
 if not meta[1] then return {NOT_FOUND} end
 local seq = tonumber(meta[2] or '0')
 local node = ARGV[3]
@@ -34,7 +34,8 @@ end
 if ARGV[6] ~= '' and tonumber(ARGV[6]) ~= seq then return {SEQ_MISMATCH} end
 if ARGV[7] == '1' and meta[4] == 'running' then return {RUN_RUNNING} end
 local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[2], node, ARGV[4], ARGV, 11,
-  tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]))
+  tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[2], meta[5], meta[6])
 if type(entry) == 'number' then return {entry} end
-redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
+-- An edit between runs is activity; during a run, its creation and end are (createRun, updateRun).
+if meta[4] ~= 'queued' and meta[4] ~= 'running' then redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1]) end
 return {1, entry}

@@ -33,17 +33,18 @@
 --@include constants
 --@include runStatus
 --@include appendCheckpoint
-local agent = redis.call('HGET', KEYS[1], 'agent_id')
+local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status', 'seq', 'state_bytes', 'state_keys')
+local agent = meta[1]
 local created = 0
 if agent then
   if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
-  if session_busy(KEYS[1]) then return {SESSION_BUSY} end
+  if is_active(meta[2]) then return {SESSION_BUSY} end
 end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
   local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 14,
-    tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]))
+    tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end
 if not agent then

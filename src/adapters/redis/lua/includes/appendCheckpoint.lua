@@ -10,15 +10,17 @@
   (the latest is never dropped). State values stay raw JSON strings, never re-encoded by cjson
   (which would turn [] into {} and round large numbers). Needs the constants include.
 
+  The caller passes the session's seq, state_bytes and state_keys (read with its other fields
+  in one HMGET).
+
   Returns the new entry's JSON ({checkpoint_id, node_id, seq_num, created_at, unset, restore}),
   or a failure code (a number).
 ]]
 local function append_checkpoint(session_key, state_key, list_key, checkpoint_id, node, created_at,
-                                  argv, first, max_bytes, max_keys, retain)
-  local meta = redis.call('HMGET', session_key, 'seq', 'state_bytes', 'state_keys')
-  local seq = tonumber(meta[1] or '0') + 1
-  local bytes = tonumber(meta[2] or '0')
-  local count = tonumber(meta[3] or '0')
+                                  argv, first, max_bytes, max_keys, retain, seq, bytes, count)
+  seq = tonumber(seq or '0') + 1
+  bytes = tonumber(bytes or '0')
+  count = tonumber(count or '0')
   local olds = {}
   for i = first, #argv, 2 do
     local old = redis.call('HGET', state_key, argv[i])
@@ -49,8 +51,7 @@ local function append_checkpoint(session_key, state_key, list_key, checkpoint_id
     ',"created_at":' .. cjson.encode(created_at) ..
     ',"unset":[' .. table.concat(unset, ',') .. ']' ..
     ',"restore":{' .. table.concat(restore, ',') .. '}}'
-  redis.call('RPUSH', list_key, entry)
-  redis.call('LTRIM', list_key, -retain, -1)
+  if redis.call('RPUSH', list_key, entry) > retain then redis.call('LTRIM', list_key, -retain, -1) end
   redis.call('HSET', session_key, 'seq', seq, 'node_id', node, 'updated_at', created_at,
     'state_bytes', bytes, 'state_keys', count)
   return entry

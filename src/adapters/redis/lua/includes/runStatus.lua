@@ -21,7 +21,7 @@ local function set_run_status(run_key, session_key, run_id, status, now, extra)
   end
 end
 
--- True when the session's current run is queued, running or interrupted.
-local function session_busy(session_key)
-  return ACTIVE_RUN_STATUS[redis.call('HGET', session_key, 'run_status') or ''] == true
+-- True for a run status during which the session may not start another run.
+local function is_active(status)
+  return ACTIVE_RUN_STATUS[status or ''] == true
 end
