@@ -61,6 +61,11 @@ export interface CheckpointWrite {
   ifSeq?: number;
   /** Refuse with `conflict` while the session's current run is `running`. @defaultValue false */
   rejectWhileRunning?: boolean;
+  /**
+   * Answer the merged state too when reading it is cheap (a small state); otherwise the answer
+   * has no `state` and the caller reads it. @defaultValue false
+   */
+  withState?: boolean;
 }
 
 /**
@@ -80,7 +85,7 @@ export interface SessionStore {
    * the merged state would pass a limit of {@link StorageLimits} (nothing is written then).
    * The oldest checkpoints past `checkpointsRetain` are dropped; the latest never is.
    */
-  appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta>;
+  appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }>;
   /** The latest checkpoint, or the one of `seq` while it is retained; null otherwise. */
   getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null>;
   /** Retained checkpoints of the session, newest first, bounded by count and bytes. */

@@ -52,6 +52,14 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       expect((await store.sessions.getCheckpoint(T, id))!.seq_num).toBe(5);
     });
 
+    it('answers the merged state with the write when asked and the state is small', async () => {
+      const { store, session } = await setUp();
+      const id = await session({ a: 1, list: [] });
+      const written = await store.sessions.appendCheckpoint(T, id, { patch: { b: { c: 2 } }, withState: true });
+      expect(written).toMatchObject({ seq_num: 2, state: { a: 1, list: [], b: { c: 2 } } });
+      expect(await store.sessions.getCheckpoint(T, id)).toEqual(written);
+    });
+
     it('refuses a run whose input passes a limit without creating its session or run', async () => {
       const { store } = await setUp({ maxStateBytes: 100 });
       const sessionId = randomUUID();

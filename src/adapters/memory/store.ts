@@ -166,7 +166,7 @@ class MemorySessionStore implements SessionStore {
     return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => ({ ...data.sessions.get(id)!.session }));
   }
 
-  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta> {
+  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }> {
     const record = this.t.data(tenant).sessions.get(sessionId);
     if (!record) throw notFound('A checkpoint of this session');
     const latest = record.checkpoints.at(-1);
@@ -180,8 +180,8 @@ class MemorySessionStore implements SessionStore {
     if (write.rejectWhileRunning && current?.status === 'running') {
       throw conflict('A run of this session is running; patch it once the run is paused or finished.');
     }
-    const { state: _state, ...meta } = this.t.append(record, node, write.patch);
-    return meta;
+    const { state, ...meta } = this.t.append(record, node, write.patch);
+    return write.withState ? { ...meta, state: clone(state) } : meta;
   }
 
   async getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null> {

@@ -14,6 +14,7 @@ import type {
 } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { statePairs } from './hash.js';
+import type { JsonObject } from '../../domain/types.js';
 
 /** A history entry: a checkpoint's metadata and how to undo it (the values its patch replaced). */
 interface HistoryEntry extends CheckpointMeta {
@@ -23,8 +24,6 @@ interface HistoryEntry extends CheckpointMeta {
   restore: Record<string, unknown>;
 }
 
-/** States with more keys than this are scanned in chunks rather than read in one command. */
-const SMALL_STATE_KEYS = 2_000;
 /** Fields per HSCAN call on a large state: each call holds Redis for about this much work. */
 const SCAN_COUNT = 1_000;
 /** Rounds of re-reading the history window when checkpoints were appended meanwhile. */
@@ -60,7 +59,7 @@ export class RedisSessionStore implements SessionStore {
     return JSON.parse(String(reply)) as Session[];
   }
 
-  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta> {
+  async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }> {
     const { keys } = this.c;
     const now = this.clock();
     const reply = await this.c.script(
@@ -75,10 +74,12 @@ export class RedisSessionStore implements SessionStore {
         write.ifSeq === undefined ? '' : String(write.ifSeq),
         write.rejectWhileRunning ? '1' : '0',
         ...this.limitArgs(),
+        write.withState ? '1' : '0',
         ...statePairs(write.patch),
       ],
     );
-    return metaOf(parseEntry(String(reply[1]), sessionId));
+    const meta = metaOf(parseEntry(String(reply[1]), sessionId));
+    return reply[2] === undefined ? meta : { ...meta, state: JSON.parse(String(reply[2])) as JsonObject };
   }
 
   /** ARGV of the limits, in the order every writing script takes them. */
@@ -207,15 +208,13 @@ export class RedisSessionStore implements SessionStore {
     const reply = await this.c.script(
       'readCheckpoint',
       [keys.session(tenant, sessionId), keys.state(tenant, sessionId), keys.checkpoints(tenant, sessionId)],
-      [SMALL_STATE_KEYS],
+      [],
     );
     const kind = Number(reply[0]);
     if (kind === 0) return null;
     if (kind === 1) {
       const entry = parseEntry(String(reply[1]), sessionId);
-      const flat = reply[2] as string[];
-      const state = new Map<string, unknown>();
-      for (let i = 0; i + 1 < flat.length; i += 2) state.set(flat[i]!, JSON.parse(flat[i + 1]!));
+      const state = new Map(Object.entries(JSON.parse(String(reply[2])) as JsonObject));
       return { seq: entry.seq_num, state, entry };
     }
     const seq = Number(reply[1]);

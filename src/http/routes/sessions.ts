@@ -71,9 +71,12 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
           patch: body.state,
           ifSeq: parseIfMatch(ctx.get('If-Match')),
           rejectWhileRunning: true,
+          withState: true,
         });
-        // The write is O(patch); the answer carries the merged state of exactly that checkpoint.
-        const checkpoint = (await store.sessions.getCheckpoint(principal.tenant, query.session_id, written.seq_num)) ?? {
+        // The write is O(patch); the answer carries the merged state of exactly that checkpoint:
+        // from the write when the state is small, else read back by its seq_num (in chunks).
+        const checkpoint = (written.state ? { ...written, state: written.state } : undefined) ??
+          (await store.sessions.getCheckpoint(principal.tenant, query.session_id, written.seq_num)) ?? {
           ...written,
           state: (await store.sessions.getCheckpoint(principal.tenant, query.session_id))?.state ?? {},
         };
