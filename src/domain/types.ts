@@ -180,3 +180,13 @@ export interface Principal {
   /** How the caller authenticated. */
   kind: 'anonymous' | 'jwt' | 'apikey';
 }
+
+/** Longest error message a run or span keeps (a node may throw anything); longer ones are cut. */
+export const MAX_ERROR_CHARS = 2_000;
+/** Longest approval prompt kept; longer ones are cut. */
+export const MAX_PROMPT_CHARS = 4_000;
+
+/** `text` cut to `max` characters, marked with an ellipsis when cut: list reads stay bounded in bytes. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

@@ -87,13 +87,14 @@ export class Metrics {
     });
     this.storageItems = new Gauge({
       name: 'agentplane_storage_items',
-      help: 'What the storage holds, by kind: sessions (all tenants) and keys (Redis DBSIZE, queues included).',
+      help: 'What the storage holds, by kind: sessions and schedules (all tenants), keys (Redis DBSIZE, queues included).',
       labelNames: ['kind'] as const,
       registers: [this.registry],
       async collect() {
         const usage = await sample();
         if (!usage) return;
         this.set({ kind: 'sessions' }, usage.sessions);
+        this.set({ kind: 'schedules' }, usage.schedules);
         if (usage.keys !== undefined) this.set({ kind: 'keys' }, usage.keys);
       },
     });

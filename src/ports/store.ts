@@ -228,6 +228,8 @@ export interface StorageUsage {
   memoryBytes?: number;
   /** Sessions stored, all tenants. */
   sessions: number;
+  /** Schedules stored, all tenants. */
+  schedules: number;
   /** Keys in the backend (Redis `DBSIZE`: every tenant, queues included); undefined in memory. */
   keys?: number;
 }

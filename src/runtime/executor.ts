@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.js';
 import { newId, nowIso } from '../domain/time.js';
-import { END_NODE, type Checkpoint, type JsonObject, type Run, type RunEvent, type Span } from '../domain/types.js';
+import { clip, END_NODE, MAX_ERROR_CHARS, MAX_PROMPT_CHARS, type Checkpoint, type JsonObject, type Run, type RunEvent, type Span } from '../domain/types.js';
 import type { EventBus } from '../ports/event-bus.js';
 import type { RunJob } from '../ports/run-queue.js';
 import type { Store } from '../ports/store.js';
@@ -89,7 +89,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
           run_id: run.id,
           agent_id: job.agent_id,
           node_id: checkpoint.node_id,
-          prompt: outcome.prompt,
+          prompt: clip(outcome.prompt, MAX_PROMPT_CHARS),
           requested_at: nowIso(),
         });
         await store.sessions.addSpan(tenant, job.session_id, nodeSpan(run, checkpoint.node_id, outcome.start, 'interrupted'));
@@ -147,7 +147,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       } catch (error) {
         if (error instanceof InterruptSignal) return { kind: 'interrupted', prompt: error.prompt, start };
         logger.warn({ err: error, run_id: run.id, node: at.node_id }, 'node failed');
-        return { kind: 'error', message: error instanceof Error ? error.message : String(error), start };
+        return { kind: 'error', message: clip(error instanceof Error ? error.message : String(error), MAX_ERROR_CHARS), start };
       }
     }
   };

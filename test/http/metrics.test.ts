@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { parsePrometheus, type MetricFamily } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 
 /** Metric names of CONTRACT.md besides the two HTTP ones. */
 const CONTRACT_METRICS = [
@@ -123,9 +124,17 @@ describe('/metrics', () => {
   it('samples the storage: Redis memory used, sessions and keys held', async () => {
     const memory = Number(family('agentplane_storage_memory_bytes').metrics[0]!.value);
     expect(memory).toBeGreaterThan(100_000);
-    const items = new Map(family('agentplane_storage_items').metrics.map((m) => [m.labels?.kind, Number(m.value)]));
-    expect(items.get('keys')).toBeGreaterThan(0);
-    expect(items.get('sessions')).toBe(0);
+    const items = (found: Map<string, MetricFamily>) =>
+      new Map(found.get('agentplane_storage_items')!.metrics.map((m) => [m.labels?.kind, Number(m.value)]));
+    const before = items(families);
+    expect(before.get('keys')).toBeGreaterThan(0);
+    // Two sessions and a schedule more: the next scrape (after the 1 s sample) counts them.
+    for (let i = 0; i < 2; i += 1) expect((await call(`${api.url}/api/runs`, { method: 'POST', json: { agent_id: 'echo' } })).status).toBe(202);
+    expect((await call(`${api.url}/api/schedules`, { method: 'POST', json: { agent_id: 'echo', cron_expr: '0 0 1 1 *' } })).status).toBe(201);
+    await waitFor('the storage gauges to count them', async () => {
+      const after = items(parsePrometheus(await (await fetch(`${api.url}/metrics`)).text()));
+      return after.get('sessions') === before.get('sessions')! + 2 && after.get('schedules') === before.get('schedules')! + 1;
+    });
     expect(family('agentplane_sessions_expired_total').type).toBe('COUNTER');
   });
 });

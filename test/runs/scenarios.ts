@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STORAGE_LIMITS, type RunEvent } from '../../src/domain/types.js';
+import { DEFAULT_STORAGE_LIMITS, MAX_ERROR_CHARS, type RunEvent } from '../../src/domain/types.js';
 import type { EventBus } from '../../src/ports/event-bus.js';
 import type { Store } from '../../src/ports/store.js';
 import { call } from '../support/app.js';
@@ -144,6 +144,18 @@ export function runScenarios(name: string, harness: () => RunHarness): void {
       const runs = (await call(`${h.url}/api/runs?session_id=${session_id}`)).body.runs;
       expect(runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'failed']);
       expect((await call(`${h.url}/api/sessions/resume?session_id=nope`, { method: 'POST' })).status).toBe(404);
+    });
+
+    it('keeps a node’s error short: a 100 KB message is cut on the run and its span', async () => {
+      const h = harness();
+      const { run_id, session_id } = await startRun(h, { agent_id: 'flaky', input: { loud: true } });
+      const failed = await waitRun(h, run_id, 'failed');
+      expect(failed.error.length).toBeLessThanOrEqual(MAX_ERROR_CHARS);
+      expect(failed.error).toMatch(/^work needs fixed: true !+…$/);
+      const traces = (await call(`${h.url}/api/traces?session_id=${session_id}`)).body.traces as { attributes: { error?: string } }[];
+      const errors = traces.map((t) => t.attributes.error).filter((e): e is string => e !== undefined);
+      expect(errors.length).toBeGreaterThan(0);
+      for (const error of errors) expect(error.length).toBeLessThanOrEqual(MAX_ERROR_CHARS);
     });
 
     it('fails a run that loops forever at the step limit', async () => {

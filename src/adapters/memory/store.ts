@@ -436,7 +436,7 @@ export class MemoryStore implements Store {
   async usage(): Promise<StorageUsage> {
     let sessions = 0;
     for (const data of this.tables.tenants.values()) sessions += data.sessions.size;
-    return { sessions };
+    return { sessions, schedules: (await this.schedules.listAllSchedules()).length };
   }
 }
 

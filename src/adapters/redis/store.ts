@@ -55,14 +55,17 @@ export class RedisStore implements Store {
     const tenants = await this.redis.smembers(this.keys.tenants());
     const pipeline = this.redis.pipeline();
     for (const tenant of tenants) pipeline.zcard(this.keys.sessions(tenant));
+    pipeline.hlen(this.keys.scheduleTenants());
     pipeline.dbsize();
     const replies = (await pipeline.exec()) ?? [];
     const counts = replies.map(([, value]) => Number(value ?? 0));
-    const keys = counts.pop();
+    const keys = counts.pop() ?? 0;
+    const schedules = counts.pop() ?? 0;
     return {
       memoryBytes: Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN),
       sessions: counts.reduce((sum, n) => sum + n, 0),
-      ...(keys === undefined ? {} : { keys }),
+      schedules,
+      keys,
     };
   }
 }
