@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { withTimeout } from '../../domain/timeout.js';
 import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
 import { mapFailures } from './errors.js';
@@ -94,13 +95,19 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       (closing ??= (async () => {
         await scheduleConsumer?.close(options.shutdownTimeoutMs);
         await consumer?.close(options.shutdownTimeoutMs);
-        await queue.close();
-        await scheduler.close();
-        await events.close();
-        for (const client of clients) await client.quit().catch(() => client.disconnect());
+        // With Redis down, BullMQ's close and QUIT would wait for it on connections that retry
+        // forever: each step gets a bound, then the sockets are simply dropped.
+        const bounded = (step: Promise<unknown>) => withTimeout(step, CLOSE_STEP_MS).catch(() => undefined);
+        await bounded(queue.close());
+        await bounded(scheduler.close());
+        await bounded(events.close());
+        await Promise.all(clients.map((client) => bounded(client.quit()).finally(() => client.disconnect())));
       })()),
   };
 }
+
+/** Longest wait for one step of closing (a queue, a QUIT) before moving on. */
+const CLOSE_STEP_MS = 2_000;
 
 /** Smallest and largest pause between two "unreachable" log lines while Redis stays down. */
 const REPORT_MIN_MS = 1_000;
