@@ -113,8 +113,10 @@ describe('bounded storage', () => {
     };
     const loops = [0, 1, 2, 3].map(patchLoop);
     await waitFor('the first patches', () => patches >= 4, 60_000);
+    // Read all along at least 20 more patches (and 60 reads): every read overlaps patch work.
     const busy: number[] = [];
-    for (let i = 0; i < 60; i += 1) busy.push(await readOnce());
+    const until = patches + 20;
+    while (busy.length < 60 || patches < until) busy.push(await readOnce());
     patching_ = false;
     await Promise.all(loops);
     const ratio = median(busy) / median(idle);
@@ -138,7 +140,7 @@ describe('bounded storage', () => {
     expect(Object.keys(after.state)).toHaveLength(60_004);
   });
 
-  it('concurrent reads of a large history keep the API’s resident memory under 300 MB, with a 256 MB heap', async () => {
+  it('concurrent reads of a large history keep the API’s resident memory under 350 MB, with a 256 MB heap', async () => {
     // The heap a 512Mi container leaves Node (README, Production): reads that materialised the
     // whole history (45 MB of states per read, 4 at once) would run out of it.
     const server = await api(uniquePrefix('history'), { NODE_OPTIONS: '--max-old-space-size=256' });
@@ -185,6 +187,7 @@ describe('bounded storage', () => {
     await sampler;
     peak = Math.max(peak, await rss());
     expect(pages).toBeGreaterThan(20);
-    expect(peak, `peak RSS ${(peak / 1048576).toFixed(0)} MB over ${pages} pages`).toBeLessThan(300 * 1024 * 1024);
+    // The chart gives the API 512Mi; reading whole histories would exhaust the 256 MB heap first.
+    expect(peak, `peak RSS ${(peak / 1048576).toFixed(0)} MB over ${pages} pages`).toBeLessThan(350 * 1024 * 1024);
   });
 });
