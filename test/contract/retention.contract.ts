@@ -12,6 +12,17 @@ const ALL = { limit: 10_000, offset: 0 };
 const LIMITS: StorageLimits = { maxStateBytes: 10_000, maxStateKeys: 100, checkpointsRetain: 50, runsRetain: 100, spansRetain: 1_000 };
 const HOUR = 3_600_000;
 
+/** The first approval request of a run (id `<run id>.1`), as the executor stores one. */
+const approvalOf = (sessionId: string, runId: string, requestedAt: string) => ({
+  id: `${runId}.1`,
+  session_id: sessionId,
+  run_id: runId,
+  agent_id: 'echo',
+  node_id: 'receive',
+  prompt: 'ok?',
+  requested_at: requestedAt,
+});
+
 /** A clock the test moves. */
 function manualClock(start = Date.parse('2026-11-01T00:00:00.000Z')) {
   let now = start;
@@ -116,15 +127,7 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       await expect(store.sessions.deleteSession(T, id)).rejects.toMatchObject({ code: 'conflict' });
       await store.sessions.addSpan(T, id, { span_id: 's', parent_id: '', name: 'n', start: 'a', end: 'b', attributes: {} });
       const pendingBefore = await store.approvals.countPendingApprovals();
-      const approval = await store.approvals.createApproval(T, {
-        id: `${run!.id}.1`,
-        session_id: id,
-        run_id: run!.id,
-        agent_id: 'echo',
-        node_id: 'receive',
-        prompt: 'ok?',
-        requested_at: '2026-11-01T00:00:00.000Z',
-      });
+      const approval = await store.approvals.createApproval(T, approvalOf(id, run!.id, '2026-11-01T00:00:00.000Z'));
       // interrupted is active too
       await expect(store.sessions.deleteSession(T, id)).rejects.toMatchObject({ code: 'conflict' });
       await store.runs.updateRun(T, run!.id, { status: 'failed', error: 'x' });
@@ -153,15 +156,7 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       await store.runs.updateRun(T, idleRun!.id, { status: 'completed' });
       const paused = await session();
       const [pausedRun] = await store.runs.listRuns(T, paused, ALL);
-      await store.approvals.createApproval(T, {
-        id: `${pausedRun!.id}.1`,
-        session_id: paused,
-        run_id: pausedRun!.id,
-        agent_id: 'echo',
-        node_id: 'receive',
-        prompt: 'ok?',
-        requested_at: '2026-11-01T00:00:00.000Z',
-      });
+      await store.approvals.createApproval(T, approvalOf(paused, pausedRun!.id, '2026-11-01T00:00:00.000Z'));
       const busy = await session(); // its run stays queued
       const elsewhere = await session({ a: 1 }, OTHER);
       const [elsewhereRun] = await store.runs.listRuns(OTHER, elsewhere, ALL);
@@ -205,15 +200,7 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       for (let i = 0; i < 5; i += 1) {
         const [current] = await store.runs.listRuns(T, id, { limit: 1, offset: 0 });
         runs.unshift(current!.id);
-        await store.approvals.createApproval(T, {
-          id: `${current!.id}.1`,
-          session_id: id,
-          run_id: current!.id,
-          agent_id: 'echo',
-          node_id: 'receive',
-          prompt: 'ok?',
-          requested_at: new Date(clock.now()).toISOString(),
-        });
+        await store.approvals.createApproval(T, approvalOf(id, current!.id, new Date(clock.now()).toISOString()));
         await store.approvals.decideApproval(T, `${current!.id}.1`, { approved: true, decided_by: 'u' });
         await store.runs.updateRun(T, current!.id, { status: 'completed' });
         clock.advance(1);
