@@ -7,9 +7,12 @@ const HEADER =
   '# Benchmarks\n\nBenchmarks — every figure with the command that produced it and the machine; medians and ratios ' +
   'from one run; this machine is shared and noisy.\n';
 
-/** The markers around the part of a BENCHMARKS.md section that `npm run bench:<name>` writes. */
-export function markers(name: string): { begin: string; end: string } {
-  return { begin: `<!-- bench:${name}:begin (written by npm run bench:${name}) -->`, end: `<!-- bench:${name}:end -->` };
+/**
+ * The markers around the part of a BENCHMARKS.md section that `npm run bench:<name>` writes
+ * (or `writer`, when another command writes it).
+ */
+export function markers(name: string, writer = `npm run bench:${name}`): { begin: string; end: string } {
+  return { begin: `<!-- bench:${name}:begin (written by ${writer}) -->`, end: `<!-- bench:${name}:end -->` };
 }
 
 /**
@@ -17,8 +20,8 @@ export function markers(name: string): { begin: string; end: string } {
  * of BENCHMARKS.md, replacing only the generated part and keeping whatever else the section
  * holds (hand-written findings) and every other section. Missing file or section: created.
  */
-export function writeGeneratedSection(heading: string, name: string, body: string): void {
-  const { begin, end } = markers(name);
+export function writeGeneratedSection(heading: string, name: string, body: string, writer?: string): void {
+  const { begin, end } = markers(name, writer);
   const text = existsSync(BENCHMARKS) ? readFileSync(BENCHMARKS, 'utf8') : HEADER;
   const headingLine = new RegExp(`^${heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ \\t]*$`, 'm');
   const start = text.search(headingLine);

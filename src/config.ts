@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
 import { DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
+import { addressList } from './http/client-address.js';
+
+/**
+ * Proxies whose X-Forwarded-For counts when SERVICE_TRUSTED_PROXIES is not set: loopback and the
+ * private ranges, where ingress controllers and container networks live.
+ */
+export const DEFAULT_TRUSTED_PROXIES: readonly string[] = ['127.0.0.0/8', '::1', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
 
 /** A rate in the `N/window` form of CONTRACT.md (`600/60s`, `20/1m`), or off. */
 export interface Rate {
@@ -89,10 +96,21 @@ const envSchema = z.object({
   SERVICE_QUOTA_PER_KEY: z.string().optional(),
   SERVICE_QUOTA_PER_TENANT: z.string().optional(),
   SERVICE_TRUST_PROXY: bool.default(false),
+  SERVICE_TRUSTED_PROXIES: list.transform((v) => (v.length > 0 ? v : DEFAULT_TRUSTED_PROXIES)).superRefine((entries, ctx) => {
+    try {
+      addressList(entries);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
   WORKER_PORT: int(0, 65535).default(8421),
   WORKER_CONCURRENCY: int(1, 1000).default(8),
   WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),
+  WORKER_MAX_STALLS: int(0, 1000).default(5),
   RUN_STEP_LIMIT: int(1).default(100),
+  RUN_TIMEOUT_MS: int(0).default(0),
+  RUN_JOB_ATTEMPTS: int(1, 100).default(10),
+  RUN_REAPER_INTERVAL_MS: int(1000).default(30_000),
   AGENTS_MODULE: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -93,6 +93,8 @@ export interface BatchOptions {
    */
   closedLoop?: boolean;
   watcher: RunEndWatcher;
+  /** Told each accepted run and when (performance.now()) its POST was sent. */
+  onAccepted?: (runId: string, sentAt: number) => void;
   /** The batch fails past this. */
   timeoutMs: number;
 }
@@ -142,6 +144,7 @@ export async function fireBatch(options: BatchOptions): Promise<BatchResult> {
       lastAccept = performance.now();
       peakBacklog = Math.max(peakBacklog, accepted - finished);
       const runId = (JSON.parse(reply.body) as { run_id: string }).run_id;
+      options.onAccepted?.(runId, sentAt);
       const ended = options.closedLoop ? new Promise<void>((resolve) => waiting.set(runId, resolve)) : undefined;
       watcher.accepted(runId, sentAt);
       await ended;

@@ -3,16 +3,26 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { fireBatch, RunEndWatcher, type BatchResult } from './load.js';
+import { reviewSection, reviewSummary, reviewTable, waitSection, waitSummary, waitTable, writeModeSection, type Setup } from './modes-report.js';
 import { parseOptions, type BenchOptions } from './options.js';
 import { clientAddresses, commandLines, countCommands, monotonicUs, profilesIn, summarizeProfile } from './profile.js';
 import { startNodeProcess, startRedisServer, type BenchChild } from './processes.js';
 import { generated, machine, sourceRevision, table, verdict, writeSection, type Measurement } from './report.js';
+import { measureReviewFlow, type ReviewFlow, type ReviewMeasurement } from './review.js';
+import { RunEventStream } from './run-events.js';
 import { callsPerRun, commandCalls, cpuMs } from './stats.js';
+import { measureWaitFlow, type ProcessGroups, type WaitFlow, type WaitMeasurement } from './wait.js';
 
 /**
  * `npm run bench:runs`: echo runs per second end to end, and latency from POST /api/runs to the
  * run's `completed` event, with 1 and 2 worker processes, on a private redis-server and one API
  * process it starts and stops itself. See BENCHMARKS.md, section Runs.
+ *
+ * `--mode wait`: one echo run through POST /api/runs/wait against polling GET /api/runs/{id}
+ * (and, on Redis, the light load), client-observed and server-side. `--mode review`: the
+ * human-review round trip with the waiting routes against the polling flow. Both on Redis
+ * (API + workers) or, with `--embedded`, one API process without REDIS_URL. See BENCHMARKS.md,
+ * section "Runs: wait and review".
  */
 const PREFIX = 'agentplane';
 const options = parseOptions(process.argv.slice(2));
@@ -119,6 +129,86 @@ function median(passes: Measurement[]): Measurement {
   return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, passes: passes.map((p) => p.batch.runsPerSec) };
 }
 
+/** `--mode wait` and `--mode review`: one set-up, every flow with every client count. */
+async function mainMode(o: BenchOptions): Promise<void> {
+  const embedded = o.embedded;
+  const setup: Setup = { embedded, workers: embedded ? 0 : o.workers[0]!, concurrency: o.concurrency[0]!, pollMs: o.pollMs, runs: o.runs, warmup: o.warmup };
+  // Held waits and the event stream count against the per-caller stream caps (20 by default).
+  const modeEnv = { SERVICE_RATE_LIMIT: 'off', SERVICE_SSE_MAX_PER_PRINCIPAL: '0', SERVICE_SSE_MAX_PER_TENANT: '0' };
+  let redis: BenchChild | undefined;
+  let redisVersion = 'n/a';
+  let env: Record<string, string>;
+  if (embedded) {
+    env = { REDIS_URL: '', SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_SHUTDOWN_DELAY_MS: '0', WORKER_CONCURRENCY: String(setup.concurrency) };
+  } else {
+    redis = await startChild(startRedisServer());
+    redisVersion = /redis_version:(\S+)/.exec(await redisClient(redis.url, 'bench:admin').info('server'))?.[1] ?? 'unknown';
+    env = sharedEnv(redis.url);
+  }
+  const api = await startChild(startNodeProcess({ name: embedded ? 'api (embedded)' : 'api', entry: 'src/main/api.ts', portVariable: 'SERVICE_PORT', env: { ...env, ...modeEnv } }));
+  const workers = await Promise.all(
+    Array.from({ length: setup.workers }, (_, i) =>
+      startChild(
+        startNodeProcess({
+          name: `worker ${i + 1}/${setup.workers} (concurrency ${setup.concurrency})`,
+          entry: 'src/main/worker.ts',
+          portVariable: 'WORKER_PORT',
+          env: { ...env, WORKER_CONCURRENCY: String(setup.concurrency) },
+        }),
+      ),
+    ),
+  );
+  const groups: ProcessGroups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis ? [redis.pid] : [] };
+  const events = await RunEventStream.open(api.url);
+  const m = machine(redisVersion);
+  const source = sourceRevision();
+  const where = embedded ? `embedded (one API process, concurrency ${setup.concurrency})` : `Redis ${m.redis}, ${setup.workers} workers × ${setup.concurrency}`;
+  console.log(
+    `bench:runs --mode ${o.mode} on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, ${where}; ${source}; ` +
+      `${o.runs} measured after ${o.warmup} warm-up per flow and client count; clients ${o.clientCounts.join(', ')}; polls every ${o.pollMs} ms`,
+  );
+  try {
+    if (o.mode === 'wait') {
+      let watcher: RunEndWatcher | undefined;
+      if (redis) {
+        watcher = new RunEndWatcher(redisClient(redis.url, 'bench:subscriber'), `${PREFIX}:events`);
+        await watcher.start();
+      }
+      const flows: WaitFlow[] = ['wait', 'poll', ...(watcher ? (['light'] as const) : [])];
+      const rows: WaitMeasurement[] = [];
+      for (const clients of o.clientCounts) {
+        for (const flow of flows) {
+          const row = await measureWaitFlow({ apiUrl: api.url, events, watcher, groups, pollMs: o.pollMs }, flow, clients, o.warmup, o.runs);
+          console.log(waitTable([row], o.pollMs).split('\n').slice(rows.length === 0 ? 0 : 2).join('\n'));
+          rows.push(row);
+        }
+      }
+      console.log(`\n${waitTable(rows, o.pollMs)}\n\n${waitSummary(rows, o.pollMs)}`);
+      if (o.write) {
+        writeModeSection('wait', embedded, waitSection(rows, m, setup, command, source));
+        console.log(`BENCHMARKS.md: section "## Runs: wait and review" (runs-wait${embedded ? '-embedded' : ''}) updated.`);
+      }
+    } else {
+      const flows: ReviewFlow[] = ['wait', 'poll'];
+      const rows: ReviewMeasurement[] = [];
+      for (const clients of o.clientCounts) {
+        for (const flow of flows) {
+          const row = await measureReviewFlow({ apiUrl: api.url, groups, pollMs: o.pollMs }, flow, clients, o.warmup, o.runs);
+          console.log(reviewTable([row], o.pollMs).split('\n').slice(rows.length === 0 ? 0 : 2).join('\n'));
+          rows.push(row);
+        }
+      }
+      console.log(`\n${reviewTable(rows, o.pollMs)}\n\n${reviewSummary(rows)}`);
+      if (o.write) {
+        writeModeSection('review', embedded, reviewSection(rows, m, setup, command, source));
+        console.log(`BENCHMARKS.md: section "## Runs: wait and review" (runs-review${embedded ? '-embedded' : ''}) updated.`);
+      }
+    }
+  } finally {
+    events.close();
+  }
+}
+
 async function main(o: BenchOptions): Promise<void> {
   const redis = await startChild(startRedisServer());
   const admin = redisClient(redis.url, 'bench:admin');
@@ -153,7 +243,7 @@ async function main(o: BenchOptions): Promise<void> {
 
 let failed = false;
 try {
-  await main(options);
+  await (options.mode === 'throughput' ? main(options) : mainMode(options));
 } catch (error) {
   failed = true;
   console.error(error);

@@ -6,7 +6,7 @@ export const echo = defineAgent({
   description: 'Echoes its input back, adding "echoed": true.',
   entry: 'receive',
   nodes: {
-    receive: () => ({ received_at: new Date().toISOString() }),
+    receive: () => ({}),
     respond: () => ({ echoed: true }),
   },
   edges: { receive: 'respond', respond: '__end__' },

@@ -40,10 +40,27 @@ export interface Span {
   attributes: JsonObject;
 }
 
-export type RunStatus = 'queued' | 'running' | 'interrupted' | 'completed' | 'failed';
+export type RunStatus = 'queued' | 'running' | 'interrupted' | 'completed' | 'failed' | 'cancelled';
+
+/** Every run status, in lifecycle order (the API's enum). */
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'interrupted', 'completed', 'failed', 'cancelled'];
 
 /** Statuses during which a session may not start another run. */
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'interrupted'];
+
+/** Statuses a run never leaves. */
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** How POST /api/runs treats a session that already has an active run. */
+export type Multitask = 'reject' | 'enqueue' | 'interrupt';
+
+/** Runs a session may hold queued behind its active one (`multitask: "enqueue"`). */
+export const MAX_QUEUED_BEHIND = 50;
+
+/** The `error` of a run cancelled because its deadline (`timeout_ms`, RUN_TIMEOUT_MS) passed. */
+export const TIMEOUT_ERROR = 'timeout';
+/** The `error` of a run cancelled on request. */
+export const CANCELLED_ERROR = 'cancelled';
 
 export interface Run {
   id: string;
@@ -55,6 +72,10 @@ export interface Run {
   error?: string;
   /** The latest approval request that paused this run. */
   approval_id?: string;
+  /** When the run is cancelled with `error: "timeout"` if still active (`timeout_ms`). */
+  deadline_at?: string;
+  /** The seq_num of the session's checkpoint when the run last stopped (paused or ended). */
+  seq_num?: number;
 }
 
 /** A unit of work for a worker: execute a run from its session's latest checkpoint. */
@@ -69,7 +90,14 @@ export interface RunJob {
   approval_id?: string;
 }
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
+/** `cancelled`: closed without an answer (its run was cancelled or failed). */
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'cancelled';
+
+/** What happens to an approval nobody answered by its `expires_at`. */
+export type ApprovalTimeoutAction = 'approve' | 'reject' | 'fail';
+
+/** `decided_by` of an approval the system decided when it expired. */
+export const TIMEOUT_DECIDER = 'timeout';
 
 export interface Approval {
   id: string;
@@ -83,6 +111,10 @@ export interface Approval {
   comment?: string;
   decided_by?: string;
   decided_at?: string;
+  /** When the system decides it if nobody has (`ctx.interrupt({ expires_in_ms })`). */
+  expires_at?: string;
+  /** What the system decides at `expires_at`. */
+  on_timeout?: ApprovalTimeoutAction;
 }
 
 export interface Schedule {
@@ -98,7 +130,7 @@ export interface Schedule {
   session_id?: string;
 }
 
-export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'skipped';
+export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled' | 'skipped';
 
 /**
  * Storage bounds when the config does not set them (SERVICE_MAX_STATE_BYTES,
@@ -118,10 +150,15 @@ export const DEFAULT_STORAGE_LIMITS = Object.freeze({
 export const SCHEDULE_HISTORY_LIMIT = 100;
 
 /** A fire record in one of these statuses never changes again. */
-export const FINAL_FIRE_STATUSES: readonly ScheduleFireStatus[] = ['completed', 'failed'];
+export const FINAL_FIRE_STATUSES: readonly ScheduleFireStatus[] = ['completed', 'failed', 'cancelled'];
 
 /** Run statuses that settle the fire record of a scheduled run, with the same name. */
-export const SETTLING_RUN_STATUSES: readonly ('completed' | 'failed' | 'interrupted')[] = ['completed', 'failed', 'interrupted'];
+export const SETTLING_RUN_STATUSES: readonly ('completed' | 'failed' | 'interrupted' | 'cancelled')[] = [
+  'completed',
+  'failed',
+  'interrupted',
+  'cancelled',
+];
 
 export interface ScheduleHistoryRecord {
   schedule_id: string;
@@ -135,13 +172,24 @@ export interface ScheduleHistoryRecord {
   error?: string;
 }
 
-export type RunEventType =
-  | 'node_start'
-  | 'node_end'
-  | 'interrupted'
-  | 'approval_decided'
-  | 'completed'
-  | 'failed';
+export const RUN_EVENT_TYPES = [
+  'node_start',
+  'node_end',
+  'interrupted',
+  'approval_decided',
+  'completed',
+  'failed',
+  'cancelled',
+  'custom',
+] as const;
+
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/** Event types that end a run. */
+export const RUN_END_EVENTS: readonly RunEventType[] = ['completed', 'failed', 'cancelled'];
+
+/** Largest `data` of a `custom` event (`ctx.emit`), as JSON bytes. */
+export const MAX_CUSTOM_EVENT_BYTES = 16 * 1024;
 
 /** A run event as published on the EventBus and framed on the SSE stream. */
 export interface RunEvent {
@@ -154,7 +202,13 @@ export interface RunEvent {
   status?: 'ok' | 'error';
   approval_id?: string;
   approved?: boolean;
+  /** approval_decided: the deciding principal's subject, or `timeout` when the approval expired. */
+  by?: string;
   error?: string;
+  /** custom: the name given to `ctx.emit`. */
+  name?: string;
+  /** custom: the data given to `ctx.emit` (any JSON). */
+  data?: unknown;
 }
 
 /** A RunEvent with the id the bus assigned and the tenant it belongs to. */

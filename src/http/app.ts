@@ -6,6 +6,7 @@ import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import type { Authenticate } from './middleware/authenticate.js';
+import { addressList, clientAddress } from './client-address.js';
 import { buildRouter, methodNotAllowed } from './router.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
@@ -68,9 +69,14 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     afterAuth: options.afterAuth?.(deps),
   });
 
-  // Behind one trusted proxy, only the address it appended to X-Forwarded-For is the client's;
-  // entries before it are whatever the client sent and could be forged to dodge the limiter.
-  const app = new Koa({ proxy: config.SERVICE_TRUST_PROXY, maxIpsCount: 1 });
+  // X-Forwarded-For counts only from the trusted proxies, read from the right: entries a
+  // client wrote itself could be forged to dodge the limiter (see client-address.ts).
+  const app = new Koa({ proxy: false });
+  const addressOf = clientAddress(config.SERVICE_TRUST_PROXY, addressList(config.SERVICE_TRUSTED_PROXIES));
+  app.use(async (ctx, next) => {
+    ctx.request.ip = addressOf(ctx);
+    await next();
+  });
   app.silent = true;
   app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'unhandled koa error'));
   app.use(

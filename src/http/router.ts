@@ -74,24 +74,31 @@ async function requireJson(ctx: Context, next: Next): Promise<void> {
 /** JSON bodies nested deeper than this are refused (deep values overflow the stack later). */
 export const MAX_JSON_DEPTH = 64;
 
-/** Nesting depth of a parsed JSON value, without recursion. */
-function jsonDepth(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
+/**
+ * Checks a parsed JSON body without recursion: its nesting depth, and numbers that would not
+ * come back as sent (non-finite, such as 1e400, or integers beyond 2^53 − 1, whose digits JSON
+ * parsing already changed). Answers the problem, naming the field, or undefined.
+ */
+function jsonProblem(value: unknown): string | undefined {
+  const stack: [unknown, number, string][] = [[value, 1, 'body']];
   while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
+    const [current, depth, path] = stack.pop()!;
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current) || (Number.isInteger(current) && !Number.isSafeInteger(current))) {
+        return `${path}: the number is out of range (finite numbers, integers up to 2^53 − 1; send larger ones as strings).`;
+      }
+      continue;
+    }
     if (current === null || typeof current !== 'object') continue;
-    if (depth > max) max = depth;
-    if (max > MAX_JSON_DEPTH) break;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+    if (depth > MAX_JSON_DEPTH) return `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`;
+    for (const [key, child] of Object.entries(current)) stack.push([child, depth + 1, Array.isArray(current) ? `${path}[${key}]` : `${path}.${key}`]);
   }
-  return max;
+  return undefined;
 }
 
 async function limitDepth(ctx: Context, next: Next): Promise<void> {
-  if (jsonDepth((ctx.request as { body?: unknown }).body) > MAX_JSON_DEPTH) {
-    throw new AppError('bad_request', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`);
-  }
+  const problem = jsonProblem((ctx.request as { body?: unknown }).body);
+  if (problem) throw new AppError('bad_request', problem);
   await next();
 }
 
@@ -120,6 +127,8 @@ export function methodNotAllowed(router: Router): Middleware {
     const matched = router.match(ctx.path, ctx.method);
     const methods = new Set(matched.path.flatMap((layer) => layer.methods));
     if (methods.size === 0) return;
+    // The metrics label it with the path's pattern, as any request of a known route.
+    ctx.state.routePattern = matched.path[0]?.path;
     throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
       headers: { Allow: [...methods].join(', ') },
     });

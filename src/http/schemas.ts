@@ -68,7 +68,8 @@ export function errorResponses(...statuses: number[]): Record<number, { descript
     412: 'If-Match precondition failed',
     413: 'Body too large',
     415: 'Body is not application/json',
-    429: 'Rate limit or quota exceeded',
+    429: 'Rate limit or quota exceeded (or too many open streams and waits)',
+    503: 'Storage or the event subscription is unavailable; retry shortly',
   };
   return Object.fromEntries(statuses.map((s) => [s, { description: text[s] ?? 'Error', schema: ErrorSchema }]));
 }

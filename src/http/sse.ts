@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { StoredEvent } from '../domain/types.js';
+import { AppError } from '../domain/errors.js';
+import type { Principal, StoredEvent } from '../domain/types.js';
 
 export interface SseHubOptions {
   /** Interval of the `: keep-alive` comment on every open stream (SERVICE_SSE_HEARTBEAT_MS). */
@@ -13,6 +14,10 @@ export interface SseHubOptions {
   maxBufferedBytes?: number;
   /** Told the number of open streams whenever it changes (the `agentplane_sse_connections` gauge). */
   onCount?: (open: number) => void;
+  /** Streams and held requests per caller on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); 0: no cap. @defaultValue 0 */
+  maxPerPrincipal?: number;
+  /** The same per tenant (SERVICE_SSE_MAX_PER_TENANT); 0: no cap. @defaultValue 0 */
+  maxPerTenant?: number;
 }
 
 /** Reconnection delay sent to clients in the first line of each stream. */
@@ -37,12 +42,15 @@ function frameOf(stored: StoredEvent): Buffer {
  */
 export class SseHub {
   private readonly open = new Set<SseStream>();
+  private readonly held = new Set<() => void>();
+  private readonly caps: ReturnType<typeof streamCaps>;
   private heartbeat: NodeJS.Timeout | undefined;
   private ending = false;
   readonly maxBufferedBytes: number;
 
   constructor(private readonly options: SseHubOptions) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
+    this.caps = streamCaps(options.maxPerPrincipal ?? 0, options.maxPerTenant ?? 0);
   }
 
   /** Number of open streams. */
@@ -71,10 +79,35 @@ export class SseHub {
     return stream;
   }
 
-  /** Ends every stream, and any opened later (graceful shutdown): clients reconnect elsewhere. */
+  /**
+   * Counts an event stream or a held request (POST /api/runs/wait) of `principal` against the
+   * caps, or throws 429 over one. Without authentication every caller is the same principal:
+   * client addresses are counted instead. Returns the function that releases it.
+   */
+  admit(principal: Principal, address: string): () => void {
+    const caller = principal.kind === 'anonymous' ? `address:${address}` : `${principal.kind}:${principal.subject}`;
+    return this.caps.admit(`${principal.tenant}\u0000${caller}`, principal.tenant);
+  }
+
+  /**
+   * A held request to answer at shutdown: `end` is called by {@link endAll} (at once when the
+   * hub is already ending). Returns the function that forgets it.
+   */
+  hold(end: () => void): () => void {
+    if (this.ending) {
+      end();
+      return () => {};
+    }
+    this.held.add(end);
+    return () => this.held.delete(end);
+  }
+
+  /** Ends every stream and held request, and any opened later (graceful shutdown): clients reconnect elsewhere. */
   endAll(): void {
     this.ending = true;
     for (const stream of this.open) stream.end();
+    for (const end of [...this.held]) end();
+    this.held.clear();
   }
 
   private remove(stream: SseStream): void {
@@ -191,4 +224,41 @@ export class SseStream {
     this.closed = true;
     for (const handler of this.closeHandlers.splice(0)) handler();
   }
+}
+
+/**
+ * Open streams per caller and per tenant on this replica, each capped (0: no cap). `admit`
+ * throws 429 over a cap, else counts the stream and returns the function that releases it.
+ */
+function streamCaps(perPrincipal: number, perTenant: number) {
+  const byPrincipal = new Map<string, number>();
+  const byTenant = new Map<string, number>();
+  const change = (map: Map<string, number>, key: string, by: number) => {
+    const next = (map.get(key) ?? 0) + by;
+    if (next <= 0) map.delete(key);
+    else map.set(key, next);
+  };
+  return {
+    admit(principal: string, tenant: string): () => void {
+      if (perPrincipal > 0 && (byPrincipal.get(principal) ?? 0) >= perPrincipal) {
+        throw new AppError('rate_limited', `This caller already has ${perPrincipal} open event streams or waits on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); close one first.`, {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      if (perTenant > 0 && (byTenant.get(tenant) ?? 0) >= perTenant) {
+        throw new AppError('rate_limited', `The tenant already has ${perTenant} open event streams or waits on this replica (SERVICE_SSE_MAX_PER_TENANT).`, {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      change(byPrincipal, principal, 1);
+      change(byTenant, tenant, 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        change(byPrincipal, principal, -1);
+        change(byTenant, tenant, -1);
+      };
+    },
+  };
 }

@@ -38,6 +38,8 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     streams: new SseHub({
       heartbeatMs: config.SERVICE_SSE_HEARTBEAT_MS,
       onCount: (open) => metrics.sseConnections.set(open),
+      maxPerPrincipal: config.SERVICE_SSE_MAX_PER_PRINCIPAL,
+      maxPerTenant: config.SERVICE_SSE_MAX_PER_TENANT,
     }),
   };
   const built = createApp(deps, options);

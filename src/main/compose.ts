@@ -10,7 +10,12 @@ import { createExecutor } from '../runtime/executor.js';
 import { startExpiring } from '../runtime/expiry.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
+import { createReaper } from '../runtime/reaper.js';
+import { every } from '../runtime/every.js';
 import { createRunJobHandler } from '../runtime/run-job.js';
+import { RunLifecycle } from '../runtime/run-lifecycle.js';
+import { RunSignals } from '../runtime/run-signals.js';
+import { createRunTimers } from '../runtime/run-timers.js';
 import { createScheduleControl, startReconciling, type ScheduleControl } from '../runtime/schedule-control.js';
 import { createScheduleFirer } from '../runtime/schedule-fire.js';
 
@@ -38,7 +43,13 @@ export interface Composition {
   readonly schedules: ScheduleControl;
   /** True without REDIS_URL: the API process also executes runs and fires schedules. */
   readonly embedded: boolean;
-  /** Executes run jobs from the backend's queue in this process. Idempotent. */
+  /** What ends runs, shared by the executor, the controls, timers and the reaper. */
+  readonly lifecycle: RunLifecycle;
+  /**
+   * Executes run jobs from the backend's queue in this process, with what keeps runs from
+   * hanging: cancel signals, run deadlines and approval expiries (every second), and the
+   * reaper (every RUN_REAPER_INTERVAL_MS, one process at a time). Idempotent.
+   */
   startExecuting(): void;
   /**
    * Fires schedules in this process unless SERVICE_SCHEDULES is false, and reconciles the
@@ -61,11 +72,20 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     pendingApprovals: () => store.approvals.countPendingApprovals(),
     usage: () => store.usage(),
   });
-  const runs = createRunControl({ store, queue, events, agents });
+  const lifecycle = new RunLifecycle({
+    store,
+    events,
+    queue,
+    logger,
+    onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
+    onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
+  });
+  const runs = createRunControl({ store, queue, agents, lifecycle, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
   const schedules = createScheduleControl({ store, scheduler, agents });
   let executing = false;
   let stopReconciling: (() => void) | undefined;
   let stopExpiring: (() => void) | undefined;
+  const stopWorkers: (() => void)[] = [];
 
   return {
     config,
@@ -75,20 +95,29 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     metrics,
     runs,
     schedules,
+    lifecycle,
     embedded: backend.mode === 'memory',
     startExecuting() {
       if (executing) return;
       executing = true;
-      const execute = createExecutor({
+      const signals = new RunSignals(events);
+      const execute = createExecutor({ store, journal: backend.journal, agents, lifecycle, signals, logger, stepLimit: config.RUN_STEP_LIMIT });
+      const jobs = createRunJobHandler({ execute, lifecycle, logger });
+      backend.consumer().start(jobs.handle, jobs.failed);
+      const timers = createRunTimers({ store, runs, lifecycle, logger });
+      const reaper = createReaper({
         store,
-        events,
-        agents,
+        queue,
+        lifecycle,
         logger,
-        stepLimit: config.RUN_STEP_LIMIT,
-        onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
-        onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
+        everyMs: config.RUN_REAPER_INTERVAL_MS,
+        onStuck: (count) => metrics.runsStuck.set(count),
       });
-      backend.consumer().start(createRunJobHandler({ execute, store, logger }));
+      stopWorkers.push(
+        () => signals.close(),
+        every(1_000, () => timers.sweep(), logger, 'run timer sweep'),
+        every(config.RUN_REAPER_INTERVAL_MS, () => reaper.pass(), logger, 'reaper pass'),
+      );
     },
     startScheduling() {
       if (!config.SERVICE_SCHEDULES || stopReconciling) return;
@@ -108,6 +137,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     async close() {
       stopReconciling?.();
       stopExpiring?.();
+      for (const stop of stopWorkers.splice(0)) stop();
       await backend.close();
     },
   };
@@ -136,6 +166,8 @@ function createBackend(config: Config, logger: Logger): Backend {
     eventsRetain: config.SERVICE_EVENTS_RETAIN,
     concurrency: config.WORKER_CONCURRENCY,
     lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
+    jobAttempts: config.RUN_JOB_ATTEMPTS,
+    maxStalledCount: config.WORKER_MAX_STALLS,
     shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     onError: (what, error) => logger.warn({ err: error }, what),
     onRecovered: (what) => logger.info(what),

@@ -1,5 +1,6 @@
 import type { EventBus } from './event-bus.js';
 import type { LimiterFactory } from './limiter.js';
+import type { RunJournal } from './run-journal.js';
 import type { RunConsumer, RunQueue } from './run-queue.js';
 import type { ScheduleConsumer, Scheduler } from './scheduler.js';
 import type { Store } from './store.js';
@@ -16,6 +17,8 @@ export interface Backend {
   readonly mode: 'redis' | 'memory';
   readonly store: Store;
   readonly events: EventBus;
+  /** The worker's run path: taking a run, recording each node (one round trip each on Redis). */
+  readonly journal: RunJournal;
   readonly queue: RunQueue;
   /** Schedule triggers (the API upserts and removes them; workers fire them). */
   readonly scheduler: Scheduler;

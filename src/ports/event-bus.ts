@@ -2,6 +2,14 @@ import type { RunEvent, StoredEvent } from '../domain/types.js';
 
 export type EventListener = (event: StoredEvent) => void;
 
+/** A run's cancellation, announced to every process. */
+export interface CancelSignal {
+  tenant: string;
+  run_id: string;
+  /** The run's error: `cancelled`, `timeout`, … */
+  reason: string;
+}
+
 /**
  * Run events: published by workers, delivered to SSE clients on every replica.
  * Each tenant retains its newest `SERVICE_EVENTS_RETAIN` events for replay; ids have the form
@@ -18,6 +26,14 @@ export interface EventBus {
   readAfter(tenant: string, afterId: string, count: number): Promise<StoredEvent[]>;
   /** Live events of one tenant from now on. Returns the function that unsubscribes. */
   subscribe(tenant: string, listener: EventListener): () => void;
+  /**
+   * Tells every process that a run was cancelled, so the one executing it aborts its node.
+   * Best effort (a process disconnected at that moment misses it): the run's checkpoint writes
+   * are conditional on it still running, so a missed signal costs at most the rest of a node.
+   */
+  signalCancel(signal: CancelSignal): Promise<void>;
+  /** Hears every {@link signalCancel} from now on. Returns the function that stops listening. */
+  onCancel(listener: (signal: CancelSignal) => void): () => void;
   /**
    * Resolves once live delivery is established in this process, so that an event published
    * after it resolves reaches the listeners subscribed before. Rejects after `timeoutMs`.

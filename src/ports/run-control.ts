@@ -1,4 +1,4 @@
-import type { Approval, JsonObject } from '../domain/types.js';
+import type { Approval, JsonObject, Multitask, Run } from '../domain/types.js';
 import type { ApprovalDecision } from './store.js';
 
 export interface StartRunRequest {
@@ -6,6 +6,10 @@ export interface StartRunRequest {
   input?: JsonObject;
   /** Run on this session (created when absent); a new session id is minted when omitted. */
   session_id?: string;
+  /** When the session has an active run. @defaultValue reject (409) */
+  multitask?: Multitask;
+  /** Cancel the run with `error: "timeout"` if still active this long after it starts. @defaultValue RUN_TIMEOUT_MS */
+  timeout_ms?: number;
 }
 
 /** What starting or resuming a run answers: the run is queued for a worker. */
@@ -27,4 +31,10 @@ export interface RunControl {
   resumeSession(tenant: string, sessionId: string): Promise<RunTicket>;
   /** Decide an approval atomically and enqueue the resume of its run. */
   answerApproval(tenant: string, approvalId: string, decision: ApprovalDecision): Promise<Approval>;
+  /**
+   * Cancel an active run: queued and interrupted ones at once (an interrupted run's approval is
+   * closed), a running one too, and its worker's node sees `ctx.signal` fire. Throws
+   * `not_found`, or `conflict` naming the status when the run already ended.
+   */
+  cancelRun(tenant: string, runId: string, by: string, error?: string): Promise<Run>;
 }

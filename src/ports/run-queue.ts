@@ -11,13 +11,22 @@ export type RunHandler = (job: RunJob) => Promise<void>;
  */
 export interface RunQueue {
   enqueue(job: RunJob): Promise<void>;
+  /**
+   * True when a job of the run (its start, a resume, or the resume after `approval_id`) is
+   * waiting, delayed or active: a run with none and not interrupted is stuck.
+   */
+  hasLiveJob(run: { id: string; approval_id?: string }): Promise<boolean>;
   close(): Promise<void>;
 }
 
 /** The worker side of the RunQueue. */
 export interface RunConsumer {
-  /** Starts consuming with the handler; at most `concurrency` jobs at once. */
-  start(handler: RunHandler): void;
+  /**
+   * Starts consuming with the handler; at most `concurrency` jobs at once. `onFailed` hears of
+   * each job the queue gives up on (retries exhausted, stalled too often, a handler that threw
+   * where nothing retries), so its run can be ended.
+   */
+  start(handler: RunHandler, onFailed?: (job: RunJob, error: Error) => void): void;
   /**
    * Stops taking jobs, lets running ones finish (bounded by `timeoutMs`, after which they are
    * handed back to the queue), and closes connections. Safe to call twice.

@@ -62,6 +62,11 @@ export interface CheckpointWrite {
   /** Refuse with `conflict` while the session's current run is `running`. @defaultValue false */
   rejectWhileRunning?: boolean;
   /**
+   * Apply only while this run is the session's current one and `running`, else `conflict`: a
+   * run cancelled while its node worked writes no checkpoint after the cancel.
+   */
+  runId?: string;
+  /**
    * Answer the merged state too when reading it is cheap (a small state); otherwise the answer
    * has no `state` and the caller reads it. @defaultValue false
    */
@@ -117,31 +122,76 @@ export interface NewRun {
    * continues from the latest checkpoint.
    */
   start?: { node_id: string; input: JsonObject };
+  /** When the run is cancelled with `error: "timeout"` if still active (ms since the epoch). */
+  deadline_ms?: number;
+  /**
+   * When the session has an active run: queue this one behind it (its first checkpoint is
+   * written when it becomes current) instead of refusing. At most MAX_QUEUED_BEHIND wait.
+   */
+  behind?: boolean;
 }
+
+/** An updated run; `queued_behind` when it ended with runs waiting behind it ({@link RunStore.promoteNext}). */
+export type UpdatedRun = Run & { queued_behind?: true };
+
+/** A created run; `behind` when it waits for the session's active run to end. */
+export type CreatedRun = Run & { behind?: boolean };
 
 export interface RunUpdate {
   status: RunStatus;
   error?: string;
   /** Apply only when the run's status is one of these, else `conflict`. @defaultValue any */
   from?: readonly RunStatus[];
+  /** Recorded as `decided_by` on the pending approval a terminal status closes. @defaultValue "system" */
+  by?: string;
+}
+
+/** What {@link RunStore.promoteNext} did: the run made current, and waiting runs it failed. */
+export interface Promotion {
+  started: Run | null;
+  failed: Run[];
+}
+
+/** An active run as the reaper sees it. */
+export interface ActiveRun {
+  tenant: string;
+  run: Run;
+  /** Queued behind the session's current run (no job of its own yet). */
+  behind: boolean;
 }
 
 /** Runs; a session has at most one active (queued, running, interrupted) run at a time. */
 export interface RunStore {
   /**
    * Atomically creates the run as `queued`, creating its session when absent, with its first
-   * checkpoint when `start` is given. Throws `conflict` when the session has an active run or
-   * belongs to another agent.
+   * checkpoint when `start` is given. Throws `conflict` when the session belongs to another
+   * agent, or has an active run and `behind` is not set (or MAX_QUEUED_BEHIND runs wait).
    */
-  createRun(tenant: string, run: NewRun): Promise<Run>;
+  createRun(tenant: string, run: NewRun): Promise<CreatedRun>;
   getRun(tenant: string, runId: string): Promise<Run | null>;
   /** Runs of a session, newest first, one page. */
   listRuns(tenant: string, sessionId: string, page: Page): Promise<Run[]>;
   /** The latest run of a session, if any. */
   latestRun(tenant: string, sessionId: string): Promise<Run | null>;
-  updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run>;
+  /**
+   * Sets the run's status. A terminal status (completed, failed, cancelled) also closes the
+   * run's pending approval (status `cancelled`, no longer listed) and takes a run queued behind
+   * out of its session's queue, in the same atomic step. Throws `not_found`, or `conflict` when
+   * `from` is given and the run's status is not in it.
+   */
+  updateRun(tenant: string, runId: string, update: RunUpdate): Promise<UpdatedRun>;
+  /**
+   * When the session has no active run and runs wait behind (`behind`), makes the oldest the
+   * current one and writes its first checkpoint; a waiting run whose input no longer fits the
+   * state limits fails and the next is tried. Resolves with the run to enqueue (or null) and
+   * the runs that failed so.
+   */
+  promoteNext(tenant: string, sessionId: string): Promise<Promotion>;
+  /** Active runs of every tenant last updated at or before `updatedBeforeMs`, at most `limit`. */
+  listActiveRuns(updatedBeforeMs: number, limit: number): Promise<ActiveRun[]>;
 }
 
+/** A new request; with `expires_at`, a timer decides it then ({@link TimerStore}). */
 export type NewApproval = Omit<Approval, 'status' | 'comment' | 'decided_by' | 'decided_at'>;
 
 export interface ApprovalDecision {
@@ -152,7 +202,10 @@ export interface ApprovalDecision {
 
 /** Human approval requests. Deciding is atomic: exactly one of concurrent answers wins. */
 export interface ApprovalStore {
-  /** Stores a pending request (idempotent by id) and marks its run `interrupted` atomically. */
+  /**
+   * Stores a pending request (idempotent by id) and marks its run `interrupted` atomically.
+   * Throws `conflict` for a new request whose run has ended (a run cancelled while its node asked).
+   */
   createApproval(tenant: string, approval: NewApproval): Promise<Approval>;
   getApproval(tenant: string, id: string): Promise<Approval | null>;
   /** Pending requests, oldest first, one page. */
@@ -234,11 +287,41 @@ export interface StorageUsage {
   keys?: number;
 }
 
+/** A timer the store keeps: a run's deadline or an approval's expiry. */
+export interface DueTimer {
+  kind: 'run' | 'approval';
+  tenant: string;
+  /** The run or approval id. */
+  id: string;
+  dueMs: number;
+}
+
+/**
+ * Deadlines of runs (`deadline_ms`) and expiries of approvals (`expires_at`), set by
+ * createRun and createApproval and kept across restarts. A timer is a hint: whoever handles
+ * it re-checks the run or approval with an atomic, conditional change, so several sweepers
+ * (one per worker) decide each at most once.
+ */
+export interface TimerStore {
+  /** Timers due at or before `nowMs`, earliest first, at most `limit`. */
+  due(nowMs: number, limit: number): Promise<DueTimer[]>;
+  /** Forgets a handled timer. */
+  clear(timer: DueTimer): Promise<void>;
+}
+
+/** Exclusive, expiring leases: one holder per name across every process on the backend. */
+export interface LeaseStore {
+  /** True when this call took the lease `name` for `ttlMs` (nobody held it). */
+  acquire(name: string, ttlMs: number): Promise<boolean>;
+}
+
 export interface Store {
   readonly sessions: SessionStore;
   readonly runs: RunStore;
   readonly approvals: ApprovalStore;
   readonly schedules: ScheduleStore;
+  readonly timers: TimerStore;
+  readonly leases: LeaseStore;
   /** Resolves when the backend answers, rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Sampled by the metrics at scrape time. */

@@ -1,9 +1,18 @@
-import { END_NODE, type JsonObject } from '../domain/types.js';
+import { END_NODE, type ApprovalTimeoutAction, type JsonObject } from '../domain/types.js';
 
-/** What a human answered to `ctx.interrupt`. */
+/** What a human (or, for an expired request, the system) answered to `ctx.interrupt`. */
 export interface InterruptDecision {
   approved: boolean;
   comment: string;
+}
+
+/** What a node asks a human with `ctx.interrupt`. */
+export interface InterruptRequest {
+  prompt: string;
+  /** The request expires this long after it is made; the system then decides it (`on_timeout`). */
+  expires_in_ms?: number;
+  /** What the system decides at expiry: `reject` (the default), `approve`, or `fail` the run. */
+  on_timeout?: ApprovalTimeoutAction;
 }
 
 /** What a node sees besides the state. */
@@ -12,16 +21,47 @@ export interface NodeContext {
   session_id: string;
   agent_id: string;
   tenant: string;
+  /** 1 on the first attempt of the node, rising with each retry (`retry` of the node). */
+  attempt: number;
+  /**
+   * Fires when the run is cancelled (POST /api/runs/{id}/cancel, its deadline, a new run with
+   * `multitask: "interrupt"`) or the node's `timeoutMs` passes. Pass it to fetch and friends;
+   * whatever the node returns after it fired is discarded, no checkpoint is written.
+   */
+  signal: AbortSignal;
   /**
    * Asks a human. The first time, the run pauses here: an approval request is stored, the run
    * becomes `interrupted` and the worker moves on. Once answered, the node runs again from the
-   * same checkpoint and this call returns the decision.
+   * same checkpoint and this call returns the decision. A node may ask several times: each call
+   * is its own request (its own approval id), and on each resume the calls already answered
+   * return their answers again, in order, so the node's code runs top to bottom.
    */
-  interrupt(request: { prompt: string }): Promise<InterruptDecision>;
+  interrupt(request: InterruptRequest): Promise<InterruptDecision>;
+  /**
+   * Publishes a `custom` event `{ name, data }` on the run's stream right away (a token of an
+   * LLM's answer, progress). `data` is any JSON of at most 16 KiB; a larger one throws.
+   */
+  emit(name: string, data?: unknown): Promise<void>;
 }
 
 /** A graph node: reads the state, returns a patch shallow-merged into it (or nothing). */
 export type AgentNode = (state: JsonObject, ctx: NodeContext) => Promise<JsonObject | void> | JsonObject | void;
+
+/** How often a node that throws is tried before its run fails. */
+export interface RetryPolicy {
+  /** Tries in all, the first included (1 = no retry). */
+  attempts: number;
+  /** Pause before the second try; each later pause doubles. @defaultValue 0 */
+  backoffMs?: number;
+}
+
+/** A node with options: retries and a time limit per attempt. */
+export interface NodeSpec {
+  run: AgentNode;
+  retry?: RetryPolicy;
+  /** An attempt still running after this long fails (its `ctx.signal` fires); retried per `retry`. */
+  timeoutMs?: number;
+}
 
 /** The next node after a node: fixed, or chosen from the state after the node ran. */
 export type AgentEdge = string | ((state: JsonObject) => string);
@@ -30,7 +70,8 @@ export interface AgentDefinition {
   id: string;
   description: string;
   entry: string;
-  nodes: Record<string, AgentNode>;
+  /** Nodes by name: a function, or a {@link NodeSpec} with options. */
+  nodes: Record<string, AgentNode | NodeSpec>;
   /** Next node by node name; `__end__` ends the run. A node without an edge ends the run. */
   edges: Record<string, AgentEdge>;
 }
@@ -38,11 +79,28 @@ export interface AgentDefinition {
 export interface Agent extends Readonly<AgentDefinition> {
   /** The node after `node` for the given state; throws for an edge to an unknown node. */
   next(node: string, state: JsonObject): string;
+  /** The node `name` with its options, or undefined when the agent has no such node. */
+  node(name: string): Readonly<NodeSpec> | undefined;
+}
+
+function toSpec(id: string, name: string, node: AgentNode | NodeSpec): Readonly<NodeSpec> {
+  const spec: NodeSpec = typeof node === 'function' ? { run: node } : node;
+  const where = `Agent "${id}", node "${name}"`;
+  if (typeof spec?.run !== 'function') throw new Error(`${where}: a node is a function or { run, retry?, timeoutMs? }.`);
+  if (spec.retry !== undefined) {
+    const { attempts, backoffMs = 0 } = spec.retry;
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100) throw new Error(`${where}: retry.attempts must be an integer from 1 to 100.`);
+    if (!Number.isInteger(backoffMs) || backoffMs < 0) throw new Error(`${where}: retry.backoffMs must be an integer ≥ 0.`);
+  }
+  if (spec.timeoutMs !== undefined && (!Number.isInteger(spec.timeoutMs) || spec.timeoutMs < 1)) {
+    throw new Error(`${where}: timeoutMs must be a positive integer.`);
+  }
+  return Object.freeze({ ...spec });
 }
 
 /**
  * Validates an agent graph at definition time (fail fast): the entry and every fixed edge
- * target must be nodes, and every edge must start at a node.
+ * target must be nodes, every edge must start at a node, and node options must be sound.
  */
 export function defineAgent(definition: AgentDefinition): Agent {
   const { id, entry, nodes, edges } = definition;
@@ -53,6 +111,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
     if (!Object.hasOwn(nodes, from)) throw new Error(`Agent "${id}": edge from unknown node "${from}".`);
     if (typeof edge === 'string' && !known(edge)) throw new Error(`Agent "${id}": edge to unknown node "${edge}".`);
   }
+  const specs = new Map(Object.entries(nodes).map(([name, node]) => [name, toSpec(id, name, node)]));
   return Object.freeze({
     ...definition,
     next(node: string, state: JsonObject): string {
@@ -60,6 +119,9 @@ export function defineAgent(definition: AgentDefinition): Agent {
       const target = edge === undefined ? END_NODE : typeof edge === 'string' ? edge : edge(state);
       if (!known(target)) throw new Error(`Agent "${id}": node "${node}" leads to unknown node "${target}".`);
       return target;
+    },
+    node(name: string): Readonly<NodeSpec> | undefined {
+      return specs.get(name);
     },
   });
 }

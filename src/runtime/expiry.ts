@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Store } from '../ports/store.js';
+import { every } from './every.js';
 
 /** Sessions removed per store call; a sweep calls again while a batch comes back full. */
 const BATCH = 500;
@@ -28,7 +29,6 @@ export function startExpiring(options: ExpiryOptions): () => void {
   const clock = options.clock ?? Date.now;
   const everyMs = options.everyMs ?? Math.min(60_000, Math.max(1_000, Math.floor(ttlMs / 10)));
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
   const sweep = async () => {
     let removed = 0;
     for (;;) {
@@ -41,18 +41,9 @@ export function startExpiring(options: ExpiryOptions): () => void {
       options.onExpired?.(removed);
     }
   };
-  const loop = () => {
-    sweep()
-      .catch((err: unknown) => logger.warn({ err }, 'session expiry sweep failed; retrying at the next sweep'))
-      .finally(() => {
-        if (stopped) return;
-        timer = setTimeout(loop, everyMs);
-        timer.unref();
-      });
-  };
-  loop();
+  const stop = every(everyMs, sweep, logger, 'session expiry sweep');
   return () => {
     stopped = true;
-    clearTimeout(timer);
+    stop();
   };
 }

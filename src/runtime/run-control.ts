@@ -1,44 +1,73 @@
 import { AppError, notFound } from '../domain/errors.js';
-import { newId, nowIso } from '../domain/time.js';
-import type { Approval } from '../domain/types.js';
-import type { EventBus } from '../ports/event-bus.js';
+import { newId } from '../domain/time.js';
+import { ACTIVE_RUN_STATUSES, CANCELLED_ERROR, MAX_QUEUED_BEHIND, type Approval, type Run } from '../domain/types.js';
 import type { RunControl, RunTicket, StartRunRequest } from '../ports/run-control.js';
 import type { RunJob, RunQueue } from '../ports/run-queue.js';
 import type { ApprovalDecision, Store } from '../ports/store.js';
 import type { AgentRegistry } from './registry.js';
+import type { RunLifecycle } from './run-lifecycle.js';
 
 export interface RunControlOptions {
   store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
   queue: RunQueue;
-  events: EventBus;
   agents: AgentRegistry;
+  lifecycle: RunLifecycle;
+  /** RUN_TIMEOUT_MS: the deadline of a run started without `timeout_ms`; 0 for none. @defaultValue 0 */
+  defaultTimeoutMs?: number;
+  /** @defaultValue Date.now */
+  clock?: () => number;
 }
 
+/** Tries of `multitask: "interrupt"` (cancel the active run, create) before it answers 409. */
+const INTERRUPT_ATTEMPTS = 5;
+
 /**
- * The one implementation of starting, resuming and unblocking runs, shared by the HTTP routes,
- * schedule fires and the chat/webhook bridges. Every state change is one atomic Store call;
- * the enqueue after it is idempotent (job ids derive from the run), so repeating a resume of
- * a queued run re-delivers a lost job instead of starting a second run.
+ * The one implementation of starting, resuming, unblocking and cancelling runs, shared by the
+ * HTTP routes, schedule fires, timers and the chat/webhook bridges. Every state change is one
+ * atomic Store call; the enqueue after it is idempotent (job ids derive from the run), so
+ * repeating a resume of a queued run re-delivers a lost job instead of starting a second run.
  */
 export function createRunControl(options: RunControlOptions): RunControl {
-  const { store, queue, events, agents } = options;
+  const { store, queue, agents, lifecycle } = options;
+  const clock = options.clock ?? Date.now;
 
   const enqueue = async (job: RunJob): Promise<RunTicket> => {
     await queue.enqueue(job);
     return { run_id: job.run_id, session_id: job.session_id, status: 'queued' };
   };
 
-  return {
+  const control: RunControl = {
     async startRun(tenant: string, request: StartRunRequest): Promise<RunTicket> {
       const agent = agents.get(request.agent_id);
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
-      const run = await store.runs.createRun(tenant, {
-        run_id: newId(),
-        session_id: request.session_id ?? newId(),
-        agent_id: agent.id,
-        start: { node_id: agent.entry, input: request.input ?? {} },
-      });
-      return enqueue({ kind: 'start', tenant, run_id: run.id, session_id: run.session_id, agent_id: run.agent_id });
+      const sessionId = request.session_id ?? newId();
+      const timeoutMs = request.timeout_ms ?? options.defaultTimeoutMs ?? 0;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const run = await store.runs.createRun(tenant, {
+            run_id: newId(),
+            session_id: sessionId,
+            agent_id: agent.id,
+            start: { node_id: agent.entry, input: request.input ?? {} },
+            ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
+            ...(request.multitask === 'enqueue' ? { behind: true } : {}),
+          });
+          // A run queued behind the session's active one is enqueued when that one ends.
+          if (run.behind) return { run_id: run.id, session_id: sessionId, status: 'queued' };
+          return await enqueue({ kind: 'start', tenant, run_id: run.id, session_id: sessionId, agent_id: run.agent_id });
+        } catch (error) {
+          if (request.multitask !== 'interrupt' || attempt >= INTERRUPT_ATTEMPTS || !(error instanceof AppError) || error.code !== 'conflict') throw error;
+          // The session is busy: cancel its active run (a concurrent request may have replaced it) and try again.
+          // A session of another agent is refused as it is: nothing of it is touched.
+          const active = await store.runs.latestRun(tenant, sessionId);
+          if (!active || active.agent_id !== agent.id || !ACTIVE_RUN_STATUSES.includes(active.status)) throw error;
+          // The runs queued behind go first, so ending the active one starts none of them.
+          const end = { status: 'cancelled', error: 'interrupted by a new run (multitask: interrupt)', by: 'multitask' } as const;
+          const waiting = await store.runs.listRuns(tenant, sessionId, { limit: MAX_QUEUED_BEHIND + 1, offset: 0 });
+          for (const run of waiting) if (run.id !== active.id && run.status === 'queued') await lifecycle.end(tenant, run.id, { ...end, from: ['queued'] });
+          await lifecycle.end(tenant, active.id, end);
+        }
+      }
     },
 
     async resumeSession(tenant: string, sessionId: string): Promise<RunTicket> {
@@ -65,14 +94,12 @@ export function createRunControl(options: RunControlOptions): RunControl {
 
     async answerApproval(tenant: string, approvalId: string, decision: ApprovalDecision): Promise<Approval> {
       const approval = await store.approvals.decideApproval(tenant, approvalId, decision);
-      await events.publish(tenant, {
+      const run = { id: approval.run_id, session_id: approval.session_id, agent_id: approval.agent_id };
+      await lifecycle.publish(tenant, run, {
         type: 'approval_decided',
-        session: approval.session_id,
-        run_id: approval.run_id,
-        agent_id: approval.agent_id,
-        ts: nowIso(),
         approval_id: approval.id,
         approved: approval.status === 'approved',
+        by: decision.decided_by,
       });
       await queue.enqueue({
         kind: 'resume',
@@ -84,12 +111,21 @@ export function createRunControl(options: RunControlOptions): RunControl {
       });
       return approval;
     },
+
+    async cancelRun(tenant: string, runId: string, by: string, error = CANCELLED_ERROR): Promise<Run> {
+      const ended = await lifecycle.end(tenant, runId, { status: 'cancelled', error, by });
+      if (ended) return ended;
+      const run = await store.runs.getRun(tenant, runId);
+      if (!run) throw notFound('The run');
+      throw new AppError('conflict', `The run is already ${run.status}.`);
+    },
   };
+  return control;
 }
 
 /** The run's latest approval when it is decided: a queued run resumes with its answer. */
 async function decidedApprovalOf(store: Pick<Store, 'approvals'>, tenant: string, approvalId: string | undefined): Promise<string | undefined> {
   if (!approvalId) return undefined;
   const approval = await store.approvals.getApproval(tenant, approvalId);
-  return approval && approval.status !== 'pending' ? approval.id : undefined;
+  return approval && (approval.status === 'approved' || approval.status === 'rejected') ? approval.id : undefined;
 }

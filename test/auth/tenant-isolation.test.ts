@@ -42,6 +42,7 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'GET /api/traces': (t) => ({ path: `/api/traces?session_id=${t.session}` }),
   'GET /api/runs': (t) => ({ path: `/api/runs?session_id=${t.session}` }),
   'GET /api/runs/:id': (t) => ({ path: `/api/runs/${t.run}` }),
+  'POST /api/runs/:id/cancel': (t) => ({ path: `/api/runs/${t.run}/cancel` }),
   'POST /api/approval/respond': (t) => ({ path: '/api/approval/respond', json: { id: t.approval, approved: true, comment: 'not yours' } }),
   'GET /api/schedules/:id': (t) => ({ path: `/api/schedules/${t.schedule}` }),
   'GET /api/schedules/:id/history': (t) => ({ path: `/api/schedules/${t.schedule}/history` }),
@@ -63,6 +64,8 @@ const notResourceRoutes: Record<string, string> = {
   'GET /api/agents': 'the agent registry is the same for every tenant',
   'POST /api/schedules': 'creates a schedule of the caller; covered by the list probe',
   'GET /api/events/stream': 'covered by the event stream tests below',
+  'POST /api/runs/wait': 'starts a run of the caller as POST /api/runs does (probed above) and answers only that run',
+  'POST /api/runs/stream': 'starts a run of the caller as POST /api/runs does (probed above) and streams only that run',
 };
 
 /** The answer with the requested id and server-minted ids masked, for comparison. */

@@ -68,6 +68,24 @@ export function eventBusContract(name: string, makeBus: EventBusFactory): void {
       await bus.close();
     });
 
+    it('takes tenant names that are special elsewhere (EventEmitter events, Object keys) as plain names', async () => {
+      const bus = await makeBus(100);
+      const names = ['removeListener', 'newListener', 'error', '__proto__', 'constructor', 'hasOwnProperty'];
+      const seen = new Map<string, string[]>(names.map((n) => [n, []]));
+      const stops = names.map((tenant) => bus.subscribe(tenant, (e) => seen.get(tenant)!.push(e.event.run_id)));
+      await bus.ready(5_000);
+      // Subscribing and unsubscribing other tenants' listeners must disturb nobody.
+      bus.subscribe(T, () => {})();
+      for (const [i, tenant] of names.entries()) await bus.publish(tenant, event(i));
+      await waitFor('every special tenant to get its own event', () => names.every((n) => seen.get(n)!.length === 1));
+      for (const [i, tenant] of names.entries()) {
+        expect(seen.get(tenant)).toEqual([`run-${i}`]);
+        expect((await bus.readAfter(tenant, '0-0', 10)).map((e) => e.event.run_id)).toEqual([`run-${i}`]);
+      }
+      for (const stop of stops) stop();
+      await bus.close();
+    });
+
     it('retains the newest `retain` events per tenant and no unbounded history', async () => {
       const bus = await makeBus(10);
       const ids = await publishMany(bus, T, 600);

@@ -24,7 +24,7 @@ const approvalOf = (sessionId: string, runId: string, requestedAt: string) => ({
 });
 
 /** A clock the test moves. */
-function manualClock(start = Date.parse('2026-11-01T00:00:00.000Z')) {
+export function manualClock(start = Date.parse('2026-11-01T00:00:00.000Z')) {
   let now = start;
   return { now: () => now, advance: (ms: number) => void (now += ms) };
 }
@@ -130,8 +130,11 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       const approval = await store.approvals.createApproval(T, approvalOf(id, run!.id, '2026-11-01T00:00:00.000Z'));
       // interrupted is active too
       await expect(store.sessions.deleteSession(T, id)).rejects.toMatchObject({ code: 'conflict' });
-      await store.runs.updateRun(T, run!.id, { status: 'failed', error: 'x' });
       expect(await store.approvals.countPendingApprovals()).toBe(pendingBefore + 1);
+      // Ending the run closes its pending approval (nobody can answer it any more).
+      await store.runs.updateRun(T, run!.id, { status: 'failed', error: 'x', by: 'ops' });
+      expect(await store.approvals.countPendingApprovals()).toBe(pendingBefore);
+      expect(await store.approvals.getApproval(T, approval.id)).toMatchObject({ status: 'cancelled', decided_by: 'ops' });
       await expect(store.sessions.deleteSession(OTHER, id)).rejects.toMatchObject({ code: 'not_found' });
       await store.sessions.deleteSession(T, id);
       expect(await store.sessions.getSession(T, id)).toBeNull();

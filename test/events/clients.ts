@@ -1,4 +1,4 @@
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { EventSource } from 'eventsource';
 import type { RunEvent } from '../../src/domain/types.js';
@@ -93,28 +93,43 @@ export function parseFrame(block: string): Frame {
   return frame;
 }
 
+/**
+ * The frames of an event-stream response as they arrive, its whole text, and when it ended
+ * (`finished`: it ended normally, not by an error or a dropped socket).
+ */
+export function readFrames(res: IncomingMessage): { frames: Frame[]; text: () => string; ended: Promise<void>; finished: () => boolean } {
+  const frames: Frame[] = [];
+  let all = '';
+  let pending = '';
+  let finished = false;
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    all += chunk;
+    pending += chunk;
+    let end: number;
+    while ((end = pending.indexOf('\n\n')) !== -1) {
+      frames.push(parseFrame(pending.slice(0, end)));
+      pending = pending.slice(end + 2);
+    }
+  });
+  const ended = new Promise<void>((done) => {
+    res.once('end', () => {
+      finished = true;
+      done();
+    });
+    res.once('close', () => done());
+    res.once('error', () => done());
+  });
+  return { frames, text: () => all, ended, finished: () => finished };
+}
+
 /** GET `path` and resolve once the response headers arrived; frames are parsed as they come. */
 export function openRaw(url: string, headers: Record<string, string> = {}): Promise<RawStream> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers: { Accept: 'text/event-stream', ...headers }, agent: false });
     req.once('error', reject);
     req.once('response', (res) => {
-      const frames: Frame[] = [];
-      let pending = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        pending += chunk;
-        let end: number;
-        while ((end = pending.indexOf('\n\n')) !== -1) {
-          frames.push(parseFrame(pending.slice(0, end)));
-          pending = pending.slice(end + 2);
-        }
-      });
-      const ended = new Promise<void>((done) => {
-        res.once('end', () => done());
-        res.once('close', () => done());
-        res.once('error', () => done());
-      });
+      const { frames, ended } = readFrames(res);
       resolve({
         status: res.statusCode ?? 0,
         headers: res.headers,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
+import { DEFAULT_TENANT, RUN_EVENT_TYPES, type RunEvent } from '../../src/domain/types.js';
 import { startSecuredApi, type SecuredApi } from '../auth/secured-api.js';
 import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
@@ -226,6 +226,7 @@ describe('OpenAPI', () => {
     expect(operation.responses['200'].content['text/event-stream'].schema).toEqual({ $ref: '#/components/schemas/RunEvent' });
     const schema = doc.components.schemas.RunEvent;
     expect(schema.required).toEqual(['type', 'session', 'run_id', 'agent_id', 'ts']);
-    expect(schema.properties.type.enum).toEqual(['node_start', 'node_end', 'interrupted', 'approval_decided', 'completed', 'failed']);
+    expect(schema.properties.type.enum).toEqual([...RUN_EVENT_TYPES]);
+    expect(schema.properties.type.enum).toEqual(expect.arrayContaining(['node_start', 'node_end', 'interrupted', 'approval_decided', 'cancelled', 'custom']));
   });
 });

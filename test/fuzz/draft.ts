@@ -65,13 +65,30 @@ export function urlEncode(value: string): string {
   }
 }
 
+/** Longest hold of a fuzzed wait (`wait_ms`): holding is the documented answer, not a hang. */
+const FUZZ_WAIT_MS = 300;
+
+/**
+ * A body of an operation that holds its answer until a run stops (`wait_ms` in its schema)
+ * waits at most {@link FUZZ_WAIT_MS}: a run queued behind a paused one may wait for as long as
+ * `wait_ms` says (60 s by default), which is right, and would only time the fuzzer out. A valid
+ * integer is lowered, anything else is sent as generated.
+ */
+function boundWait(op: Operation, json: unknown): unknown {
+  const properties = (op.body as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (!properties || !('wait_ms' in properties) || typeof json !== 'object' || json === null || Array.isArray(json)) return json;
+  const wait = (json as Record<string, unknown>).wait_ms;
+  if (wait !== undefined && !(Number.isInteger(wait) && (wait as number) > FUZZ_WAIT_MS)) return json;
+  return { ...json, wait_ms: FUZZ_WAIT_MS };
+}
+
 /** Encodes a draft into the bytes and headers sent. */
 export function encode(op: Operation, draft: Draft): FuzzRequest {
   const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => expand(draft.path[name] ?? '', false));
   const query = draft.query.map(([name, value]) => `${name}=${expand(value, false)}`).join('&');
   const headers: Record<string, string> = { ...draft.headers };
   let body: Buffer | undefined;
-  const text = draft.raw ?? (draft.json === undefined ? undefined : expand(JSON.stringify(draft.json), true));
+  const text = draft.raw ?? (draft.json === undefined ? undefined : expand(JSON.stringify(boundWait(op, draft.json)), true));
   if (text !== undefined) {
     body = Buffer.from(text, 'utf8');
     const contentType = draft.contentType === undefined ? 'application/json' : draft.contentType;

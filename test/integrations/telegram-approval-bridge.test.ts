@@ -38,6 +38,7 @@ function scriptedRunControl(decide: (id: string, decision: ApprovalDecision) => 
     decisions,
     startRun: () => Promise.reject(new Error('not used')),
     resumeSession: () => Promise.reject(new Error('not used')),
+    cancelRun: () => Promise.reject(new Error('not used')),
     answerApproval: async (tenant, id, decision) => {
       decisions.push([tenant, id, decision]);
       return decide(id, decision);

@@ -24,6 +24,7 @@ function scriptedRunControl(): RunControl & { started: [string, StartRunRequest]
       return { run_id: `run-${started.length}`, session_id: `sess-${started.length}`, status: 'queued' };
     },
     resumeSession: () => Promise.reject(new Error('not used')),
+    cancelRun: () => Promise.reject(new Error('not used')),
     answerApproval: () => Promise.reject(new Error('not used')),
   };
 }

@@ -110,6 +110,33 @@ describe('global limit per client address across two replicas', () => {
   });
 });
 
+describe('X-Forwarded-For only from the trusted proxies (review finding 5)', () => {
+  it('a direct client outside SERVICE_TRUSTED_PROXIES cannot rotate the header to dodge the limit', async () => {
+    // The tests connect from 127.0.0.1: trusting only 10.0.0.0/8 makes them a direct client.
+    const pair = await replicas({ SERVICE_RATE_LIMIT: '5/60s', SERVICE_TRUST_PROXY: 'true', SERVICE_TRUSTED_PROXIES: '10.0.0.0/8' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i += 1) statuses.push((await hit(pair[i % 2]!, { 'X-Forwarded-For': `198.51.100.${i + 1}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+  });
+
+  it('an entry that is not an IP address never becomes a limiter key: the proxy counts', async () => {
+    const pair = await replicas({ SERVICE_RATE_LIMIT: '1/60s', SERVICE_TRUST_PROXY: 'true' });
+    const junk = (n: number) => `${'x'.repeat(5_000)}${n}`;
+    expect((await hit(pair[0], { 'X-Forwarded-For': junk(1) })).status).toBe(200);
+    expect((await hit(pair[1], { 'X-Forwarded-For': junk(2) })).status).toBe(429);
+    expect((await hit(pair[1], { 'X-Forwarded-For': `203.0.113.9, ${junk(3)}` })).status).toBe(429);
+    // A valid client address behind the trusted proxy (loopback) still counts as its own client.
+    expect((await hit(pair[0], { 'X-Forwarded-For': '203.0.113.10' })).status).toBe(200);
+  });
+
+  it('refuses a bad SERVICE_TRUSTED_PROXIES at startup, naming it', async () => {
+    const { loadConfig } = await import('../../src/config.js');
+    expect(() => loadConfig({ SERVICE_TRUSTED_PROXIES: '10.0.0.0/8,not-an-ip' })).toThrow(/SERVICE_TRUSTED_PROXIES: "not-an-ip" is not an IP address or CIDR/);
+    expect(() => loadConfig({ SERVICE_TRUSTED_PROXIES: '10.0.0.0/33' })).toThrow(/SERVICE_TRUSTED_PROXIES/);
+    expect(loadConfig({ SERVICE_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8' }).SERVICE_TRUSTED_PROXIES).toEqual(['10.0.0.0/8', 'fd00::/8']);
+  });
+});
+
 describe('quotas across two replicas', () => {
   it('per API key: the 21st request of one key is refused, another key of the tenant is not', async () => {
     const pair = await replicas({ SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: API_KEYS, SERVICE_RATE_LIMIT: '1000/60s', SERVICE_QUOTA_PER_KEY: '20/60s' });
@@ -131,6 +158,22 @@ describe('quotas across two replicas', () => {
     tokens.push(...own, other);
     expectTwentyThenRefused(await alternate(pair, (i) => ({ Authorization: `Bearer ${own[i % 2]}` })), 'key');
     expect((await hit(pair[1], { Authorization: `Bearer ${other}` })).status).toBe(200);
+  });
+
+  it('per JWT subject: callers whose tenant and subject join to the same text do not share a bucket', async () => {
+    const pair = await replicas({ SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: JWT_SECRET, SERVICE_RATE_LIMIT: '1000/60s', SERVICE_QUOTA_PER_KEY: '20/60s' });
+    const sign = (tenant: string, sub: string) =>
+      new SignJWT({ tenant_id: tenant, roles: 'user', nonce: randomUUID() })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(sub)
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(JWT_SECRET));
+    // `${tenant}:${kind}:${subject}` was "t1:jwt:s:jwt:z" for both.
+    const first = await sign('t1:jwt:s', 'z');
+    const second = await sign('t1', 's:jwt:z');
+    tokens.push(first, second);
+    expectTwentyThenRefused(await alternate(pair, () => ({ Authorization: `Bearer ${first}` })), 'key');
+    expect((await hit(pair[0], { Authorization: `Bearer ${second}` })).status).toBe(200);
   });
 
   it('per tenant: the 21st request of a tenant over two keys is refused, another tenant is not', async () => {

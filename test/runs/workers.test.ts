@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import agents from '../fixtures/agents.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startProcess, type AgentProcess } from '../support/processes.js';
+import type { AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { startRunWorker } from './backends.js';
 import { runScenarios, sessionEvents, startRun, waitRun } from './scenarios.js';
 
 /** Every item of a list read (a page larger than any test writes). */
@@ -13,20 +14,7 @@ const T = 'DefaultTenant';
 let redis: PrivateRedis;
 let app: TestApi;
 
-function startWorker(extra: Record<string, string> = {}): Promise<AgentProcess> {
-  return startProcess({
-    entry: 'src/main/worker.ts',
-    portVariable: 'WORKER_PORT',
-    env: {
-      REDIS_URL: redis.url,
-      SERVICE_KEY_PREFIX: app.config.SERVICE_KEY_PREFIX,
-      AGENTS_MODULE: 'test/fixtures/agents.ts',
-      WORKER_STALLED_INTERVAL_MS: '2000',
-      LOG_LEVEL: 'info',
-      ...extra,
-    },
-  });
-}
+const startWorker = (extra: Record<string, string> = {}): Promise<AgentProcess> => startRunWorker(redis.url, app, extra);
 
 beforeAll(async () => {
   redis = await startPrivateRedis();

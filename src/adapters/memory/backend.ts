@@ -2,6 +2,7 @@ import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
 import { MemoryEventBus } from './event-bus.js';
 import { memoryLimiterFactory } from './limiter.js';
+import { MemoryRunJournal } from './run-journal.js';
 import { MemoryRunQueue } from './run-queue.js';
 import { MemoryScheduler } from './scheduler.js';
 import { MemoryStore } from './store.js';
@@ -30,6 +31,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     mode: 'memory',
     store,
     events,
+    journal: new MemoryRunJournal(store, events),
     queue,
     scheduler,
     limiters: memoryLimiterFactory,

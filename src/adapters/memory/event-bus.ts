@@ -1,7 +1,6 @@
-import { EventEmitter } from 'node:events';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
 import { compareEventIds } from '../../domain/event-ids.js';
-import type { EventBus, EventListener } from '../../ports/event-bus.js';
+import type { CancelSignal, EventBus, EventListener } from '../../ports/event-bus.js';
 
 /** The newest `capacity` events of one tenant, oldest first, in a fixed array. */
 class EventRing {
@@ -40,19 +39,20 @@ class EventRing {
 
 /**
  * The EventBus in process memory: a ring buffer of the newest `retain` events per tenant and
- * an EventEmitter for live delivery. Ids have the Redis stream form `<ms>-<seq>` and rise
+ * a Map of listener sets per tenant for live delivery (never an EventEmitter: a tenant named
+ * `error` or `newListener` would be one of its special events). Ids have the Redis stream form `<ms>-<seq>` and rise
  * strictly, as XADD's do. Delivery is synchronous, so it is never lost nor reordered.
  */
 export class MemoryEventBus implements EventBus {
   private readonly logs = new Map<string, EventRing>();
-  private readonly emitter = new EventEmitter();
+  private readonly listeners = new Map<string, Set<EventListener>>();
+  private readonly cancelListeners = new Set<(signal: CancelSignal) => void>();
   private lastMs = 0;
   private seq = 0;
 
   /** @param retain events kept per tenant for replay (SERVICE_EVENTS_RETAIN) */
   constructor(private readonly retain: number) {
     if (!Number.isInteger(retain) || retain < 1) throw new RangeError(`retain must be a positive integer, got ${retain}`);
-    this.emitter.setMaxListeners(0);
   }
 
   async publish(tenant: string, event: RunEvent): Promise<string> {
@@ -63,7 +63,7 @@ export class MemoryEventBus implements EventBus {
     let log = this.logs.get(tenant);
     if (!log) this.logs.set(tenant, (log = new EventRing(this.retain)));
     log.push(stored);
-    this.emitter.emit(tenant, stored);
+    for (const listener of [...(this.listeners.get(tenant) ?? [])]) listener(stored);
     return stored.id;
   }
 
@@ -72,17 +72,37 @@ export class MemoryEventBus implements EventBus {
   }
 
   subscribe(tenant: string, listener: EventListener): () => void {
-    this.emitter.on(tenant, listener);
-    return () => this.emitter.off(tenant, listener);
+    let set = this.listeners.get(tenant);
+    if (!set) this.listeners.set(tenant, (set = new Set()));
+    // A wrapper per subscription, so subscribing one function twice needs two unsubscribes.
+    const entry: EventListener = (event) => listener(event);
+    set.add(entry);
+    return () => {
+      set.delete(entry);
+      if (set.size === 0 && this.listeners.get(tenant) === set) this.listeners.delete(tenant);
+    };
+  }
+
+  async signalCancel(signal: CancelSignal): Promise<void> {
+    for (const listener of [...this.cancelListeners]) listener({ ...signal });
+  }
+
+  onCancel(listener: (signal: CancelSignal) => void): () => void {
+    const entry = (signal: CancelSignal) => listener(signal);
+    this.cancelListeners.add(entry);
+    return () => this.cancelListeners.delete(entry);
   }
 
   async ready(): Promise<void> {}
 
   listenerCount(): number {
-    return this.emitter.eventNames().reduce((sum, name) => sum + this.emitter.listenerCount(name), 0);
+    let count = 0;
+    for (const set of this.listeners.values()) count += set.size;
+    return count;
   }
 
   async close(): Promise<void> {
-    this.emitter.removeAllListeners();
+    this.listeners.clear();
+    this.cancelListeners.clear();
   }
 }

@@ -1,5 +1,5 @@
 import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
-import { runJobId } from '../../domain/run-jobs.js';
+import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 
 export interface MemoryRunQueueOptions {
   /** Jobs executed at once. @defaultValue 8 */
@@ -17,6 +17,7 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
   private readonly known = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private handler: RunHandler | undefined;
+  private onFailed: ((job: RunJob, error: Error) => void) | undefined;
   private closed = false;
 
   constructor(private readonly options: MemoryRunQueueOptions = {}) {}
@@ -30,9 +31,14 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     this.pump();
   }
 
-  start(handler: RunHandler): void {
+  start(handler: RunHandler, onFailed?: (job: RunJob, error: Error) => void): void {
     this.handler = handler;
+    this.onFailed = onFailed;
     this.pump();
+  }
+
+  async hasLiveJob(run: { id: string; approval_id?: string }): Promise<boolean> {
+    return liveJobIds(run).some((id) => this.known.has(id));
   }
 
 
@@ -41,7 +47,11 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     while (this.handler && !this.closed && this.running.size < concurrency && this.waiting.length > 0) {
       const job = this.waiting.shift()!;
       const task = this.handler(job)
-        .catch((error: unknown) => this.options.onError?.(job, error))
+        .catch((error: unknown) => {
+          // Nothing retries in one process: the job failed for good.
+          this.options.onError?.(job, error);
+          this.onFailed?.(job, error instanceof Error ? error : new Error(String(error)));
+        })
         .finally(() => {
           this.known.delete(runJobId(job));
           this.running.delete(task);

@@ -4,6 +4,8 @@ import { newId, nowIso } from '../../domain/time.js';
 import {
   ACTIVE_RUN_STATUSES,
   DEFAULT_STORAGE_LIMITS,
+  MAX_QUEUED_BEHIND,
+  TERMINAL_RUN_STATUSES,
   type Approval,
   type Checkpoint,
   type JsonObject,
@@ -13,7 +15,14 @@ import {
   type Span,
 } from '../../domain/types.js';
 import type {
+  ActiveRun,
   ApprovalDecision,
+  CreatedRun,
+  DueTimer,
+  LeaseStore,
+  Promotion,
+  TimerStore,
+  UpdatedRun,
   ApprovalStore,
   BytePage,
   CheckpointMeta,
@@ -46,6 +55,8 @@ interface SessionRecord {
   runIds: string[];
   approvalIds: Set<string>;
   currentRunId?: string;
+  /** Runs queued behind the current one (`multitask: "enqueue"`), oldest first. */
+  behind: string[];
 }
 
 interface TenantData {
@@ -58,6 +69,10 @@ interface TenantData {
   byAgent: Map<string, SortedIndex>;
   /** Pending approval ids by (requested_at, id), oldest first. */
   pending: SortedIndex;
+  /** Ids of the runs queued, running or interrupted. */
+  active: Set<string>;
+  /** The first checkpoint of each run queued behind, written when it becomes current. */
+  starts: Map<string, { node_id: string; input: JsonObject }>;
 }
 
 /**
@@ -66,6 +81,8 @@ interface TenantData {
  */
 class MemoryTables {
   readonly tenants = new Map<string, TenantData>();
+  /** Run deadlines and approval expiries by `<kind> <tenant> <id>`. */
+  readonly timers = new Map<string, DueTimer>();
 
   constructor(
     readonly limits: StorageLimits,
@@ -75,7 +92,16 @@ class MemoryTables {
   data(tenant: string): TenantData {
     let data = this.tenants.get(tenant);
     if (!data) {
-      data = { sessions: new Map(), runs: new Map(), approvals: new Map(), byCreated: new SortedIndex(), byAgent: new Map(), pending: new SortedIndex() };
+      data = {
+        sessions: new Map(),
+        runs: new Map(),
+        approvals: new Map(),
+        byCreated: new SortedIndex(),
+        byAgent: new Map(),
+        pending: new SortedIndex(),
+        active: new Set(),
+        starts: new Map(),
+      };
       this.tenants.set(tenant, data);
     }
     return data;
@@ -85,15 +111,43 @@ class MemoryTables {
     return nowIso(this.clock);
   }
 
-  /** The one rule of a run's status: set it with updated_at, and touch its session when current. */
-  markRun(tenant: string, run: Run, status: RunStatus): void {
+  /**
+   * The one rule of a run's status: set it with updated_at, touch its session when current,
+   * keep the active set; a terminal status closes the run's pending approval (by `by`), takes
+   * it out of its session's queue and drops its deadline.
+   */
+  markRun(tenant: string, run: Run, status: RunStatus, by = 'system'): void {
     const nowMs = this.clock();
+    const data = this.data(tenant);
     run.status = status;
     run.updated_at = nowIso(() => nowMs);
-    const record = this.data(tenant).sessions.get(run.session_id);
-    if (record?.currentRunId === run.id) record.session.updated_at = run.updated_at;
+    const record = data.sessions.get(run.session_id);
+    if (record?.currentRunId === run.id) {
+      record.session.updated_at = run.updated_at;
+      if (status !== 'queued' && status !== 'running') run.seq_num = record.checkpoints.at(-1)?.seq_num ?? 0;
+    }
     // A run's end is its session's activity (expiry counts from the last of these).
     if (record && !ACTIVE_RUN_STATUSES.includes(status)) record.touchedMs = nowMs;
+    if (ACTIVE_RUN_STATUSES.includes(status)) {
+      data.active.add(run.id);
+      return;
+    }
+    data.active.delete(run.id);
+    if (!TERMINAL_RUN_STATUSES.includes(status)) return;
+    const approval = run.approval_id ? data.approvals.get(run.approval_id) : undefined;
+    if (approval?.status === 'pending') {
+      approval.status = 'cancelled';
+      approval.decided_by = by;
+      approval.decided_at = run.updated_at;
+      data.pending.delete(approval.requested_at, approval.id);
+    }
+    if (record) record.behind = record.behind.filter((id) => id !== run.id);
+    data.starts.delete(run.id);
+    this.timers.delete(timerKey('run', tenant, run.id));
+  }
+
+  setTimer(timer: DueTimer): void {
+    this.timers.set(timerKey(timer.kind, timer.tenant, timer.id), timer);
   }
 
   /** Appends a checkpoint at `node` with `patch` merged into the latest state, within the limits. */
@@ -141,7 +195,11 @@ class MemoryTables {
       if (approval?.status === 'pending') data.pending.delete(approval.requested_at, id);
       data.approvals.delete(id);
     }
-    for (const id of record.runIds) data.runs.delete(id);
+    for (const id of record.runIds) {
+      data.runs.delete(id);
+      data.active.delete(id);
+      data.starts.delete(id);
+    }
     data.byCreated.delete(session.created_at, session.id);
     data.byAgent.get(session.agent_id)?.delete(session.created_at, session.id);
     data.sessions.delete(session.id);
@@ -179,6 +237,9 @@ class MemorySessionStore implements SessionStore {
     const current = record.currentRunId ? this.t.data(tenant).runs.get(record.currentRunId) : undefined;
     if (write.rejectWhileRunning && current?.status === 'running') {
       throw conflict('A run of this session is running; patch it once the run is paused or finished.');
+    }
+    if (write.runId !== undefined && (current?.id !== write.runId || current.status !== 'running')) {
+      throw conflict('The run is no longer running.');
     }
     const { state, ...meta } = this.t.append(record, node, write.patch);
     return write.withState ? { ...meta, state: clone(state) } : meta;
@@ -256,20 +317,24 @@ class MemoryRunStore implements RunStore {
     private readonly onDropped: (tenant: string, runIds: readonly string[]) => void,
   ) {}
 
-  async createRun(tenant: string, newRun: NewRun): Promise<Run> {
+  async createRun(tenant: string, newRun: NewRun): Promise<CreatedRun> {
     const data = this.t.data(tenant);
     const nowMs = this.t.clock();
     const now = nowIso(() => nowMs);
     const existing = data.sessions.get(newRun.session_id);
+    let behind = false;
     if (existing) {
       if (existing.session.agent_id !== newRun.agent_id) {
         throw conflict(`This session belongs to agent "${existing.session.agent_id}".`);
       }
       const current = existing.currentRunId ? data.runs.get(existing.currentRunId) : undefined;
       if (current && ACTIVE_RUN_STATUSES.includes(current.status)) {
-        throw conflict('This session already has a queued, running or interrupted run.');
+        if (!newRun.behind) throw conflict('This session already has a queued, running or interrupted run.');
+        if (existing.behind.length >= MAX_QUEUED_BEHIND) throw conflict(`This session already has ${MAX_QUEUED_BEHIND} runs queued behind its active one.`);
+        behind = true;
       }
     }
+    if (behind) return this.queueBehind(tenant, existing!, newRun, now);
     const record: SessionRecord = existing ?? {
       session: { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now },
       createdMs: nowMs,
@@ -279,6 +344,7 @@ class MemoryRunStore implements RunStore {
       spans: [],
       runIds: [],
       approvalIds: new Set(),
+      behind: [],
     };
     // The checkpoint first: it checks the limits, so a refused input leaves nothing behind.
     if (newRun.start) this.t.append(record, newRun.start.node_id, newRun.start.input);
@@ -289,15 +355,7 @@ class MemoryRunStore implements RunStore {
       if (!byAgent) data.byAgent.set(newRun.agent_id, (byAgent = new SortedIndex()));
       byAgent.add(record.session.created_at, record.session.id);
     }
-    const run: Run = {
-      id: newRun.run_id,
-      session_id: newRun.session_id,
-      agent_id: newRun.agent_id,
-      status: 'queued',
-      created_at: now,
-      updated_at: now,
-    };
-    data.runs.set(run.id, run);
+    const run = this.newRun(tenant, newRun, now);
     record.runIds.push(run.id);
     record.currentRunId = run.id;
     // The newest runs are kept; older ones go with their decided approvals and schedule links.
@@ -316,6 +374,75 @@ class MemoryRunStore implements RunStore {
     record.session.updated_at = now;
     record.touchedMs = nowMs;
     return { ...run };
+  }
+
+  private newRun(tenant: string, newRun: NewRun, now: string): Run {
+    const data = this.t.data(tenant);
+    const run: Run = {
+      id: newRun.run_id,
+      session_id: newRun.session_id,
+      agent_id: newRun.agent_id,
+      status: 'queued',
+      created_at: now,
+      updated_at: now,
+    };
+    if (newRun.deadline_ms !== undefined) {
+      run.deadline_at = new Date(newRun.deadline_ms).toISOString();
+      this.t.setTimer({ kind: 'run', tenant, id: run.id, dueMs: newRun.deadline_ms });
+    }
+    data.runs.set(run.id, run);
+    data.active.add(run.id);
+    return run;
+  }
+
+  private queueBehind(tenant: string, record: SessionRecord, newRun: NewRun, now: string): CreatedRun {
+    const run = this.newRun(tenant, newRun, now);
+    record.runIds.push(run.id);
+    record.behind.push(run.id);
+    if (newRun.start) this.t.data(tenant).starts.set(run.id, clone(newRun.start));
+    return { ...run, behind: true };
+  }
+
+  async promoteNext(tenant: string, sessionId: string): Promise<Promotion> {
+    const data = this.t.data(tenant);
+    const record = data.sessions.get(sessionId);
+    const failed: Run[] = [];
+    if (!record) return { started: null, failed };
+    const current = record.currentRunId ? data.runs.get(record.currentRunId) : undefined;
+    if (current && ACTIVE_RUN_STATUSES.includes(current.status)) return { started: null, failed };
+    while (record.behind.length > 0) {
+      const run = data.runs.get(record.behind.shift()!);
+      if (!run) continue;
+      const start = data.starts.get(run.id);
+      data.starts.delete(run.id);
+      try {
+        if (start) this.t.append(record, start.node_id, start.input);
+      } catch (error) {
+        const limit = error instanceof AppError && error.code === 'payload_too_large' ? 'size' : 'key';
+        run.error = `The run input would take the session state past its ${limit} limit.`;
+        this.t.markRun(tenant, run, 'failed');
+        failed.push({ ...run });
+        continue;
+      }
+      record.currentRunId = run.id;
+      this.t.markRun(tenant, run, 'queued');
+      return { started: { ...run }, failed };
+    }
+    return { started: null, failed };
+  }
+
+  async listActiveRuns(updatedBeforeMs: number, limit: number): Promise<ActiveRun[]> {
+    const out: ActiveRun[] = [];
+    for (const [tenant, data] of this.t.tenants) {
+      for (const id of data.active) {
+        const run = data.runs.get(id);
+        if (!run || Date.parse(run.updated_at) > updatedBeforeMs) continue;
+        const current = data.sessions.get(run.session_id)?.currentRunId === run.id;
+        out.push({ tenant, run: { ...run }, behind: !current });
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
   }
 
   async getRun(tenant: string, runId: string): Promise<Run | null> {
@@ -341,15 +468,18 @@ class MemoryRunStore implements RunStore {
     return id ? this.getRun(tenant, id) : null;
   }
 
-  async updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run> {
+  async updateRun(tenant: string, runId: string, update: RunUpdate): Promise<UpdatedRun> {
     const from = update.from ?? [];
-    const run = this.t.data(tenant).runs.get(runId);
+    const data = this.t.data(tenant);
+    const run = data.runs.get(runId);
     if (!run) throw notFound('The run');
     if (from.length > 0 && !from.includes(run.status)) throw conflict(`The run is ${run.status}.`);
-    this.t.markRun(tenant, run, update.status);
+    this.t.markRun(tenant, run, update.status, update.by);
     if (update.error) run.error = update.error;
     else delete run.error;
-    return { ...run };
+    const record = data.sessions.get(run.session_id);
+    const waiting = TERMINAL_RUN_STATUSES.includes(run.status) && record?.currentRunId === run.id && record.behind.length > 0;
+    return waiting ? { ...run, queued_behind: true } : { ...run };
   }
 }
 
@@ -360,13 +490,15 @@ class MemoryApprovalStore implements ApprovalStore {
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
     const data = this.t.data(tenant);
     if (!data.approvals.has(approval.id)) {
+      const run = data.runs.get(approval.run_id);
+      if (run && !ACTIVE_RUN_STATUSES.includes(run.status)) throw conflict(`The run is ${run.status}.`);
       data.approvals.set(approval.id, { ...approval, status: 'pending' });
       data.pending.add(approval.requested_at, approval.id);
       data.sessions.get(approval.session_id)?.approvalIds.add(approval.id);
-      const run = data.runs.get(approval.run_id);
+      if (approval.expires_at) this.t.setTimer({ kind: 'approval', tenant, id: approval.id, dueMs: Date.parse(approval.expires_at) });
       if (run) {
-        this.t.markRun(tenant, run, 'interrupted');
         run.approval_id = approval.id;
+        this.t.markRun(tenant, run, 'interrupted');
       }
     }
     return { ...data.approvals.get(approval.id)! };
@@ -392,6 +524,7 @@ class MemoryApprovalStore implements ApprovalStore {
     approval.decided_by = decision.decided_by;
     approval.decided_at = this.t.now();
     data.pending.delete(approval.requested_at, id);
+    this.t.timers.delete(timerKey('approval', tenant, id));
     const run = data.runs.get(approval.run_id);
     if (run?.status === 'interrupted') this.t.markRun(tenant, run, 'queued');
     return { ...approval };
@@ -423,12 +556,37 @@ export class MemoryStore implements Store {
   readonly runs: RunStore;
   readonly approvals: ApprovalStore;
   readonly schedules = new MemoryScheduleStore();
+  readonly timers: TimerStore;
+  readonly leases: LeaseStore;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.tables = new MemoryTables({ ...DEFAULT_STORAGE_LIMITS, ...options.limits }, options.clock ?? Date.now);
     this.sessions = new MemorySessionStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
     this.runs = new MemoryRunStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
     this.approvals = new MemoryApprovalStore(this.tables);
+    const tables = this.tables;
+    this.timers = {
+      async due(nowMs, limit) {
+        return [...tables.timers.values()]
+          .filter((timer) => timer.dueMs <= nowMs)
+          .sort((a, b) => a.dueMs - b.dueMs)
+          .slice(0, limit)
+          .map((timer) => ({ ...timer }));
+      },
+      async clear(timer) {
+        const key = timerKey(timer.kind, timer.tenant, timer.id);
+        if (tables.timers.get(key)?.dueMs === timer.dueMs) tables.timers.delete(key);
+      },
+    };
+    const leases = new Map<string, number>();
+    this.leases = {
+      async acquire(name, ttlMs) {
+        const now = tables.clock();
+        if ((leases.get(name) ?? 0) > now) return false;
+        leases.set(name, now + ttlMs);
+        return true;
+      },
+    };
   }
 
   async ping(): Promise<void> {}
@@ -438,6 +596,10 @@ export class MemoryStore implements Store {
     for (const data of this.tables.tenants.values()) sessions += data.sessions.size;
     return { sessions, schedules: (await this.schedules.listAllSchedules()).length };
   }
+}
+
+function timerKey(kind: DueTimer['kind'], tenant: string, id: string): string {
+  return `${kind} ${tenant} ${id}`;
 }
 
 function clone<T>(value: T): T {

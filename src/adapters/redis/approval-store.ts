@@ -3,6 +3,7 @@ import type { Approval } from '../../domain/types.js';
 import type { ApprovalDecision, ApprovalStore, NewApproval, Page } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { flatToObject, objectToPairs } from './hash.js';
+import { timerMember } from './timer-store.js';
 
 /**
  * Approvals on Redis: a hash per request and the tenant's pending set; creating and deciding
@@ -13,10 +14,17 @@ export class RedisApprovalStore implements ApprovalStore {
   constructor(private readonly c: RedisContext) {}
 
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
+    const { keys } = this.c;
+    // The expiry timer first: a timer whose approval was never stored does nothing.
+    if (approval.expires_at) await this.c.redis.zadd(keys.timers(), Date.parse(approval.expires_at), timerMember('approval', tenant, approval.id));
     const reply = await this.c.script(
       'createApproval',
-      [...this.keysOf(tenant, approval.id, approval.run_id, approval.session_id), this.c.keys.sessionApprovals(tenant, approval.session_id)],
-      [Date.parse(approval.requested_at), nowIso(), approval.run_id, ...objectToPairs({ ...approval, status: 'pending' })],
+      [
+        ...this.keysOf(tenant, approval.id, approval.run_id, approval.session_id),
+        keys.sessionApprovals(tenant, approval.session_id),
+        keys.activeRuns(tenant),
+      ],
+      [Date.parse(approval.requested_at), nowIso(), approval.run_id, Date.now(), ...objectToPairs({ ...approval, status: 'pending' })],
     );
     if (Number(reply[0]) === 1) await this.c.redis.incr(this.c.keys.pendingApprovalCount());
     return toApproval(flatToObject(reply[1] as unknown[]))!;
@@ -36,8 +44,8 @@ export class RedisApprovalStore implements ApprovalStore {
     const [runId = '', sessionId = ''] = await this.c.redis.hmget(this.c.keys.approval(tenant, id), 'run_id', 'session_id');
     const reply = await this.c.script(
       'decideApproval',
-      this.keysOf(tenant, id, runId ?? '', sessionId ?? ''),
-      [decision.approved ? 'approved' : 'rejected', decision.comment ?? '', decision.decided_by, nowIso(), runId ?? ''],
+      [...this.keysOf(tenant, id, runId ?? '', sessionId ?? ''), this.c.keys.activeRuns(tenant)],
+      [decision.approved ? 'approved' : 'rejected', decision.comment ?? '', decision.decided_by, nowIso(), runId ?? '', Date.now()],
     );
     if (Number(reply[1]) === 1) await this.c.redis.decr(this.c.keys.pendingApprovalCount());
     return toApproval(flatToObject(reply[2] as unknown[]))!;
@@ -69,6 +77,10 @@ function toApproval(hash: Record<string, string>): Approval | null {
     approval.comment = hash.comment ?? '';
     approval.decided_by = hash.decided_by ?? '';
     approval.decided_at = hash.decided_at;
+  }
+  if (hash.expires_at) {
+    approval.expires_at = hash.expires_at;
+    approval.on_timeout = hash.on_timeout as Approval['on_timeout'];
   }
   return approval;
 }

@@ -5,6 +5,9 @@ import type { StorageLimits } from '../../ports/store.js';
 import { mapFailures } from './errors.js';
 import { RedisEventBus } from './event-bus.js';
 import { redisLimiterFactory } from './limiter.js';
+import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
+import { redisContext } from './context.js';
+import { RedisRunJournal } from './run-journal.js';
 import { BullRunConsumer, BullRunQueue } from './run-queue.js';
 import { BullScheduleConsumer, BullScheduler } from './scheduler.js';
 import { RedisStore } from './store.js';
@@ -20,6 +23,10 @@ export interface RedisBackendOptions {
   concurrency: number;
   /** How long a run job's lock lives without renewal (a dead worker's job is taken over after it). */
   lockDurationMs: number;
+  /** Tries of a run job that fails for infrastructure reasons (RUN_JOB_ATTEMPTS). */
+  jobAttempts?: number;
+  /** Stalls after which a run job fails (WORKER_MAX_STALLS). */
+  maxStalledCount?: number;
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
   limits: StorageLimits;
@@ -69,7 +76,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       onError: (error) => options.onError?.('event delivery catch-up failed; retrying', error),
     }),
   );
-  const queue = mapFailures(new BullRunQueue({ connection: bull, prefix }));
+  const queue = mapFailures(new BullRunQueue({ connection: bull, prefix, ...(options.jobAttempts ? { attempts: options.jobAttempts } : {}) }));
   const scheduler = mapFailures(new BullScheduler({ connection: bull, prefix }));
   let consumer: BullRunConsumer | undefined;
   let scheduleConsumer: BullScheduleConsumer | undefined;
@@ -78,6 +85,9 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     mode: 'redis',
     store,
     events,
+    journal: mapFailures(
+      new RedisRunJournal(redisContext(redis, prefix), { limits: { ...DEFAULT_STORAGE_LIMITS, ...options.limits }, eventsRetain: options.eventsRetain }),
+    ),
     queue,
     scheduler,
     limiters: redisLimiterFactory({ client: redis, prefix }),
@@ -88,6 +98,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
         prefix,
         concurrency: options.concurrency,
         lockDurationMs: options.lockDurationMs,
+        ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
         onError: (error) => options.onError?.('run queue worker error', error),
       })),
     scheduleConsumer: () => (scheduleConsumer ??= new BullScheduleConsumer({ connection: open('schedule-worker', forever), prefix })),

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { AppError } from '../../domain/errors.js';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
 import { EventSeam } from '../../domain/event-seam.js';
-import type { EventBus, EventListener } from '../../ports/event-bus.js';
+import type { CancelSignal, EventBus, EventListener } from '../../ports/event-bus.js';
 import { RedisKeys } from './keys.js';
 import { loadScripts, type ScriptCaller } from './scripts.js';
 
@@ -46,6 +46,9 @@ export class RedisEventBus implements EventBus {
   private readonly script: ScriptCaller;
   private readonly channel: string;
   private readonly feeds = new Map<string, TenantFeed>();
+  private readonly cancelChannel: string;
+  private readonly cancelListeners = new Set<(signal: CancelSignal) => void>();
+  private cancelSubscription: Promise<void> | undefined;
   private readonly waiters = new Set<(error?: Error) => void>();
   private readonly detach: () => void;
   private readonly onError: (error: unknown) => void;
@@ -62,6 +65,7 @@ export class RedisEventBus implements EventBus {
   constructor(private readonly options: RedisEventBusOptions) {
     this.keys = new RedisKeys(options.keyPrefix);
     this.channel = this.keys.eventsChannel();
+    this.cancelChannel = this.keys.cancelChannel();
     this.onError = options.onError ?? (() => {});
     this.script = loadScripts(options.redis);
     const { subscriber } = options;
@@ -103,6 +107,24 @@ export class RedisEventBus implements EventBus {
     };
   }
 
+  async signalCancel(signal: CancelSignal): Promise<void> {
+    await this.options.redis.publish(this.cancelChannel, JSON.stringify(signal));
+  }
+
+  onCancel(listener: (signal: CancelSignal) => void): () => void {
+    const entry = (signal: CancelSignal) => listener(signal);
+    this.cancelListeners.add(entry);
+    // Its own channel, subscribed only by processes that execute runs (ioredis resubscribes after a reconnect).
+    this.cancelSubscription ??= this.options.subscriber.subscribe(this.cancelChannel).then(
+      () => undefined,
+      (error: unknown) => {
+        this.cancelSubscription = undefined;
+        this.onError(error);
+      },
+    );
+    return () => this.cancelListeners.delete(entry);
+  }
+
   async ready(timeoutMs: number): Promise<void> {
     this.ensureSubscribed();
     if (this.live) return;
@@ -131,6 +153,7 @@ export class RedisEventBus implements EventBus {
     this.detach();
     clearTimeout(this.retryTimer);
     this.feeds.clear();
+    this.cancelListeners.clear();
     for (const done of [...this.waiters]) done(new AppError('unavailable', 'The event bus is closed.'));
   }
 
@@ -175,6 +198,15 @@ export class RedisEventBus implements EventBus {
   }
 
   private onMessage(channel: string, message: string): void {
+    if (channel === this.cancelChannel) {
+      try {
+        const signal = JSON.parse(message) as CancelSignal;
+        for (const listener of [...this.cancelListeners]) listener(signal);
+      } catch (error) {
+        this.onError(new Error('A cancel signal is not JSON.', { cause: error }));
+      }
+      return;
+    }
     if (channel !== this.channel) return;
     let stored: StoredEvent;
     try {

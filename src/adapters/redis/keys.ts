@@ -61,6 +61,22 @@ export class RedisKeys {
   runs(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:runs:${sessionId}`;
   }
+  /** Sorted set of the tenant's queued, running and interrupted run ids, scored by their last status change (ms). */
+  activeRuns(tenant: string): string {
+    return `${this.t(tenant)}:runs:active`;
+  }
+  /** List of the run ids queued behind a session's current run (`multitask: "enqueue"`), oldest first. */
+  queuedBehind(tenant: string, sessionId: string): string {
+    return `${this.t(tenant)}:runs:behind:${sessionId}`;
+  }
+  /** Global sorted set of timers (run deadlines, approval expiries): `<kind>|<tenant>|<id>` scored by due ms. */
+  timers(): string {
+    return `${this.prefix}:timers`;
+  }
+  /** A lease held by one process at a time (the reaper's pass). */
+  lease(name: string): string {
+    return `${this.prefix}:lease:${name}`;
+  }
   /** Prefix of approval hashes (the approval id follows). */
   approvalPrefix(tenant: string): string {
     return `${this.t(tenant)}:approval:`;
@@ -84,6 +100,10 @@ export class RedisKeys {
   /** Pub/sub channel announcing new events of every tenant. */
   eventsChannel(): string {
     return `${this.prefix}:events`;
+  }
+  /** Pub/sub channel of run cancellations (workers abort the run's node). */
+  cancelChannel(): string {
+    return `${this.prefix}:run-cancels`;
   }
   /** Hash of one schedule (input as JSON). */
   schedule(tenant: string, scheduleId: string): string {

@@ -1,6 +1,6 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
-import { runJobId } from '../../domain/run-jobs.js';
+import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 
 /** Name of the BullMQ queue of runs. */
 export const RUNS_QUEUE = 'runs';
@@ -10,29 +10,41 @@ export interface BullRunQueueOptions {
   connection: ConnectionOptions;
   /** BullMQ key prefix: SERVICE_KEY_PREFIX. */
   prefix: string;
+  /**
+   * Tries of a job that fails for infrastructure reasons (a Redis outage), 0.5 s doubling
+   * between them (RUN_JOB_ATTEMPTS); node errors never reach BullMQ, the executor records them.
+   * @defaultValue 10
+   */
+  attempts?: number;
 }
 
-const JOB_OPTIONS = {
-  // Infrastructure failures (a Redis outage) are retried for minutes (0.5 s doubling, ten
-  // times); node errors never reach BullMQ, the executor records them on the run.
-  attempts: 10,
-  backoff: { type: 'exponential', delay: 500 },
-  removeOnComplete: { count: 1000 },
-  removeOnFail: { count: 5000 },
-} as const;
+/** States of a job that will still execute. */
+const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
 
 /** Producer side: API replicas enqueue `start` and `resume` jobs on the `runs` queue. */
 export class BullRunQueue implements RunQueue {
   private readonly queue: Queue;
   private closing: Promise<void> | undefined;
+  private readonly jobOptions;
 
   constructor(options: BullRunQueueOptions) {
     this.queue = new Queue(RUNS_QUEUE, { connection: options.connection, prefix: options.prefix });
     this.queue.on('error', () => {});
+    this.jobOptions = {
+      attempts: options.attempts ?? 10,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 5000 },
+    } as const;
   }
 
   async enqueue(job: RunJob): Promise<void> {
-    await this.queue.add(job.kind, job, { ...JOB_OPTIONS, jobId: runJobId(job) });
+    await this.queue.add(job.kind, job, { ...this.jobOptions, jobId: runJobId(job) });
+  }
+
+  async hasLiveJob(run: { id: string; approval_id?: string }): Promise<boolean> {
+    const states = await Promise.all(liveJobIds(run).map((id) => this.queue.getJobState(id)));
+    return states.some((state) => LIVE_STATES.has(state));
   }
 
   close(): Promise<void> {
@@ -47,6 +59,8 @@ export interface BullRunConsumerOptions extends BullRunQueueOptions {
    * another worker takes over after about this long. @defaultValue 30000
    */
   lockDurationMs: number;
+  /** Stalls (its worker died or hung past the lock) after which a job fails (WORKER_MAX_STALLS). @defaultValue 5 */
+  maxStalledCount?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -57,7 +71,7 @@ export class BullRunConsumer implements RunConsumer {
 
   constructor(private readonly options: BullRunConsumerOptions) {}
 
-  start(handler: RunHandler): void {
+  start(handler: RunHandler, onFailed?: (job: RunJob, error: Error) => void): void {
     const { connection, prefix, concurrency, lockDurationMs } = this.options;
     this.worker = new Worker(RUNS_QUEUE, async (job) => handler(job.data as RunJob), {
       connection,
@@ -66,9 +80,15 @@ export class BullRunConsumer implements RunConsumer {
       lockDuration: lockDurationMs,
       stalledInterval: lockDurationMs,
       // A run killed with its worker is resumed from its latest checkpoint; allow that a few times.
-      maxStalledCount: 5,
+      maxStalledCount: this.options.maxStalledCount ?? 5,
     });
     this.worker.on('error', (error) => this.options.onError?.(error));
+    // Only a job that will not be tried again: retries exhausted, or stalled too often.
+    // (A job stalled too often fails, UnrecoverableError, when a worker next takes it.)
+    this.worker.on('failed', (job, error) => {
+      if (!job) return;
+      if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) onFailed?.(job.data as RunJob, error);
+    });
   }
 
 

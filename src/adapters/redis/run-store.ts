@@ -1,11 +1,16 @@
-import { AppError } from '../../domain/errors.js';
 import { newId, nowIso } from '../../domain/time.js';
-import type { Run, RunStatus } from '../../domain/types.js';
-import type { NewRun, Page, RunStore, RunUpdate } from '../../ports/store.js';
+import { MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
+import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { flatToObject, statePairs } from './hash.js';
+import { timerMember } from './timer-store.js';
 
-/** Runs on Redis: a hash per run and a sorted set per session; creation and status changes are Lua. */
+/**
+ * Runs on Redis: a hash per run, a sorted set per session, the tenant's active-runs set and a
+ * session's queue of runs waiting behind its current one; creation, status changes and
+ * promotion are Lua. A run's deadline is also a member of the global timers set (written
+ * before the run, removed when it ends: a timer without its run does nothing).
+ */
 export class RedisRunStore implements RunStore {
   constructor(
     private readonly c: RedisContext,
@@ -15,9 +20,10 @@ export class RedisRunStore implements RunStore {
     private readonly clock: () => number,
   ) {}
 
-  async createRun(tenant: string, run: NewRun): Promise<Run> {
+  async createRun(tenant: string, run: NewRun): Promise<CreatedRun> {
     const { keys } = this.c;
     const now = this.clock();
+    if (run.deadline_ms !== undefined) await this.c.redis.zadd(keys.timers(), run.deadline_ms, timerMember('run', tenant, run.run_id));
     const reply = await this.c.script(
       'createRun',
       [
@@ -31,6 +37,8 @@ export class RedisRunStore implements RunStore {
         keys.sessionsByActivity(tenant),
         keys.sessionApprovals(tenant, run.session_id),
         keys.scheduleRuns(tenant),
+        keys.activeRuns(tenant),
+        keys.queuedBehind(tenant, run.session_id),
       ],
       [
         run.session_id,
@@ -44,14 +52,16 @@ export class RedisRunStore implements RunStore {
         this.runsRetain,
         keys.runPrefix(tenant),
         keys.approvalPrefix(tenant),
+        run.deadline_ms === undefined ? '' : new Date(run.deadline_ms).toISOString(),
+        run.behind ? '1' : '0',
+        MAX_QUEUED_BEHIND,
         ...statePairs(run.start?.input ?? {}),
       ],
     );
     // A tenant's first session makes it one that expiry visits (a global key, outside the script's slot).
     if (Number(reply[1]) === 1) await this.c.redis.sadd(keys.tenants(), tenant);
-    const created = await this.getRun(tenant, run.run_id);
-    if (!created) throw new AppError('internal', 'A created run could not be read back.');
-    return created;
+    const created = toRun(flatToObject(reply[3] as unknown[]))!;
+    return Number(reply[2]) === 1 ? { ...created, behind: true } : created;
   }
 
   async getRun(tenant: string, runId: string): Promise<Run | null> {
@@ -69,17 +79,76 @@ export class RedisRunStore implements RunStore {
     return runId ? this.getRun(tenant, runId) : null;
   }
 
-  async updateRun(tenant: string, runId: string, update: RunUpdate): Promise<Run> {
+  async updateRun(tenant: string, runId: string, update: RunUpdate): Promise<UpdatedRun> {
     const { keys } = this.c;
-    const sessionId = await this.c.redis.hget(keys.run(tenant, runId), 'session_id');
+    const sessionId = (await this.c.redis.hget(keys.run(tenant, runId), 'session_id')) ?? '';
     // A missing run: the script answers NOT_FOUND for its (empty) hash.
     const now = this.clock();
     const reply = await this.c.script(
       'updateRun',
-      [keys.run(tenant, runId), keys.session(tenant, sessionId ?? ''), keys.sessionsByActivity(tenant)],
-      [update.status, update.error ?? '', nowIso(() => now), (update.from ?? []).join(','), runId, sessionId ?? '', now],
+      [
+        keys.run(tenant, runId),
+        keys.session(tenant, sessionId),
+        keys.sessionsByActivity(tenant),
+        keys.activeRuns(tenant),
+        keys.pendingApprovals(tenant),
+        keys.queuedBehind(tenant, sessionId),
+      ],
+      [
+        update.status,
+        update.error ?? '',
+        nowIso(() => now),
+        (update.from ?? []).join(','),
+        runId,
+        sessionId,
+        now,
+        update.by ?? 'system',
+        keys.approvalPrefix(tenant),
+      ],
     );
-    return toRun(flatToObject(reply))!;
+    const run = toRun(flatToObject(reply[1] as unknown[]))!;
+    if (Number(reply[0]) === 1) await this.c.redis.decr(keys.pendingApprovalCount());
+    if (run.deadline_at && TERMINAL_RUN_STATUSES.includes(run.status)) await this.c.redis.zrem(keys.timers(), timerMember('run', tenant, runId));
+    return Number(reply[2]) > 0 ? { ...run, queued_behind: true } : run;
+  }
+
+  async promoteNext(tenant: string, sessionId: string): Promise<Promotion> {
+    const { keys } = this.c;
+    const now = this.clock();
+    const reply = await this.c.script(
+      'promoteRun',
+      [
+        keys.session(tenant, sessionId),
+        keys.state(tenant, sessionId),
+        keys.checkpoints(tenant, sessionId),
+        keys.sessionsByActivity(tenant),
+        keys.activeRuns(tenant),
+        keys.queuedBehind(tenant, sessionId),
+      ],
+      [nowIso(() => now), now, newId(), ...this.limitArgs(), keys.runPrefix(tenant), sessionId],
+    );
+    const [started, ...failed] = (reply as unknown[]).map(String);
+    const runs = await Promise.all(failed.map((id) => this.getRun(tenant, id)));
+    return { started: started ? await this.getRun(tenant, started) : null, failed: runs.filter((run): run is Run => run !== null) };
+  }
+
+  async listActiveRuns(updatedBeforeMs: number, limit: number): Promise<ActiveRun[]> {
+    const { keys, redis } = this.c;
+    const out: ActiveRun[] = [];
+    for (const tenant of await redis.smembers(keys.tenants())) {
+      if (out.length >= limit) break;
+      const ids = await redis.zrangebyscore(keys.activeRuns(tenant), '-inf', updatedBeforeMs, 'LIMIT', 0, limit - out.length);
+      for (const id of ids) {
+        const run = await this.getRun(tenant, id);
+        if (!run) {
+          await redis.zrem(keys.activeRuns(tenant), id);
+          continue;
+        }
+        const current = await redis.hget(keys.session(tenant, run.session_id), 'run_id');
+        out.push({ tenant, run, behind: current !== run.id });
+      }
+    }
+    return out;
   }
 }
 
@@ -95,5 +164,7 @@ export function toRun(hash: Record<string, string>): Run | null {
   };
   if (hash.error) run.error = hash.error;
   if (hash.approval_id) run.approval_id = hash.approval_id;
+  if (hash.deadline_at) run.deadline_at = hash.deadline_at;
+  if (hash.seq_num) run.seq_num = Number(hash.seq_num);
   return run;
 }

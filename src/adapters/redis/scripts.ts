@@ -8,15 +8,18 @@ const SCRIPT_FILES = [
   'appendCheckpoint-4',
   'readCheckpoint-3',
   'listSessions-1',
-  'deleteSession-10',
-  'createRun-10',
-  'updateRun-3',
-  'createApproval-5',
-  'decideApproval-4',
+  'deleteSession-12',
+  'createRun-12',
+  'updateRun-6',
+  'promoteRun-6',
+  'createApproval-6',
+  'decideApproval-5',
   'beginScheduleFire-4',
   'updateScheduleFire-2',
   'deleteSchedule-5',
   'publishEvent-1',
+  'beginRun-6',
+  'stepRun-10',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

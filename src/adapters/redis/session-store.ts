@@ -75,6 +75,7 @@ export class RedisSessionStore implements SessionStore {
         write.rejectWhileRunning ? '1' : '0',
         ...this.limitArgs(),
         write.withState ? '1' : '0',
+        write.runId ?? '',
         ...statePairs(write.patch),
       ],
     );
@@ -183,6 +184,8 @@ export class RedisSessionStore implements SessionStore {
           keys.pendingApprovals(tenant),
           keys.scheduleRuns(tenant),
           keys.sessionApprovals(tenant, sessionId),
+          keys.activeRuns(tenant),
+          keys.queuedBehind(tenant, sessionId),
         ],
         [sessionId, keys.sessionsByAgentPrefix(tenant), keys.runPrefix(tenant), keys.approvalPrefix(tenant), cutoff],
       );
@@ -260,6 +263,11 @@ export class RedisSessionStore implements SessionStore {
     }
     return undefined;
   }
+}
+
+/** The checkpoint (without its state) of a history entry as a script answers it. */
+export function metaOfEntry(doc: string, sessionId: string): CheckpointMeta {
+  return metaOf(parseEntry(doc, sessionId));
 }
 
 function parseEntry(doc: string, sessionId: string): HistoryEntry {

@@ -7,6 +7,7 @@ import { mapFailures } from './errors.js';
 import { RedisRunStore } from './run-store.js';
 import { RedisScheduleStore } from './schedule-store.js';
 import { RedisSessionStore } from './session-store.js';
+import { RedisLeaseStore, RedisTimerStore } from './timer-store.js';
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
 
 export interface RedisStoreOptions {
@@ -29,6 +30,8 @@ export class RedisStore implements Store {
   readonly runs: RedisRunStore;
   readonly approvals: RedisApprovalStore;
   readonly schedules: RedisScheduleStore;
+  readonly timers: RedisTimerStore;
+  readonly leases: RedisLeaseStore;
   private readonly keys: RedisKeys;
 
   constructor(
@@ -44,6 +47,8 @@ export class RedisStore implements Store {
     this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), limits.runsRetain, clock));
     this.approvals = mapFailures(new RedisApprovalStore(context));
     this.schedules = mapFailures(new RedisScheduleStore(context));
+    this.timers = mapFailures(new RedisTimerStore(context));
+    this.leases = mapFailures(new RedisLeaseStore(context));
   }
 
   async ping(): Promise<void> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Rate } from '../../config.js';
 import { AppError } from '../../domain/errors.js';
@@ -61,8 +62,13 @@ export function quotas(limiters: { key?: Limiter | null; tenant?: Limiter | null
   };
 }
 
-function quotaKey(principal: Principal): string {
-  return `${principal.tenant}:${principal.kind}:${principal.subject}`;
+/**
+ * The bucket of a caller's quota: tenant, credential kind and subject encoded unambiguously
+ * (a JSON array: no choice of names makes two callers share a bucket), then hashed, so a long
+ * subject never becomes a long limiter key.
+ */
+export function quotaKey(principal: Pick<Principal, 'tenant' | 'kind' | 'subject'>): string {
+  return createHash('sha256').update(JSON.stringify([principal.tenant, principal.kind, principal.subject])).digest('base64url');
 }
 
 /**

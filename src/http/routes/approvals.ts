@@ -3,6 +3,8 @@ import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { pageQuery } from '../validate.js';
 import { errorResponses, Timestamp } from '../schemas.js';
+import { holdForRun, WaitMs, waitedRun } from '../run-wait.js';
+import { WaitedRunSchema } from './runs.js';
 
 const ApprovalSchema = z
   .object({
@@ -13,10 +15,12 @@ const ApprovalSchema = z
     requested_at: Timestamp,
     run_id: z.string(),
     agent_id: z.string(),
-    status: z.enum(['pending', 'approved', 'rejected']),
+    status: z.enum(['pending', 'approved', 'rejected', 'cancelled']).meta({ description: '`cancelled`: closed unanswered with its run' }),
     comment: z.string().optional(),
-    decided_by: z.string().optional(),
+    decided_by: z.string().optional().meta({ description: 'the deciding principal; `timeout` when it expired' }),
     decided_at: Timestamp.optional(),
+    expires_at: Timestamp.optional().meta({ description: 'when the system decides it if nobody has (`ctx.interrupt({ expires_in_ms })`)' }),
+    on_timeout: z.enum(['approve', 'reject', 'fail']).optional().meta({ description: 'what the system decides at `expires_at`' }),
   })
   .meta({ id: 'ApprovalRequest' });
 
@@ -50,21 +54,35 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
         id: z.string().min(1),
         approved: z.boolean(),
         comment: z.string().max(10_000).optional(),
+        wait_ms: WaitMs.optional().meta({
+          description: 'also hold the answer until the resumed run next stops (or this many ms pass) and answer the run as POST /api/runs/wait does',
+        }),
       }),
       responses: {
         200: {
-          description: 'Decided',
-          schema: z.object({ id: z.string(), status: z.enum(['approved', 'rejected']) }),
+          description: 'Decided (with `wait_ms`: plus the run at its next stop, or as it stands when `wait_ms` passed first)',
+          schema: z.object({ id: z.string(), status: z.enum(['approved', 'rejected']), run: WaitedRunSchema.optional() }),
         },
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 503),
       },
-      handler: async ({ body, principal }) => {
-        const approval = await deps.runs.answerApproval(principal.tenant, body.id, {
-          approved: body.approved,
-          comment: body.comment ?? '',
-          decided_by: principal.subject,
-        });
-        return { status: 200, body: { id: approval.id, status: approval.status } };
+      handler: async ({ body, principal, ctx }) => {
+        const decision = { approved: body.approved, comment: body.comment ?? '', decided_by: principal.subject };
+        if (body.wait_ms === undefined) {
+          const approval = await deps.runs.answerApproval(principal.tenant, body.id, decision);
+          return { status: 200, body: { id: approval.id, status: approval.status } };
+        }
+        // Subscribed before the decision: the resumed run's next stop cannot be missed.
+        const held = await holdForRun(deps, ctx, principal);
+        try {
+          const asked = await deps.store.approvals.getApproval(principal.tenant, body.id);
+          if (asked) held.follow(asked.run_id);
+          const approval = await deps.runs.answerApproval(principal.tenant, body.id, decision);
+          const stop = await held.until(body.wait_ms);
+          const run = await waitedRun(deps, principal.tenant, approval, stop !== null);
+          return { status: 200, body: { id: approval.id, status: approval.status, ...(run ? { run } : {}) } };
+        } finally {
+          held.done();
+        }
       },
     }),
   ];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError, badRequest } from '../../domain/errors.js';
-import type { StoredEvent } from '../../domain/types.js';
+import { badRequest } from '../../domain/errors.js';
+import { RUN_EVENT_TYPES, type StoredEvent } from '../../domain/types.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
 import { EventSeam } from '../../domain/event-seam.js';
 import type { EventBus } from '../../ports/event-bus.js';
@@ -16,16 +16,19 @@ const EventId = z
 
 export const RunEventSchema = z
   .object({
-    type: z.enum(['node_start', 'node_end', 'interrupted', 'approval_decided', 'completed', 'failed']),
+    type: z.enum(RUN_EVENT_TYPES),
     session: z.string(),
     run_id: z.string(),
     agent_id: z.string(),
     ts: Timestamp,
-    node: z.string().optional().meta({ description: 'node_start, node_end, interrupted' }),
+    node: z.string().optional().meta({ description: 'node_start, node_end, interrupted, custom' }),
     status: z.enum(['ok', 'error']).optional().meta({ description: 'node_end' }),
     approval_id: z.string().optional().meta({ description: 'interrupted, approval_decided' }),
     approved: z.boolean().optional().meta({ description: 'approval_decided' }),
-    error: z.string().optional().meta({ description: 'failed' }),
+    by: z.string().optional().meta({ description: 'approval_decided: the deciding principal, or `timeout`' }),
+    error: z.string().optional().meta({ description: 'failed, cancelled (`timeout` when the run\'s deadline passed)' }),
+    name: z.string().optional().meta({ description: 'custom: the name a node gave `ctx.emit`' }),
+    data: z.unknown().optional().meta({ description: 'custom: the JSON a node gave `ctx.emit` (at most 16 KiB)' }),
   })
   .meta({
     id: 'RunEvent',
@@ -41,7 +44,6 @@ const REPLAY_PAGE = 500;
 /** GET /api/events/stream: the run events of the caller's tenant as server-sent events. */
 export function eventRoutes(deps: AppDeps): AnyRoute[] {
   const { events, streams, logger } = deps;
-  const caps = streamCaps(deps.config.SERVICE_SSE_MAX_PER_PRINCIPAL, deps.config.SERVICE_SSE_MAX_PER_TENANT);
   return [
     defineRoute({
       method: 'GET',
@@ -66,9 +68,7 @@ export function eventRoutes(deps: AppDeps): AnyRoute[] {
         const header = ctx.get('Last-Event-ID').trim();
         if (header !== '' && !EVENT_ID_PATTERN.test(header)) throw badRequest('Last-Event-ID: expected an event id such as 1763719200000-0.');
         const afterId = header || query.last_event_id;
-        // Without authentication every caller is the same principal: count client addresses instead.
-        const caller = principal.kind === 'anonymous' ? `address:${ctx.ip}` : `${principal.kind}:${principal.subject}`;
-        const release = caps.admit(`${principal.tenant}\u0000${caller}`, principal.tenant);
+        const release = streams.admit(principal, ctx.ip);
         const stream = streams.start(ctx);
         stream.onClose(release);
         const deliver = (stored: StoredEvent) => {
@@ -114,41 +114,4 @@ async function replay(
     logger.warn({ err: error }, 'event stream ended: replay failed; the client resumes with Last-Event-ID');
     stream.end();
   }
-}
-
-/**
- * Open streams per caller and per tenant on this replica, each capped (0: no cap). `admit`
- * throws 429 over a cap, else counts the stream and returns the function that releases it.
- */
-function streamCaps(perPrincipal: number, perTenant: number) {
-  const byPrincipal = new Map<string, number>();
-  const byTenant = new Map<string, number>();
-  const change = (map: Map<string, number>, key: string, by: number) => {
-    const next = (map.get(key) ?? 0) + by;
-    if (next <= 0) map.delete(key);
-    else map.set(key, next);
-  };
-  return {
-    admit(principal: string, tenant: string): () => void {
-      if (perPrincipal > 0 && (byPrincipal.get(principal) ?? 0) >= perPrincipal) {
-        throw new AppError('rate_limited', `This caller already has ${perPrincipal} open event streams on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); close one first.`, {
-          headers: { 'Retry-After': '5' },
-        });
-      }
-      if (perTenant > 0 && (byTenant.get(tenant) ?? 0) >= perTenant) {
-        throw new AppError('rate_limited', `The tenant already has ${perTenant} open event streams on this replica (SERVICE_SSE_MAX_PER_TENANT).`, {
-          headers: { 'Retry-After': '5' },
-        });
-      }
-      change(byPrincipal, principal, 1);
-      change(byTenant, tenant, 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        change(byPrincipal, principal, -1);
-        change(byTenant, tenant, -1);
-      };
-    },
-  };
 }

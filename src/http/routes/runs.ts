@@ -1,23 +1,60 @@
 import { z } from 'zod';
 import { notFound } from '../../domain/errors.js';
+import { RUN_STATUSES, type RunStatus } from '../../domain/types.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, Timestamp } from '../schemas.js';
 import { pageQuery } from '../validate.js';
+import { STOP_EVENTS } from '../../runtime/run-follower.js';
+import { beginFollowing, DEFAULT_WAIT_MS, holdForRun, WaitMs, waitedRun } from '../run-wait.js';
+import type { SseStream } from '../sse.js';
+import { RunEventSchema } from './events.js';
 
 export const RunSchema = z
   .object({
     id: z.string(),
     session_id: z.string(),
     agent_id: z.string(),
-    status: z.enum(['queued', 'running', 'interrupted', 'completed', 'failed']),
+    status: z.enum(RUN_STATUSES as [RunStatus, ...RunStatus[]]),
     created_at: Timestamp,
     updated_at: Timestamp,
-    error: z.string().optional(),
+    error: z.string().optional().meta({ description: 'why it failed or was cancelled (`timeout` when its deadline passed)' }),
     approval_id: z.string().optional().meta({ description: 'the latest approval request that paused this run' }),
+    deadline_at: Timestamp.optional().meta({ description: 'when the run is cancelled with `error: "timeout"` if still active (`timeout_ms`)' }),
+    seq_num: z.number().int().optional().meta({ description: 'the seq_num of the session checkpoint the run stopped at (once paused or ended)' }),
   })
   .meta({ id: 'Run' });
 
+
+/** The body of POST /api/runs (and, with `wait_ms`, of its waiting and streaming forms). */
+const StartRunBody = z.strictObject({
+  agent_id: z.string().min(1),
+  input: JsonObjectSchema.optional(),
+  session_id: IdParam.optional().meta({ description: 'run on this session (created when absent)' }),
+  multitask: z
+    .enum(['reject', 'enqueue', 'interrupt'])
+    .optional()
+    .meta({
+      description:
+        'when the session already has a queued, running or interrupted run: `reject` (default, 409), ' +
+        '`enqueue` (run after it, in order; at most 50 wait), `interrupt` (cancel it and the runs queued behind it, then start)',
+    }),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400_000)
+    .optional()
+    .meta({ description: 'cancel the run with `error: "timeout"` if still active this long after it is created (default RUN_TIMEOUT_MS)' }),
+});
+
+export const WaitedRunSchema = RunSchema.extend({
+  state: JsonObjectSchema.optional().meta({ description: 'the latest checkpoint state, once the run stopped' }),
+  approval: z
+    .object({ id: z.string(), prompt: z.string(), node_id: z.string(), requested_at: Timestamp })
+    .optional()
+    .meta({ description: 'the request the run waits for, when interrupted' }),
+}).meta({ id: 'WaitedRun' });
 
 const AgentSchema = z
   .object({ id: z.string(), description: z.string(), nodes: z.array(z.string()), entry: z.string() })
@@ -50,11 +87,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       operationId: 'startRun',
       summary: 'Start a run of an agent, on a new or an existing session',
       tag: 'runs',
-      body: z.strictObject({
-        agent_id: z.string().min(1),
-        input: JsonObjectSchema.optional(),
-        session_id: IdParam.optional().meta({ description: 'run on this session (created when absent)' }),
-      }),
+      body: StartRunBody,
       responses: {
         202: { description: 'The run is queued', schema: RunTicketSchema, headers: { Location: 'URL of the run' } },
         ...errorResponses(400, 401, 403, 409, 413, 415, 429),
@@ -62,6 +95,75 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       handler: async ({ body, principal }) => {
         const ticket = await runs.startRun(principal.tenant, body);
         return { status: 202, body: ticket, headers: { Location: `/api/runs/${ticket.run_id}` } };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/runs/wait',
+      operationId: 'startRunAndWait',
+      summary: 'Start a run and answer when it completes, fails, is cancelled or waits for an approval',
+      tag: 'runs',
+      body: StartRunBody.extend({ wait_ms: WaitMs.optional() }),
+      responses: {
+        200: { description: 'The run stopped: the run, its state and, when interrupted, its approval', schema: WaitedRunSchema },
+        202: { description: '`wait_ms` passed first (or the replica is shutting down): the run as it stands', schema: RunSchema },
+        ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+      },
+      handler: async ({ body, principal, ctx }) => {
+        const { wait_ms: waitMs = DEFAULT_WAIT_MS, ...request } = body;
+        const held = await holdForRun(deps, ctx, principal);
+        try {
+          const ticket = await runs.startRun(principal.tenant, request);
+          held.follow(ticket.run_id);
+          const stop = await held.until(waitMs);
+          const run = await waitedRun(deps, principal.tenant, ticket, stop !== null);
+          if (!run) throw notFound('The run');
+          return { status: stop ? 200 : 202, body: run, headers: { Location: `/api/runs/${ticket.run_id}` } };
+        } finally {
+          held.done();
+        }
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/runs/stream',
+      operationId: 'startRunAndStream',
+      summary: 'Start a run and stream its events (server-sent events) until it ends or waits for an approval',
+      tag: 'runs',
+      body: StartRunBody,
+      responses: {
+        200: {
+          description:
+            'The run\'s events, frames and ids as /api/events/stream, up to the one that ends or pauses it; then the response ends. ' +
+            'Resume with Last-Event-ID on /api/events/stream.',
+          contentType: 'text/event-stream',
+          schema: RunEventSchema,
+          headers: { 'X-Run-Id': 'the run', 'X-Session-Id': 'its session', 'Cache-Control': 'no-cache' },
+        },
+        ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+      },
+      handler: async ({ body, principal, ctx }) => {
+        // The stream starts before the run is followed: the follower holds the run's events until then.
+        let stream: SseStream | undefined;
+        let ended = false;
+        const { follower, done } = await beginFollowing(deps, ctx, principal, (event) => {
+          if (ended) return;
+          stream!.send(event);
+          if (!STOP_EVENTS.has(event.event.type)) return;
+          ended = true;
+          stream!.end();
+        });
+        try {
+          const ticket = await runs.startRun(principal.tenant, body);
+          ctx.set({ 'X-Run-Id': ticket.run_id, 'X-Session-Id': ticket.session_id });
+          stream = deps.streams.start(ctx);
+          stream.onClose(done);
+          follower.follow(ticket.run_id);
+          return 'handled';
+        } catch (error) {
+          if (!stream) done();
+          throw error;
+        }
       },
     }),
     defineRoute({
@@ -79,6 +181,18 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         if (!(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
         return { status: 200, body: { runs: await store.runs.listRuns(principal.tenant, query.session_id, query) } };
       },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/runs/:id/cancel',
+      operationId: 'cancelRun',
+      // A queued or interrupted run is cancelled at once (an interrupted run's approval is closed);
+      // a running one too, and its node sees `ctx.signal` fire. 409 when the run already ended.
+      summary: 'Cancel a queued, running or interrupted run (409 when it already ended)',
+      tag: 'runs',
+      params: z.object({ id: IdParam }),
+      responses: { 200: { description: 'The cancelled run', schema: RunSchema }, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      handler: async ({ params, principal }) => ({ status: 200, body: await runs.cancelRun(principal.tenant, params.id, principal.subject) }),
     }),
     defineRoute({
       method: 'GET',

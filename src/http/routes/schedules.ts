@@ -25,7 +25,7 @@ const HistoryRecordSchema = z
     session_id: z.string().meta({ description: 'session used for the fire' }),
     fired_at: Timestamp.meta({ description: 'when the fire ran; later than due_at when it fired late' }),
     due_at: Timestamp.meta({ description: 'the tick the fire belongs to' }),
-    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'skipped']),
+    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'cancelled', 'skipped']),
     run_id: z.string().optional(),
     error: z.string().optional(),
   })

@@ -154,7 +154,15 @@ describe('through nginx', () => {
       for (let i = 0; i < cluster.apis.length; i += 1) {
         cluster.apis[i]!.signal('SIGTERM');
         expect(await cluster.apis[i]!.exited).toBe(0);
-        await cluster.restartApi(i);
+        const restarted = await cluster.restartApi(i);
+        // As a rolling update waits for the new pod to take traffic: nginx marked the old
+        // process failed (max_fails=1, fail_timeout=2s), and takes the next one down only once
+        // it routes the poller's requests to the restarted one again.
+        await waitFor(
+          'nginx to route requests to the restarted replica',
+          () => restarted.lines.some((l) => l.json?.msg === 'request' && l.json.path === '/api/sessions'),
+          15_000,
+        );
       }
     } finally {
       starting = false;

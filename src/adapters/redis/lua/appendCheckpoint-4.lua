@@ -14,18 +14,20 @@
   ARGV[7] '1' to refuse while the session's run is running
   ARGV[8] max state bytes   ARGV[9] max state keys   ARGV[10] checkpoints retained
   ARGV[11] '1' to answer the merged state too, when it is small (at most SMALL_STATE_KEYS keys)
-  ARGV[12..] pairs: state key, raw JSON value
+  ARGV[12] run id: apply only while it is the session's current run and running; '' for any
+  ARGV[13..] pairs: state key, raw JSON value
 
   Returns {1, entry JSON[, state JSON]} on success, or (codes of scripts.ts)
     {NOT_FOUND} no such session, or it has no checkpoint and no node id was given
     {SEQ_MISMATCH} latest seq_num differs from ARGV[5]
     {RUN_RUNNING} a run of the session is running
+    {RUN_STATUS, status} the run of ARGV[12] is not the running current one
     {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the merged state would pass a limit
 ]]
 --@include constants
 --@include appendCheckpoint
 --@include stateJson
-local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'node_id', 'run_status', 'state_bytes', 'state_keys')
+local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'node_id', 'run_status', 'state_bytes', 'state_keys', 'run_id')
 if not meta[1] then return {NOT_FOUND} end
 local seq = tonumber(meta[2] or '0')
 local node = ARGV[3]
@@ -35,7 +37,8 @@ if node == '' then
 end
 if ARGV[6] ~= '' and tonumber(ARGV[6]) ~= seq then return {SEQ_MISMATCH} end
 if ARGV[7] == '1' and meta[4] == 'running' then return {RUN_RUNNING} end
-local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[2], node, ARGV[4], ARGV, 12,
+if ARGV[12] ~= '' and (meta[7] ~= ARGV[12] or meta[4] ~= 'running') then return {RUN_STATUS, meta[4] or ''} end
+local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[2], node, ARGV[4], ARGV, 13,
   tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[2], meta[5], meta[6])
 if type(entry) == 'number' then return {entry} end
 -- An edit between runs is activity; during a run, its creation and end are (createRun, updateRun).

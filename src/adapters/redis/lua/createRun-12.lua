@@ -2,7 +2,9 @@
   Creates a queued run, creating its session when absent, unless the session already has an
   active (queued, running, interrupted) run or belongs to another agent. With an initial node,
   it also appends the run's first checkpoint (the input merged into the latest state), so a
-  run never exists without the checkpoint it starts from.
+  run never exists without the checkpoint it starts from. With ARGV[15] = '1', a busy session
+  takes the run into its queue of runs waiting behind the current one instead (the node and
+  input are kept on the run until promoteRun makes it current).
 
   KEYS[1] session hash
   KEYS[2] sessions sorted set (score = created_at ms)
@@ -13,19 +15,22 @@
   KEYS[7] checkpoints list
   KEYS[8] sessions-by-activity sorted set (score = last write, ms)
   KEYS[9] approvals-of-session set   KEYS[10] schedule run links hash of the tenant
+  KEYS[11] active-runs sorted set of the tenant   KEYS[12] runs queued behind on the session (list)
 
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
   ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id
   ARGV[8] max state bytes   ARGV[9] max state keys   ARGV[10] checkpoints retained
   ARGV[11] runs retained per session   ARGV[12] prefix of run keys   ARGV[13] prefix of approval keys
-  ARGV[14..] pairs: state key, raw JSON value
+  ARGV[14] deadline_at (RFC 3339), '' for none   ARGV[15] '1' to queue behind an active run
+  ARGV[16] most runs queued behind
+  ARGV[17..] pairs: state key, raw JSON value
 
   A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
   approvals and schedule links, so a session reused for months stays bounded.
 
-  Returns {1, created (0|1)} or (codes of scripts.ts)
-    {SESSION_BUSY} the session has an active run
+  Returns {1, created (0|1), queued behind (0|1), the run hash as a flat array} or (codes of scripts.ts)
+    {SESSION_BUSY} the session has an active run (and ARGV[15] is not set, or its queue is full)
     {OTHER_AGENT, agent id} the session belongs to another agent
     {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the input would take the state past a limit;
       nothing is written then
@@ -36,14 +41,32 @@
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status', 'seq', 'state_bytes', 'state_keys')
 local agent = meta[1]
 local created = 0
+-- The run's hash and its entry in the session's runs (the caller makes it current, or queues it).
+local function new_run()
+  redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
+    'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
+  if ARGV[14] ~= '' then redis.call('HSET', KEYS[4], 'deadline_at', ARGV[14]) end
+  redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
+end
 if agent then
   if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
-  if is_active(meta[2]) then return {SESSION_BUSY} end
+  if is_active(meta[2]) then
+    if ARGV[15] ~= '1' or redis.call('LLEN', KEYS[12]) >= tonumber(ARGV[16]) then return {SESSION_BUSY} end
+    new_run()
+    track_active(KEYS[11], ARGV[3], 'queued', ARGV[5])
+    if ARGV[6] ~= '' then
+      local pairs = {}
+      for i = 17, #ARGV do pairs[#pairs + 1] = ARGV[i] end
+      redis.call('HSET', KEYS[4], 'start_node', ARGV[6], 'start_input', cjson.encode(pairs))
+    end
+    redis.call('RPUSH', KEYS[12], ARGV[3])
+    return {1, 0, 1, redis.call('HGETALL', KEYS[4])}
+  end
 end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 14,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 17,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end
@@ -53,28 +76,27 @@ if not agent then
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
   created = 1
 end
-make_current_run(KEYS[1], ARGV[3], 'queued', ARGV[4])
-redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
-  'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
-redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
+new_run()
+make_current_run(KEYS[1], KEYS[11], ARGV[3], 'queued', ARGV[4], ARGV[5])
 redis.call('ZADD', KEYS[8], ARGV[5], ARGV[1])
 local excess = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[11])
 if excess > 0 then
   local dropped = {}
   for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, excess - 1)) do
-    if run_id ~= ARGV[3] then
+    -- Never an active run (the new one, or one queued behind).
+    if not redis.call('ZSCORE', KEYS[11], run_id) then
       dropped[run_id .. '.'] = true
       redis.call('DEL', ARGV[12] .. run_id)
       redis.call('HDEL', KEYS[10], run_id)
       redis.call('ZREM', KEYS[5], run_id)
     end
   end
-  -- Approval ids are '<run id>.<seq_num>': those of the dropped runs go too.
+  -- Approval ids are '<run id>.<seq_num>[.<n>]' (run ids have no dot): those of the dropped runs go too.
   for _, id in ipairs(redis.call('SMEMBERS', KEYS[9])) do
-    if dropped[string.match(id, '^(.*%.)') or ''] and redis.call('HGET', ARGV[13] .. id, 'status') ~= 'pending' then
+    if dropped[string.match(id, '^([^.]*%.)') or ''] and redis.call('HGET', ARGV[13] .. id, 'status') ~= 'pending' then
       redis.call('DEL', ARGV[13] .. id)
       redis.call('SREM', KEYS[9], id)
     end
   end
 end
-return {1, created}
+return {1, created, 0, redis.call('HGETALL', KEYS[4])}

@@ -8,6 +8,7 @@
   KEYS[5] runs-of-session sorted set   KEYS[6] sessions sorted set
   KEYS[7] sessions-by-activity sorted set   KEYS[8] pending approvals sorted set
   KEYS[9] schedule run links hash   KEYS[10] approvals-of-session set
+  KEYS[11] active-runs sorted set   KEYS[12] runs queued behind on the session (list)
 
   ARGV[1] session id   ARGV[2] prefix of sessions-by-agent keys   ARGV[3] prefix of run keys
   ARGV[4] prefix of approval keys
@@ -42,8 +43,9 @@ end
 for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
   redis.call('DEL', ARGV[3] .. run_id)
   redis.call('HDEL', KEYS[9], run_id)
+  redis.call('ZREM', KEYS[11], run_id)
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10], KEYS[12])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('ZREM', ARGV[2] .. meta[1], ARGV[1])

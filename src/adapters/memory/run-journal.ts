@@ -1,0 +1,45 @@
+import { rootSpan, runEvent } from '../../domain/run-events.js';
+import { nowIso } from '../../domain/time.js';
+import { END_NODE, type Checkpoint, type Run, type RunEvent } from '../../domain/types.js';
+import type { EventBus } from '../../ports/event-bus.js';
+import type { NodeStep, RunJournal, StepResult } from '../../ports/run-journal.js';
+import type { Store } from '../../ports/store.js';
+
+/**
+ * The run path in one process: the store and bus calls of each step in order. JavaScript runs
+ * the synchronous parts without interleaving; the checkpoint's run condition keeps a cancelled
+ * run from writing, as the Redis script does.
+ */
+export class MemoryRunJournal implements RunJournal {
+  constructor(
+    private readonly store: Pick<Store, 'sessions' | 'runs'>,
+    private readonly events: EventBus,
+  ) {}
+
+  async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
+    const run = await this.store.runs.updateRun(tenant, ref.id, { status: 'running', from: ['queued', 'running'] });
+    const checkpoint = (await this.store.sessions.getCheckpoint(tenant, ref.session_id)) ?? undefined;
+    if (!checkpoint || checkpoint.node_id === END_NODE) return checkpoint ? { run, checkpoint } : { run };
+    const published = runEvent(ref, { type: 'node_start', node: checkpoint.node_id });
+    await this.events.publish(tenant, published);
+    return { run, published, checkpoint };
+  }
+
+  async step(tenant: string, run: Run, step: NodeStep): Promise<StepResult> {
+    const checkpoint = await this.store.sessions.appendCheckpoint(tenant, run.session_id, { patch: step.patch, node_id: step.next, runId: run.id });
+    await this.store.sessions.addSpan(tenant, run.session_id, step.span);
+    const nodeEnd = runEvent(run, { type: 'node_end', node: step.node, status: 'ok' });
+    await this.events.publish(tenant, nodeEnd);
+    if (step.next !== END_NODE) {
+      const next = runEvent(run, { type: 'node_start', node: step.next });
+      await this.events.publish(tenant, next);
+      return { checkpoint, published: [nodeEnd, next] };
+    }
+    const completed = await this.store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
+    const end = nowIso();
+    await this.store.sessions.addSpan(tenant, run.session_id, rootSpan(completed, 'completed', undefined, end));
+    const done = runEvent(run, { type: 'completed' }, end);
+    await this.events.publish(tenant, done);
+    return { checkpoint, completed, published: [nodeEnd, done] };
+  }
+}

@@ -1,0 +1,39 @@
+--[[
+  A worker takes a run: it becomes running (from queued, or running when its job is
+  re-delivered after a crash) and the `node_start` event of the node its session runs next is
+  published (none when the session is at __end__), in one round trip.
+
+  KEYS[1] run hash   KEYS[2] session hash   KEYS[3] active-runs sorted set of the tenant
+  KEYS[4] the tenant's event stream   KEYS[5] state hash   KEYS[6] checkpoints list
+
+  ARGV[1] run id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)
+  ARGV[4] events retained   ARGV[5] events channel   ARGV[6] tenant as a JSON string
+  ARGV[7] the node_start event's JSON after its "node" value (`,"session":…}`)
+
+  Returns {run hash as a flat array, the node of the node_start event ('' when none), and when
+  the state is small (at most SMALL_STATE_KEYS keys) the latest history entry JSON and the state
+  JSON, so the worker reads nothing more}, or (codes of scripts.ts)
+    {NOT_FOUND} no such run
+    {RUN_STATUS, current status} the run is neither queued nor running
+]]
+--@include constants
+--@include runStatus
+--@include publishEvent
+--@include stateJson
+local current = redis.call('HGET', KEYS[1], 'status')
+if not current then return {NOT_FOUND} end
+if current ~= 'queued' and current ~= 'running' then return {RUN_STATUS, current} end
+redis.call('HDEL', KEYS[1], 'error')
+set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[1], 'running', ARGV[2], ARGV[3])
+local node = redis.call('HGET', KEYS[2], 'node_id')
+if node and node ~= '__end__' then
+  publish_event(KEYS[4], ARGV[4], ARGV[5], ARGV[6], '{"type":"node_start","node":' .. cjson.encode(node) .. ARGV[7])
+else
+  node = ''
+end
+local run = redis.call('HGETALL', KEYS[1])
+local size = redis.call('HMGET', KEYS[2], 'seq', 'state_keys')
+if tonumber(size[1] or '0') > 0 and tonumber(size[2] or '0') <= SMALL_STATE_KEYS then
+  return {run, node, redis.call('LINDEX', KEYS[6], -1), state_json(KEYS[5])}
+end
+return {run, node}

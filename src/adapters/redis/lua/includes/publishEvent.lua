@@ -1,0 +1,11 @@
+--[[
+  Appends a run event (its JSON) to the tenant's capped stream and announces it on the events
+  channel as the StoredEvent JSON {"id", "tenant", "event"}, in one step: announcements then
+  come in stream-id order, which the subscribers rely on to skip what a catch-up already
+  delivered. Returns the stream id, which is the event id.
+]]
+local function publish_event(stream_key, retain, channel, tenant_json, json)
+  local id = redis.call('XADD', stream_key, 'MAXLEN', '~', retain, '*', 'e', json)
+  redis.call('PUBLISH', channel, '{"id":"' .. id .. '","tenant":' .. tenant_json .. ',"event":' .. json .. '}')
+  return id
+end

@@ -1,0 +1,53 @@
+--[[
+  Records a node that returned, in one round trip: its checkpoint (only while the run is the
+  session's running current run), its span, its `node_end` event; then the `node_start` event of
+  the next node or, when the next node is __end__, the run's completion (status, its root span,
+  the `completed` event).
+
+  KEYS[1] session hash   KEYS[2] state hash   KEYS[3] checkpoints list   KEYS[4] spans list
+  KEYS[5] run hash   KEYS[6] the tenant's event stream   KEYS[7] sessions-by-activity sorted set
+  KEYS[8] active-runs sorted set   KEYS[9] runs queued behind on the session
+  KEYS[10] schedule run links hash of the tenant
+
+  ARGV[1] session id   ARGV[2] run id   ARGV[3] checkpoint id   ARGV[4] next node
+  ARGV[5] now (RFC 3339)   ARGV[6] now (ms)
+  ARGV[7] max state bytes   ARGV[8] max state keys   ARGV[9] checkpoints retained   ARGV[10] spans retained
+  ARGV[11] events retained   ARGV[12] events channel   ARGV[13] tenant as a JSON string
+  ARGV[14] the node's span JSON   ARGV[15] the node_end event JSON
+  ARGV[16] the next event JSON: node_start of the next node, or `completed`
+  ARGV[17] the run's root span JSON when it completes, '' otherwise
+  ARGV[18..] pairs: state key, raw JSON value
+
+  Returns {1, history entry JSON} for a step, {1, history entry JSON, run hash as a flat array,
+  runs waiting behind it, schedule link or ''} when the run completed, or (codes of scripts.ts)
+    {NOT_FOUND} no such session
+    {RUN_STATUS, status} the run is not the session's running current run (it was cancelled)
+    {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the merged state would pass a limit; nothing is written
+]]
+--@include constants
+--@include runStatus
+--@include appendCheckpoint
+--@include publishEvent
+local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'run_status', 'state_bytes', 'state_keys', 'run_id')
+if not meta[1] then return {NOT_FOUND} end
+if meta[6] ~= ARGV[2] or meta[3] ~= 'running' then return {RUN_STATUS, meta[3] or ''} end
+local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 18,
+  tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), meta[2], meta[4], meta[5])
+if type(entry) == 'number' then return {entry} end
+local retain = tonumber(ARGV[10])
+local function add_span(json)
+  if redis.call('RPUSH', KEYS[4], json) > retain then redis.call('LTRIM', KEYS[4], -retain, -1) end
+end
+add_span(ARGV[14])
+publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[15])
+if ARGV[17] == '' then
+  publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
+  return {1, entry}
+end
+redis.call('HDEL', KEYS[5], 'error')
+set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[2], 'completed', ARGV[5], ARGV[6])
+redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
+add_span(ARGV[17])
+publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
+local link = redis.call('HGET', KEYS[10], ARGV[2]) or ''
+return {1, entry, redis.call('HGETALL', KEYS[5]), redis.call('LLEN', KEYS[9]), link}

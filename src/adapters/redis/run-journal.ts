@@ -1,0 +1,106 @@
+import { newId, nowIso } from '../../domain/time.js';
+import { rootSpan, runEvent } from '../../domain/run-events.js';
+import { END_NODE, type Checkpoint, type JsonObject, type Run, type RunEvent } from '../../domain/types.js';
+import type { NodeStep, RunJournal, StepResult } from '../../ports/run-journal.js';
+import type { StorageLimits } from '../../ports/store.js';
+import type { RedisContext } from './context.js';
+import { flatToObject, statePairs } from './hash.js';
+import { toRun } from './run-store.js';
+import { metaOfEntry } from './session-store.js';
+
+export interface RedisRunJournalOptions {
+  limits: StorageLimits;
+  /** Events retained per tenant (as the event bus). */
+  eventsRetain: number;
+}
+
+/** The worker's run path on Redis: one script to take a run, one per node (the last completes it). */
+export class RedisRunJournal implements RunJournal {
+  constructor(
+    private readonly c: RedisContext,
+    private readonly options: RedisRunJournalOptions,
+  ) {}
+
+  async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
+    const { keys } = this.c;
+    const now = Date.now();
+    const ts = nowIso(() => now);
+    // The event is built here but for its node, which the script reads: `{"type":"node_start","node":…` + tail.
+    const tail = JSON.stringify({ session: ref.session_id, run_id: ref.id, agent_id: ref.agent_id, ts }).slice(1);
+    const reply = await this.c.script<unknown[]>(
+      'beginRun',
+      [
+        keys.run(tenant, ref.id),
+        keys.session(tenant, ref.session_id),
+        keys.activeRuns(tenant),
+        keys.events(tenant),
+        keys.state(tenant, ref.session_id),
+        keys.checkpoints(tenant, ref.session_id),
+      ],
+      [ref.id, ts, now, this.options.eventsRetain, keys.eventsChannel(), JSON.stringify(tenant), `,${tail}`],
+    );
+    const run = toRun(flatToObject(reply[0] as unknown[]))!;
+    const node = String(reply[1]);
+    const checkpoint: Checkpoint | undefined =
+      reply[2] === undefined ? undefined : { ...metaOfEntry(String(reply[2]), ref.session_id), state: JSON.parse(String(reply[3])) as JsonObject };
+    return {
+      run,
+      ...(node === '' ? {} : { published: runEvent(ref, { type: 'node_start', node }, ts) }),
+      ...(checkpoint ? { checkpoint } : {}),
+    };
+  }
+
+  async step(tenant: string, run: Run, step: NodeStep): Promise<StepResult> {
+    const { keys } = this.c;
+    const { limits } = this.options;
+    const now = Date.now();
+    const ts = nowIso(() => now);
+    const completes = step.next === END_NODE;
+    const nodeEnd = runEvent(run, { type: 'node_end', node: step.node, status: 'ok' }, ts);
+    const next = completes ? runEvent(run, { type: 'completed' }, ts) : runEvent(run, { type: 'node_start', node: step.next }, ts);
+    const reply = await this.c.script<unknown[]>(
+      'stepRun',
+      [
+        keys.session(tenant, run.session_id),
+        keys.state(tenant, run.session_id),
+        keys.checkpoints(tenant, run.session_id),
+        keys.spans(tenant, run.session_id),
+        keys.run(tenant, run.id),
+        keys.events(tenant),
+        keys.sessionsByActivity(tenant),
+        keys.activeRuns(tenant),
+        keys.queuedBehind(tenant, run.session_id),
+        keys.scheduleRuns(tenant),
+      ],
+      [
+        run.session_id,
+        run.id,
+        newId(),
+        step.next,
+        ts,
+        now,
+        limits.maxStateBytes,
+        limits.maxStateKeys,
+        limits.checkpointsRetain,
+        limits.spansRetain,
+        this.options.eventsRetain,
+        keys.eventsChannel(),
+        JSON.stringify(tenant),
+        JSON.stringify(step.span),
+        JSON.stringify(nodeEnd),
+        JSON.stringify(next),
+        completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
+        ...statePairs(step.patch),
+      ],
+    );
+    const checkpoint = metaOfEntry(String(reply[1]), run.session_id);
+    if (!completes) return { checkpoint, published: [nodeEnd, next] };
+    const done = toRun(flatToObject(reply[2] as unknown[]))!;
+    return {
+      checkpoint,
+      completed: Number(reply[3]) > 0 ? { ...done, queued_behind: true } : done,
+      scheduled: String(reply[4]) !== '',
+      published: [nodeEnd, next],
+    };
+  }
+}

@@ -1,0 +1,110 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { Principal, Run, StoredEvent } from '../domain/types.js';
+import { RunFollower } from '../runtime/run-follower.js';
+import type { AppDeps } from './deps.js';
+
+/** How long the event subscription may take before a wait gives up with 503 (the client retries). */
+const READY_TIMEOUT_MS = 5_000;
+
+export const WaitMs = z
+  .number()
+  .int()
+  .min(1)
+  .max(300_000)
+  .meta({ description: 'hold the answer until the run stops (completed, failed, cancelled, interrupted) or this many ms pass (default 60000)' });
+
+export const DEFAULT_WAIT_MS = 60_000;
+
+/** What a wait answers: the run, its latest state, and the approval it waits for when interrupted. */
+export interface WaitedRun extends Run {
+  state?: Record<string, unknown>;
+  approval?: { id: string; prompt: string; node_id: string; requested_at: string };
+}
+
+/**
+ * A request held until a run stops: counted against the caller's stream caps, its socket
+ * timeout cleared (SERVICE_REQUEST_TIMEOUT_MS only bounds receiving the request), answered at
+ * graceful shutdown with the run as it stands. `begin` subscribes (before anything changes);
+ * after the caller started or resumed the run and named it with `follow`, `until` resolves
+ * with the run's next stop event, or null when `waitMs` passed, the client left or the
+ * process is shutting down.
+ */
+export async function holdForRun(deps: AppDeps, ctx: Context, principal: Principal): Promise<HeldWait> {
+  const { follower, done } = await beginFollowing(deps, ctx, principal);
+  ctx.req.socket.setTimeout(0);
+  return {
+    follow: (runId) => follower.follow(runId),
+    async until(waitMs: number): Promise<StoredEvent | null> {
+      let timer: NodeJS.Timeout | undefined;
+      let forget = () => {};
+      let onClose = () => {};
+      try {
+        return await Promise.race([
+          follower.nextStop(),
+          new Promise<null>((resolve) => {
+            timer = setTimeout(() => resolve(null), waitMs);
+            forget = deps.streams.hold(() => resolve(null));
+            onClose = () => resolve(null);
+            ctx.res.once('close', onClose);
+          }),
+        ]);
+      } finally {
+        clearTimeout(timer);
+        forget();
+        ctx.res.off('close', onClose);
+      }
+    },
+    done,
+  };
+}
+
+/**
+ * What a wait and a run stream share before the run moves: the caller is counted against the
+ * stream caps (429 over them), a follower of the tenant's events is subscribed, and live
+ * delivery is established (503 otherwise). `done` unsubscribes and releases the cap, once.
+ */
+export async function beginFollowing(
+  deps: AppDeps,
+  ctx: Context,
+  principal: Principal,
+  onEvent?: (event: StoredEvent) => void,
+): Promise<{ follower: RunFollower; done: () => void }> {
+  const release = deps.streams.admit(principal, ctx.ip);
+  const follower = new RunFollower(deps.events, principal.tenant, onEvent);
+  const done = () => {
+    follower.close();
+    release();
+  };
+  try {
+    await deps.events.ready(READY_TIMEOUT_MS);
+  } catch (error) {
+    done();
+    throw error;
+  }
+  return { follower, done };
+}
+
+export interface HeldWait {
+  follow(runId: string): void;
+  until(waitMs: number): Promise<StoredEvent | null>;
+  /** Unsubscribes and releases the caller's cap. Call once, whatever happened. */
+  done(): void;
+}
+
+/** The run as a wait answers it: with its state and, when interrupted, its approval. */
+export async function waitedRun(deps: AppDeps, tenant: string, ref: { run_id: string; session_id: string }, stopped: boolean): Promise<WaitedRun | null> {
+  if (!stopped) return deps.store.runs.getRun(tenant, ref.run_id);
+  // The run and the latest state are read at once; when a run queued behind has moved the
+  // session on since, the checkpoint this run stopped at is read instead.
+  const [run, latest] = await Promise.all([deps.store.runs.getRun(tenant, ref.run_id), deps.store.sessions.getCheckpoint(tenant, ref.session_id)]);
+  if (!run) return null;
+  const checkpoint =
+    run.seq_num === undefined || latest?.seq_num === run.seq_num ? latest : await deps.store.sessions.getCheckpoint(tenant, ref.session_id, run.seq_num);
+  const approval = run.status === 'interrupted' && run.approval_id ? await deps.store.approvals.getApproval(tenant, run.approval_id) : null;
+  return {
+    ...run,
+    ...(checkpoint ? { state: checkpoint.state } : {}),
+    ...(approval ? { approval: { id: approval.id, prompt: approval.prompt, node_id: approval.node_id, requested_at: approval.requested_at } } : {}),
+  };
+}

@@ -1,0 +1,130 @@
+import type { Logger } from 'pino';
+import { AppError } from '../domain/errors.js';
+import { rootSpan, runEvent } from '../domain/run-events.js';
+import { ACTIVE_RUN_STATUSES, type Run, type RunEvent, type RunStatus } from '../domain/types.js';
+import type { EventBus } from '../ports/event-bus.js';
+import type { RunQueue } from '../ports/run-queue.js';
+import type { Store, UpdatedRun } from '../ports/store.js';
+import { settleScheduledRun } from './schedule-fire.js';
+
+export interface RunLifecycleOptions {
+  store: Pick<Store, 'sessions' | 'runs' | 'schedules'>;
+  events: EventBus;
+  queue: RunQueue;
+  logger: Logger;
+  /** Called when a run reaches a status (metrics). */
+  onRunStatus?: (run: Run) => void;
+  /** Called after each published event (metrics). */
+  onEvent?: (event: RunEvent) => void;
+}
+
+/** The run an event is about. */
+export type RunRef = Pick<Run, 'id' | 'session_id' | 'agent_id'>;
+
+/** A run event before the lifecycle stamps it with its run and time. */
+export type EventBody = Omit<RunEvent, 'session' | 'run_id' | 'agent_id' | 'ts'>;
+
+export interface EndRun {
+  status: 'failed' | 'cancelled';
+  error: string;
+  /** End it only from these statuses. @defaultValue queued, running, interrupted */
+  from?: readonly RunStatus[];
+  /** Who ended it (closes its pending approval with this `decided_by`). @defaultValue "system" */
+  by?: string;
+  /** An event published before the end event, only when this call ended the run. */
+  announce?: EventBody;
+}
+
+/**
+ * What every path that ends a run shares: the executor finishing, a cancel, a deadline, an
+ * expired approval, a job the queue gave up on, the reaper. One conditional store write ends
+ * the run (so two enders never both succeed); then the run's root span, its `failed` or
+ * `cancelled` event, its schedule record, and the next run queued behind it on its session.
+ */
+export class RunLifecycle {
+  constructor(private readonly options: RunLifecycleOptions) {}
+
+  /** Publishes a run event, stamped with the run and the time. */
+  async publish(tenant: string, run: RunRef, body: EventBody): Promise<void> {
+    const event = runEvent(run, body);
+    await this.options.events.publish(tenant, event);
+    this.options.onEvent?.(event);
+  }
+
+  /** Counts events published elsewhere (the run journal's steps) in the metrics. */
+  counted(events: readonly RunEvent[]): void {
+    for (const event of events) this.options.onEvent?.(event);
+  }
+
+  /** Reports a status a run reached (metrics). */
+  reached(run: Run): void {
+    this.options.onRunStatus?.(run);
+  }
+
+  /**
+   * Ends an active run as `failed` or `cancelled`. Resolves with the ended run, or null when it
+   * was not in `from` (already ended, or ended by someone else first). Throws `not_found`.
+   */
+  async end(tenant: string, runId: string, end: EndRun): Promise<Run | null> {
+    let run: UpdatedRun;
+    try {
+      run = await this.options.store.runs.updateRun(tenant, runId, {
+        status: end.status,
+        error: end.error,
+        from: end.from ?? ACTIVE_RUN_STATUSES,
+        by: end.by ?? 'system',
+      });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'conflict') return null;
+      throw error;
+    }
+    // The worker executing a cancelled run aborts its node.
+    if (run.status === 'cancelled') await this.options.events.signalCancel({ tenant, run_id: run.id, reason: end.error });
+    if (end.announce) await this.publish(tenant, run, end.announce);
+    await this.finished(tenant, run, run.created_at);
+    const { queued_behind: _waiting, ...ended } = run;
+    return ended;
+  }
+
+  /**
+   * After a run reached a terminal status (written by the caller): its root span from `start`,
+   * its end event, the metrics, then {@link settled}.
+   */
+  async finished(tenant: string, run: UpdatedRun, start: string): Promise<void> {
+    const { status, error } = run;
+    await this.options.store.sessions.addSpan(tenant, run.session_id, rootSpan({ ...run, created_at: start }, status, error));
+    const body: EventBody =
+      status === 'completed' ? { type: 'completed' } : { type: status === 'cancelled' ? 'cancelled' : 'failed', error: error ?? status };
+    await this.publish(tenant, run, body);
+    this.reached(run);
+    await this.settled(tenant, run);
+  }
+
+  /**
+   * What follows a run's pause or end: the schedule record it belongs to and, when it ended
+   * with runs queued behind it, the next of them (made current and enqueued).
+   */
+  async settled(tenant: string, run: UpdatedRun, scheduled = true): Promise<void> {
+    const { store, logger } = this.options;
+    // `scheduled` false: the caller knows no schedule fire is linked to the run (one read saved).
+    if (scheduled) await settleScheduledRun(store, tenant, run);
+    if (!run.queued_behind) return;
+    await this.promote(tenant, run.session_id).catch((err: unknown) => {
+      // The reaper promotes it later.
+      logger.warn({ err, session_id: run.session_id }, 'could not start the next run queued on the session');
+    });
+  }
+
+  /**
+   * Starts the oldest run queued behind on the session when it has no active run; a waiting run
+   * that failed on the way (its input no longer fits) ends as any failed run does.
+   */
+  async promote(tenant: string, sessionId: string): Promise<Run | null> {
+    const { started, failed } = await this.options.store.runs.promoteNext(tenant, sessionId);
+    for (const run of failed) await this.finished(tenant, run, run.created_at);
+    if (started) {
+      await this.options.queue.enqueue({ kind: 'start', tenant, run_id: started.id, session_id: started.session_id, agent_id: started.agent_id });
+    }
+    return started;
+  }
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import agents from '../fixtures/agents.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import { startTestApi, type TestApi } from '../support/app.js';
+import { startProcess, type AgentProcess } from '../support/processes.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
+import type { RunHarness } from './scenarios.js';
+
+/** A worker process on `redisUrl` and the API's key prefix, with the test agents. */
+export function startRunWorker(redisUrl: string, app: TestApi, extra: Record<string, string> = {}, port?: number): Promise<AgentProcess> {
+  return startProcess({
+    entry: 'src/main/worker.ts',
+    portVariable: 'WORKER_PORT',
+    ...(port ? { port } : {}),
+    env: {
+      REDIS_URL: redisUrl,
+      SERVICE_KEY_PREFIX: app.config.SERVICE_KEY_PREFIX,
+      AGENTS_MODULE: 'test/fixtures/agents.ts',
+      WORKER_STALLED_INTERVAL_MS: '2000',
+      LOG_LEVEL: 'info',
+      ...extra,
+    },
+  });
+}
+
+export function harnessOf(app: TestApi): RunHarness {
+  return { url: app.url, store: app.backend.store, events: app.backend.events };
+}
+
+/**
+ * Registers `scenarios` twice: on the embedded backend (memory adapters, runs executed in the
+ * API process), and on a private Redis with the API in this process and two worker processes,
+ * which must exit 0 when stopped.
+ */
+export function onBothBackends(scenarios: (name: string, harness: () => RunHarness) => void): void {
+  describe('embedded backend', () => {
+    let app: TestApi;
+    beforeAll(async () => {
+      app = await startTestApi({ agents: new AgentRegistry(agents) });
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+    scenarios('embedded (memory adapters, in-process execution)', () => harnessOf(app));
+  });
+
+  describe('Redis backend with two worker processes', () => {
+    let redis: PrivateRedis;
+    let app: TestApi;
+    let workers: AgentProcess[] = [];
+    beforeAll(async () => {
+      redis = await startPrivateRedis();
+      app = await startTestApi({ redisUrl: redis.url, agents: new AgentRegistry(agents) });
+      workers = await Promise.all([startRunWorker(redis.url, app), startRunWorker(redis.url, app)]);
+    });
+    afterAll(async () => {
+      const codes = await Promise.all(workers.map((w) => w.stop()));
+      await app?.close();
+      await redis?.stop();
+      expect(codes).toEqual([0, 0]);
+    });
+    scenarios('Redis, API → BullMQ → worker processes', () => harnessOf(app));
+  });
+}

@@ -1,0 +1,4 @@
+import { onBothBackends } from './backends.js';
+import { runLifecycleScenarios } from './lifecycle.js';
+
+onBothBackends(runLifecycleScenarios);

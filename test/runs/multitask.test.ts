@@ -1,0 +1,4 @@
+import { onBothBackends } from './backends.js';
+import { runMultitaskScenarios } from './multitask.js';
+
+onBothBackends(runMultitaskScenarios);
