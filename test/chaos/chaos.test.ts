@@ -132,7 +132,8 @@ describe('chaos', () => {
     expect(history.filter((h) => h.due_at === due)).toHaveLength(1);
     expect((await call(`${cluster.url}/api/runs/${record.run_id}`)).body.status).toBe('completed');
     expect((await call(`${cluster.url}/api/schedules/${id}`, { method: 'DELETE' })).status).toBe(200);
-  });
+    // Up to 65 s to the tick, 5 s of outage, up to 40 s for the late fire: past the default 60 s.
+  }, 130_000);
 
   it('workers killed with SIGKILL at random points: every run completes with consecutive checkpoints', async () => {
     let seed = 7;
