@@ -12,14 +12,39 @@ export class ClaimError extends Error {
  * checked into a principal. Fails closed: no `exp` from an untrusted issuer, no `sub`, a missing
  * tenant without a default, a tenant that is not a valid name, or a malformed `roles` claim.
  */
-export function principalFromClaims(payload: JWTPayload, options: JwtOptions): Principal {
+export function principalFromClaims(payload: JWTPayload, options: JwtOptions, nowSec = Date.now() / 1000): Principal {
   requireExpiry(payload, options.trustedIssuers ?? []);
+  checkLifetime(payload, options.maxAgeSec ?? DEFAULT_MAX_AGE_SEC, options.clockToleranceSec ?? DEFAULT_CLOCK_TOLERANCE_SEC, nowSec);
   return {
     subject: subjectOf(payload),
     tenant: tenantOf(payload, options.tenantClaim ?? 'tenant_id', options.defaultTenant),
     role: roleOf(payload.roles),
     kind: 'jwt',
   };
+}
+
+/** `SERVICE_JWT_MAX_AGE`'s default: a day. */
+export const DEFAULT_MAX_AGE_SEC = 86_400;
+export const DEFAULT_CLOCK_TOLERANCE_SEC = 30;
+
+/**
+ * Bounds how long a token works: never issued in the future (beyond the clock skew), and, with
+ * a maximum age, no lifetime (`exp - iat`, or `exp - now` without `iat`) and no age past it. A
+ * token with neither `exp` nor `iat` (a trusted issuer's) cannot be bounded, so it is refused.
+ */
+function checkLifetime(payload: JWTPayload, maxAge: number, tolerance: number, now: number): void {
+  const { iat, exp } = payload;
+  if (iat !== undefined && iat > now + tolerance) throw new ClaimError('The bearer token was issued in the future.');
+  if (maxAge === 0) return;
+  if (iat !== undefined && now - iat > maxAge + tolerance) {
+    throw new ClaimError('The bearer token is older than the maximum token age.');
+  }
+  if (exp !== undefined && exp - (iat ?? now) > maxAge + tolerance) {
+    throw new ClaimError('The bearer token lives longer than the maximum token age.');
+  }
+  if (exp === undefined && iat === undefined) {
+    throw new ClaimError('The bearer token has neither an expiry nor an issue time.');
+  }
 }
 
 function requireExpiry(payload: JWTPayload, trustedIssuers: readonly string[]): void {

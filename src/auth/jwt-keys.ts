@@ -92,17 +92,78 @@ function remoteKeySet(href: string, options: JwtOptions): JWTVerifyGetKey {
     timeoutDuration: options.jwksTimeoutMs ?? 5000,
     cooldownDuration: options.jwksCooldownMs ?? 30_000,
     cacheMaxAge: options.jwksCacheMaxAgeMs ?? 600_000,
-    [customFetch]: options.fetch as FetchImplementation | undefined,
+    [customFetch]: cappedFetch(options.fetch ?? globalThis.fetch, options.jwksMaxBytes ?? JWKS_MAX_BYTES),
   });
+  const backoff = failureBackoff(options.jwksCooldownMs ?? 30_000);
   return async (header, token) => {
+    backoff.check();
     try {
-      return await keySet(header, token);
+      const key = await keySet(header, token);
+      backoff.succeeded();
+      return key;
     } catch (error) {
       if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) throw error;
-      // The key set could not be fetched or read: not the caller's fault, and not a pass.
-      throw new AppError('unavailable', 'The signing keys of the token issuer could not be fetched.', {
-        cause: error,
-      });
+      backoff.failed();
+      throw keysUnavailable(error);
     }
+  };
+}
+
+/** The largest key set we read: real ones are a few kilobytes. */
+export const JWKS_MAX_BYTES = 1024 * 1024;
+
+function keysUnavailable(cause: unknown): AppError {
+  // The key set could not be fetched or read: not the caller's fault, and not a pass.
+  return new AppError('unavailable', 'The signing keys of the token issuer could not be fetched.', { cause });
+}
+
+/**
+ * After a failed key-set fetch, tokens needing the set are answered 503 without fetching
+ * again for a while (1 s, doubling up to the cooldown), so a down or slow issuer is not
+ * hammered by every request; jose's own cooldown only follows a successful fetch.
+ */
+function failureBackoff(maxMs: number): { check(): void; failed(): void; succeeded(): void } {
+  let failures = 0;
+  let until = 0;
+  return {
+    check() {
+      if (Date.now() < until) throw keysUnavailable(new Error('key-set fetch backing off after a failure'));
+    },
+    failed() {
+      failures += 1;
+      until = Date.now() + Math.min(maxMs, 1000 * 2 ** (failures - 1));
+    },
+    succeeded() {
+      failures = 0;
+      until = 0;
+    },
+  };
+}
+
+/** A fetch that refuses a response body over `maxBytes`, by its Content-Length or as it streams in. */
+function cappedFetch(fetchImpl: typeof fetch, maxBytes: number): FetchImplementation {
+  return async (url, init) => {
+    const response = await fetchImpl(url, init as RequestInit);
+    const tooBig = () => new Error(`the key set is larger than ${maxBytes} bytes`);
+    if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+      await response.body?.cancel();
+      throw tooBig();
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (response.body) {
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > maxBytes) {
+          await reader.cancel();
+          throw tooBig();
+        }
+        chunks.push(value);
+      }
+    }
+    return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }

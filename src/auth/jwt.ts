@@ -4,7 +4,7 @@ import { isAppError } from '../domain/errors.js';
 import { ID_PATTERN, type Principal } from '../domain/types.js';
 import type { Authenticator } from './authenticator.js';
 import { describeError, unauthorized } from './errors.js';
-import { ClaimError, principalFromClaims } from './jwt-claims.js';
+import { ClaimError, DEFAULT_CLOCK_TOLERANCE_SEC, principalFromClaims } from './jwt-claims.js';
 import { createJwtKeys, type JwtKeys } from './jwt-keys.js';
 import type { JwtOptions } from './options.js';
 
@@ -26,7 +26,7 @@ export function createJwtAuthenticator(options: JwtOptions): Authenticator {
     algorithms: keys.algorithms,
     issuer: options.issuer,
     audience: options.audience,
-    clockTolerance: options.clockToleranceSec ?? 30,
+    clockTolerance: options.clockToleranceSec ?? DEFAULT_CLOCK_TOLERANCE_SEC,
   };
   return Object.freeze({
     mode: 'jwt' as const,
@@ -76,5 +76,9 @@ function validateClaimSettings(options: JwtOptions): void {
   const tolerance = options.clockToleranceSec ?? 0;
   if (!Number.isFinite(tolerance) || tolerance < 0) {
     throw new TypeError('jwt.clockToleranceSec must be a non-negative number of seconds');
+  }
+  const maxAge = options.maxAgeSec ?? 0;
+  if (!Number.isFinite(maxAge) || maxAge < 0) {
+    throw new ConfigError('SERVICE_JWT_MAX_AGE', 'must be a non-negative number of seconds (0 turns it off)');
   }
 }

@@ -21,8 +21,13 @@ export interface JwtOptions {
   tenantClaim?: string;
   /** Tenant of a token without the tenant claim; unset means such tokens are rejected. */
   defaultTenant?: string;
-  /** Allowed clock skew for `exp` / `nbf`, in seconds. @defaultValue 30 */
+  /** Allowed clock skew for `exp`, `nbf` and `iat`, in seconds. @defaultValue 30 */
   clockToleranceSec?: number;
+  /**
+   * The longest a token may live (`exp - iat`, or `exp - now` without `iat`) and the oldest
+   * `iat` accepted, in seconds (`SERVICE_JWT_MAX_AGE`); 0 means no bound. @defaultValue 86400
+   */
+  maxAgeSec?: number;
   /** Timeout of one key-set fetch, in milliseconds. @defaultValue 5000 */
   jwksTimeoutMs?: number;
   /**
@@ -32,6 +37,8 @@ export interface JwtOptions {
   jwksCooldownMs?: number;
   /** Age after which cached keys are refetched, in milliseconds. @defaultValue 600000 */
   jwksCacheMaxAgeMs?: number;
+  /** Largest key-set response read, in bytes; a bigger one counts as a failed fetch. @defaultValue 1 MiB */
+  jwksMaxBytes?: number;
   /** The fetch used for the key set (tests and proxies). @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -62,6 +69,7 @@ export function authOptionsFromConfig(config: Config): AuthOptions {
       trustedIssuers: config.SERVICE_JWT_TRUSTED_ISSUERS,
       tenantClaim: config.SERVICE_JWT_TENANT_CLAIM,
       defaultTenant: config.SERVICE_JWT_DEFAULT_TENANT,
+      maxAgeSec: config.SERVICE_JWT_MAX_AGE / 1000,
     },
   };
 }

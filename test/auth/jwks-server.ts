@@ -24,13 +24,24 @@ export class JwksServer {
   keys: JWK[] = [];
   fetches = 0;
   failing = false;
+  /** Spaces added to the served JSON, to make it as big as a test needs. */
+  padding = 0;
+  /** Send the body in pieces without a Content-Length. */
+  chunked = false;
   private readonly server: Server = createServer((req, res) => {
     this.fetches += 1;
     if (this.failing || req.url !== '/.well-known/jwks.json') {
       res.writeHead(this.failing ? 500 : 404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: this.keys }));
+    const body = JSON.stringify({ keys: this.keys }) + ' '.repeat(this.padding);
+    if (!this.chunked) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (let at = 0; at < body.length; at += 64 * 1024) res.write(body.slice(at, at + 64 * 1024));
+    res.end();
   });
 
   async start(): Promise<string> {

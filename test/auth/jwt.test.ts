@@ -47,6 +47,8 @@ interface TokenSpec {
   kid?: string;
   exp?: number | string | null;
   nbf?: number | string;
+  /** Issued-at: now by default, a number of seconds since the epoch, or null for none. */
+  iat?: number | null;
   iss?: string;
   aud?: string;
 }
@@ -62,9 +64,9 @@ async function token(spec: TokenSpec = {}): Promise<string> {
   const alg = spec.alg ?? 'RS256';
   const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg, kid: spec.kid ?? current.kid })
-    .setIssuedAt()
     .setIssuer(spec.iss ?? ISSUER)
     .setAudience(spec.aud ?? AUDIENCE);
+  if (spec.iat !== null) jwt.setIssuedAt(spec.iat);
   if (spec.exp !== null) jwt.setExpirationTime(spec.exp ?? '1h');
   if (spec.nbf !== undefined) jwt.setNotBefore(spec.nbf);
   return jwt.sign(spec.key ?? (alg === 'HS256' ? new TextEncoder().encode(SECRET) : current.privateKey));
@@ -155,6 +157,27 @@ const rows: Row[] = [
     token: () => token({ exp: null, iss: ISSUER }),
     options: { trustedIssuers: [TRUSTED] },
     status: 401, because: /no expiry/,
+  },
+  { name: 'iat an hour in the future', token: () => token({ iat: now() + HOUR }), status: 401, because: /issued in the future/ },
+  { name: 'iat 20 s in the future (within the clock skew)', token: () => token({ iat: now() + 20 }), status: 200 },
+  { name: 'exp in the year 5138', token: () => token({ exp: 99_999_999_999 }), status: 401, because: /lives longer than the maximum token age/ },
+  { name: 'a two-day token (over the default day)', token: () => token({ exp: '48h' }), status: 401, because: /lives longer/ },
+  { name: 'a two-day token, SERVICE_JWT_MAX_AGE=0 (no bound)', token: () => token({ exp: '48h' }), options: { maxAgeSec: 0 }, status: 200 },
+  { name: 'a two-day token, SERVICE_JWT_MAX_AGE of three days', token: () => token({ exp: '48h' }), options: { maxAgeSec: 3 * 86_400 }, status: 200 },
+  { name: 'iat two days ago, exp in an hour', token: () => token({ iat: now() - 48 * HOUR, exp: now() + HOUR }), status: 401, because: /older than the maximum token age/ },
+  { name: 'no iat, exp in an hour', token: () => token({ iat: null }), status: 200 },
+  { name: 'no iat, exp in two days', token: () => token({ iat: null, exp: '48h' }), status: 401, because: /lives longer/ },
+  {
+    name: 'no exp from a trusted issuer, issued a week ago',
+    token: () => token({ exp: null, iss: TRUSTED, iat: now() - 7 * 24 * HOUR }),
+    options: { issuer: undefined, trustedIssuers: [TRUSTED] },
+    status: 401, because: /older than the maximum token age/,
+  },
+  {
+    name: 'neither exp nor iat from a trusted issuer',
+    token: () => token({ exp: null, iat: null, iss: TRUSTED }),
+    options: { issuer: undefined, trustedIssuers: [TRUSTED] },
+    status: 401, because: /neither an expiry nor an issue time/,
   },
   { name: 'bad signature (another key under the same kid)', token: () => token({ key: attacker.privateKey }), status: 401, because: /SIGNATURE_VERIFICATION_FAILED/ },
   {
@@ -283,6 +306,7 @@ function envOf(options: JwtOptions): Record<string, string> {
   set('SERVICE_JWT_TRUSTED_ISSUERS', all.trustedIssuers?.join(','));
   set('SERVICE_JWT_TENANT_CLAIM', all.tenantClaim);
   set('SERVICE_JWT_DEFAULT_TENANT', all.defaultTenant);
+  set('SERVICE_JWT_MAX_AGE', all.maxAgeSec?.toString());
   return env;
 }
 
@@ -391,6 +415,73 @@ describe('JWKS key rotation', () => {
       expect(flood.fetches).toBe(1);
     } finally {
       await flood.close();
+    }
+  });
+});
+
+describe('JWKS fetch bounds', () => {
+  it('answers 503 for a key set over the size cap, by its Content-Length or as it streams in', async () => {
+    const big = new JwksServer();
+    const url = await big.start();
+    try {
+      big.keys = [current.publicJwk];
+      big.padding = 40_000;
+      for (const chunked of [false, true]) {
+        big.chunked = chunked;
+        const capped = createJwtAuthenticator({ jwksUrl: url, issuer: ISSUER, audience: AUDIENCE, jwksMaxBytes: 20_000 });
+        const outcome = await attempt(capped, await token());
+        expect(outcome.status).toBe(503);
+        expect(outcome.detail).toMatch(/larger than 20000 bytes/);
+      }
+      // The same set under the cap is read as usual.
+      const roomy = createJwtAuthenticator({ jwksUrl: url, issuer: ISSUER, audience: AUDIENCE, jwksMaxBytes: 60_000 });
+      expect((await attempt(roomy, await token())).status).toBe(200);
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('keeps the default cap at 1 MiB: a 2 MiB key set is refused', async () => {
+    const big = new JwksServer();
+    const url = await big.start();
+    try {
+      big.keys = [current.publicJwk];
+      big.padding = 2 * 1024 * 1024;
+      big.chunked = true;
+      const outcome = await attempt(createJwtAuthenticator({ jwksUrl: url, issuer: ISSUER, audience: AUDIENCE }), await token());
+      expect(outcome.status).toBe(503);
+      expect(outcome.detail).toMatch(/larger than 1048576 bytes/);
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('backs off after a failed fetch: tokens meanwhile get 503 without a refetch, then it fetches again', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const down = new JwksServer();
+    const url = await down.start();
+    try {
+      down.keys = [current.publicJwk];
+      down.failing = true;
+      const auth = createJwtAuthenticator({ jwksUrl: url, issuer: ISSUER, audience: AUDIENCE });
+      for (let i = 0; i < 20; i += 1) expect((await attempt(auth, await token())).status).toBe(503);
+      expect(down.fetches).toBe(1);
+
+      vi.setSystemTime(Date.now() + 1_100);
+      expect((await attempt(auth, await token())).status).toBe(503);
+      expect(down.fetches).toBe(2);
+      // The second failure doubles the wait to 2 s.
+      vi.setSystemTime(Date.now() + 1_100);
+      expect((await attempt(auth, await token())).status).toBe(503);
+      expect(down.fetches).toBe(2);
+
+      down.failing = false;
+      vi.setSystemTime(Date.now() + 1_000);
+      expect((await attempt(auth, await token())).status).toBe(200);
+      expect(down.fetches).toBe(3);
+    } finally {
+      vi.useRealTimers();
+      await down.close();
     }
   });
 });
