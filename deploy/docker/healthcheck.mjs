@@ -2,7 +2,7 @@
 // Docker HEALTHCHECK of the agentplane image. A container runs one process, so only that
 // process's port answers on loopback: the check asks GET /health/live on HEALTHCHECK_PORT when
 // set, otherwise on the api, worker and webhooks ports in turn. Any HTTP answer below 500
-// counts as alive: the api and the worker answer 200, a receiver without a probe route 404/405.
+// counts as alive (each of the three serves /health/live and answers 200).
 const ports = process.env.HEALTHCHECK_PORT
   ? [process.env.HEALTHCHECK_PORT]
   : [process.env.SERVICE_PORT || 8420, process.env.WORKER_PORT || 8421, process.env.WEBHOOK_PORT || 8422];

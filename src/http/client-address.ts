@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 
 /** Strips the IPv4-mapped IPv6 form (`::ffff:10.0.0.1`) a dual-stack socket reports. */
 function plain(address: string): string {
@@ -46,5 +46,18 @@ export function clientAddress(trustProxy: boolean, trusted: BlockList): (ctx: Co
     if (header === '') return peer;
     const last = plain(header.slice(header.lastIndexOf(',') + 1).trim());
     return isIP(last) === 0 ? peer : last;
+  };
+}
+
+/**
+ * Sets `ctx.request.ip` to {@link clientAddress}'s answer, for the rate limiter and the logs:
+ * X-Forwarded-For counts only from the trusted proxies, read from the right, since entries a
+ * client wrote itself could be forged to dodge the limiter.
+ */
+export function clientAddressMiddleware(trustProxy: boolean, trustedProxies: readonly string[]): Middleware {
+  const addressOf = clientAddress(trustProxy, addressList(trustedProxies));
+  return async (ctx, next) => {
+    ctx.request.ip = addressOf(ctx);
+    await next();
   };
 }

@@ -1,36 +1,46 @@
-import Koa from 'koa';
 import { exitOnConfigError } from '../config.js';
+import type { Lifecycle } from '../http/deps.js';
 import { listen } from '../http/listen.js';
+import { globalRateLimit } from '../http/middleware/rate-limit.js';
 import { loadWebhooksConfig } from '../integrations/webhook/config.js';
 import { configuredReceiver } from '../integrations/webhook/configured-receiver.js';
 import { bootProcess, shutdownOnSignals } from './process.js';
+import { serviceApp } from './service-app.js';
 
 /**
  * `npm run start:webhooks`: the webhook receiver on WEBHOOK_PORT. Each delivery whose type has
  * a route in WEBHOOK_ROUTES starts a run of the route's agent; the run is queued on Redis for
- * the workers, exactly like POST /api/runs. SIGTERM drains deliveries in flight, then exits 0.
+ * the workers, exactly like POST /api/runs. Beside /webhook it serves what the API does for
+ * operators: probes, /metrics, request ids, JSON errors, and the global rate limit
+ * (SERVICE_RATE_LIMIT, per client address, shared through Redis). A delivery id seen again
+ * within its replay window is answered without a second run, across every receiver. SIGTERM
+ * drains deliveries in flight, then exits 0.
  */
 const webhooks = exitOnConfigError(() => loadWebhooksConfig(process.env));
 const composition = await bootProcess({
   // In memory mode the runs would live and die in this process, unseen by the API.
   needsRedis: 'The webhook receiver needs REDIS_URL, shared with the API and the workers that execute its runs.',
 });
-const { config, logger, agents } = composition;
+const { config, logger, agents, backend, metrics } = composition;
 for (const route of webhooks.routes) {
   if (!agents.get(route.agentId)) {
     logger.fatal({ route }, `WEBHOOK_ROUTES names agent "${route.agentId}", which is not registered.`);
     process.exit(1);
   }
 }
-const receiver = configuredReceiver(webhooks, composition.runs, logger);
-const app = new Koa();
-app.use(receiver.middleware());
+if (webhooks.insecure && webhooks.secret === '' && webhooks.signatureScheme === 'none') {
+  logger.warn('WEBHOOK_INSECURE=true: the receiver checks neither a secret nor a signature; anyone who reaches it can start runs.');
+}
+const receiver = configuredReceiver(webhooks, composition.runs, logger, backend.deduplicator);
+const lifecycle: Lifecycle = { draining: false };
+const limit = config.rateLimit && globalRateLimit(backend.limiters({ name: 'global', ...config.rateLimit }), metrics.rateLimited);
+const app = serviceApp(composition, lifecycle, [...(limit ? [limit] : []), receiver.middleware()]);
 const listening = await listen(app, { port: webhooks.port, host: webhooks.host });
 logger.info(
   { url: listening.url, signature: webhooks.signatureScheme, secret: webhooks.secret !== '', routes: webhooks.routes },
   'agentplane webhook receiver listening on /webhook',
 );
-shutdownOnSignals(composition, { server: listening.server, lifecycle: { draining: false } }, {
+shutdownOnSignals(composition, { server: listening.server, lifecycle }, {
   delayMs: config.SERVICE_SHUTDOWN_DELAY_MS,
   timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
   closeFirst: () => receiver.close(),

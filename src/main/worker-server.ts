@@ -1,13 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { hostname } from 'node:os';
-import Koa from 'koa';
 import type { Lifecycle } from '../http/deps.js';
 import { listenOn } from '../http/listen.js';
-import { anonymous } from '../http/middleware/authenticate.js';
-import { requestContext } from '../http/middleware/request-context.js';
-import { buildRouter } from '../http/router.js';
-import { probeRoutes } from '../http/routes/probes.js';
 import type { Composition } from './compose.js';
+import { serviceApp } from './service-app.js';
 
 export interface WorkerServer {
   server: Server;
@@ -21,22 +16,13 @@ export interface WorkerServer {
  * /metrics and probes on WORKER_PORT (readiness: Redis answers and no shutdown started).
  */
 export function createWorker(composition: Composition): WorkerServer {
-  const { config, backend, metrics, logger } = composition;
+  const { config } = composition;
   const lifecycle: Lifecycle = { draining: false };
   composition.startExecuting();
   composition.startScheduling();
   composition.startExpiring();
 
-  const router = buildRouter(probeRoutes({ readiness: backend.readiness, lifecycle, metrics }), {
-    authenticate: anonymous,
-    rbac: false,
-    maxBodyBytes: 1024,
-  });
-  const app = new Koa();
-  app.silent = true;
-  app.use(requestContext({ logger, metrics, replicaId: config.SERVICE_REPLICA_ID ?? hostname(), isDraining: () => lifecycle.draining }));
-  app.use(router.routes());
-  const server = createServer(app.callback());
+  const server = createServer(serviceApp(composition, lifecycle).callback());
   return {
     server,
     lifecycle,

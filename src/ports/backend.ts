@@ -1,3 +1,4 @@
+import type { Deduplicator } from './deduplicator.js';
 import type { EventBus } from './event-bus.js';
 import type { LimiterFactory } from './limiter.js';
 import type { RunJournal } from './run-journal.js';
@@ -24,6 +25,8 @@ export interface Backend {
   readonly scheduler: Scheduler;
   /** Rate limiters on this backend: shared by every replica on Redis, per process in memory. */
   readonly limiters: LimiterFactory;
+  /** Delivery ids of inbound webhooks, to handle a replayed delivery once. */
+  readonly deduplicator: Deduplicator;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
   /** The worker side of the queue. */

@@ -120,7 +120,12 @@ describe('docker-compose.yml', () => {
       const env = containerEnv(service, exampleSettings);
       const config = loadConfig(env);
       expect(config.REDIS_URL, `${name} runs without Redis`).toBe('redis://redis:6379');
-      if (role === 'webhooks') expect(() => loadWebhooksConfig(env), name).not.toThrow();
+      if (role === 'webhooks') {
+        // .env.example leaves the receiver's secret to the operator: until one is set it refuses to start.
+        expect(() => loadWebhooksConfig(env), name).toThrow(/WEBHOOK_SECRET/);
+        expect(() => loadWebhooksConfig(containerEnv(service, withSettings({ WEBHOOK_SECRET: 'hook-secret' }))), name).not.toThrow();
+        expect(loadWebhooksConfig(containerEnv(service, withSettings({ WEBHOOK_INSECURE: 'true' }))).insecure, name).toBe(true);
+      }
     }
   });
 

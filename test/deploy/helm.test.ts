@@ -6,9 +6,9 @@ import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
 
 /*
- * Static checks of helm/agentplane. Helm is not needed: the values files are validated
- * against values.schema.json with ajv, and the templates are read as text (they cannot be
- * rendered here), so the checks look for the env names and mechanisms in them.
+ * Static checks of helm/agentplane: the values files are validated against values.schema.json
+ * with ajv, and the templates are read as text for the env names and mechanisms in them.
+ * helm-render.test.ts renders the chart with Helm itself (lint, template, the objects' schemas).
  */
 
 const CHART = new URL('../../helm/agentplane/', import.meta.url);
@@ -87,7 +87,7 @@ function apiPodEnv(values: Json): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(values.config as Values)) env[name] = text(value);
   env.SERVICE_SHUTDOWN_TIMEOUT_MS = text(values.shutdown.drainTimeoutMs);
-  if (values.redis.bundled.enabled) env.REDIS_URL = 'redis://release-agentplane-redis:6379';
+  if (values.redis.bundled.enabled && !nonEmpty(values.redis.url)) env.REDIS_URL = 'redis://release-agentplane-redis:6379';
   if (values.existingSecret) {
     if (!values.redis.bundled.enabled) env.REDIS_URL = 'rediss://from-existing-secret:6379';
     if (env.SERVICE_AUTH === 'jwt' && !env.SERVICE_JWT_JWKS_URL && !env.SERVICE_JWT_PUBLIC_KEY) {
@@ -155,16 +155,12 @@ describe('helm/agentplane: values.schema.json', () => {
   });
 
   it.each([
-    ['SERVICE_AUTH=jwt without a key', { config: { SERVICE_AUTH: 'jwt' } }],
-    ['SERVICE_AUTH=apikey without keys', { config: { SERVICE_AUTH: 'apikey' } }],
-    ['no Redis at all', { redis: { bundled: { enabled: false } } }],
-    ['redis.url beside the bundled Redis', { redis: { url: 'redis://redis.example:6379' } }],
-    ['redis.url beside an existingSecret', { existingSecret: 's', redis: { url: 'redis://r:6379', bundled: { enabled: false } } }],
     ['a variable config.ts does not read', { config: { SERVICE_PROT: '8080' } }],
     ['a variable the chart sets itself', { config: { REDIS_URL: 'redis://r:6379' } }],
     ['a secret in the ConfigMap', { config: { SERVICE_JWT_SECRET: 'x' } }],
     ['a malformed rate', { config: { SERVICE_RATE_LIMIT: '600 per minute' } }],
     ['a signature scheme without its secret', { webhooks: { enabled: true, config: { WEBHOOK_SIGNATURE: 'github' } } }],
+    ['a receiver open to anyone (no secret, no signature)', { webhooks: { enabled: true } }],
     ['an unknown top-level key', { replicaCount: 3 }],
   ])('refuses %s', (_name, override) => {
     expect(schemaErrors(mergeValues(defaults, override as Values))).not.toEqual([]);
@@ -177,6 +173,18 @@ describe('helm/agentplane: values.schema.json', () => {
       { config: { SERVICE_AUTH: 'jwt' }, existingSecret: 'agentplane-auth' },
       { config: { SERVICE_AUTH: 'apikey' }, secrets: { SERVICE_API_KEYS: 'k:admin:acme' } },
       { redis: { url: 'rediss://r.example:6380', bundled: { enabled: false } } },
+      // redis.url alone: the bundled Redis is then not deployed (helm-render.test.ts renders it).
+      { redis: { url: 'redis://redis.example:6379' } },
+    ];
+    for (const override of cases) expect(schemaErrors(mergeValues(defaults, override)), JSON.stringify(override)).toEqual([]);
+  });
+
+  it('accepts an enabled receiver with a secret, an existing secret, a signature scheme, or WEBHOOK_INSECURE', () => {
+    const cases: Values[] = [
+      { webhooks: { enabled: true, secrets: { WEBHOOK_SECRET: 'hook-secret' } } },
+      { webhooks: { enabled: true, existingSecret: 'hooks' } },
+      { webhooks: { enabled: true, config: { WEBHOOK_SIGNATURE: 'github' }, secrets: { WEBHOOK_SIGNING_SECRET: 'gh' } } },
+      { webhooks: { enabled: true, config: { WEBHOOK_INSECURE: 'true' } } },
     ];
     for (const override of cases) expect(schemaErrors(mergeValues(defaults, override)), JSON.stringify(override)).toEqual([]);
   });
@@ -214,7 +222,7 @@ describe('helm/agentplane: environment variables', () => {
     const configmap = template('configmap.yaml');
     expect(configmap).toMatch(/range \$name, \$value := \.Values\.config\b/);
     expect(configmap).toMatch(/SERVICE_SHUTDOWN_TIMEOUT_MS: \{\{ \.Values\.shutdown\.drainTimeoutMs\b/);
-    expect(configmap).toMatch(/if \.Values\.redis\.bundled\.enabled \}\}\s+REDIS_URL:/);
+    expect(configmap).toMatch(/if include "agentplane\.bundledRedis" \. \}\}\s+REDIS_URL:/);
     const secret = template('secret.yaml');
     expect(secret).toMatch(/with \.Values\.redis\.url \}\}\s+REDIS_URL:/);
     expect(secret).toMatch(/range \$name, \$value := \.Values\.secrets\b/);
@@ -244,8 +252,9 @@ describe('helm/agentplane: environment variables', () => {
     expect(config.SERVICE_REPLICA_ID).toBe(env.SERVICE_REPLICA_ID);
   });
 
-  it.each(valueSets)('%s: the webhook receiver starts when enabled', (_name, values) => {
-    const enabled = mergeValues(values, { webhooks: { enabled: true } }) as Json;
+  it.each(valueSets)('%s: the webhook receiver starts when enabled with its secret', (_name, values) => {
+    const enabled = mergeValues(values, { webhooks: { enabled: true, secrets: { WEBHOOK_SECRET: 'hook-secret' } } }) as Json;
+    expect(schemaErrors(enabled)).toEqual([]);
     const env = webhooksPodEnv(enabled);
     expect(loadConfig(env).REDIS_URL).toBeDefined();
     expect(loadWebhooksConfig(env).port).toBe(enabled.webhooks.port);
@@ -275,7 +284,7 @@ describe('helm/agentplane: pods', () => {
   });
 
   it('probes /health/live for liveness and /health/ready for readiness', () => {
-    for (const file of ['api-deployment.yaml', 'worker-deployment.yaml']) {
+    for (const file of ['api-deployment.yaml', 'worker-deployment.yaml', 'webhooks-deployment.yaml']) {
       const deployment = template(file);
       expect(deployment, file).toMatch(/livenessProbe:\s+httpGet:\s+path: \/health\/live/);
       expect(deployment, file).toMatch(/readinessProbe:\s+httpGet:\s+path: \/health\/ready/);

@@ -95,7 +95,7 @@ describe('Dockerfile', () => {
   });
 
   it('exposes the default port of each process', () => {
-    const ports = [loadConfig({}).SERVICE_PORT, loadConfig({}).WORKER_PORT, loadWebhooksConfig({}).port];
+    const ports = [loadConfig({}).SERVICE_PORT, loadConfig({}).WORKER_PORT, loadWebhooksConfig({ WEBHOOK_INSECURE: 'true' }).port];
     expect(runtimeLines('EXPOSE')).toEqual([`EXPOSE ${ports.join(' ')}`]);
   });
 
@@ -212,6 +212,6 @@ describe('deploy/docker/healthcheck.mjs (the HEALTHCHECK)', () => {
     const script = read('deploy/docker/healthcheck.mjs');
     expect(script).toContain(`process.env.SERVICE_PORT || ${loadConfig({}).SERVICE_PORT}`);
     expect(script).toContain(`process.env.WORKER_PORT || ${loadConfig({}).WORKER_PORT}`);
-    expect(script).toContain(`process.env.WEBHOOK_PORT || ${loadWebhooksConfig({}).port}`);
+    expect(script).toContain(`process.env.WEBHOOK_PORT || ${loadWebhooksConfig({ WEBHOOK_INSECURE: 'true' }).port}`);
   });
 });

@@ -4,9 +4,10 @@ import { ConfigError } from '../../src/config.js';
 import { loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
 
 describe('loadWebhooksConfig', () => {
-  it('has the documented defaults', () => {
-    const config = loadWebhooksConfig({});
+  it('has the documented defaults (open only with WEBHOOK_INSECURE=true)', () => {
+    const config = loadWebhooksConfig({ WEBHOOK_INSECURE: 'true' });
     expect(config).toMatchObject({
+      insecure: true,
       host: '0.0.0.0',
       port: 8422,
       secret: '',
@@ -35,10 +36,23 @@ describe('loadWebhooksConfig', () => {
     const body = Buffer.from('{}');
     const header = `sha256=${createHmac('sha256', 'gh').update(body).digest('hex')}`;
     expect(config.signature?.(body, { 'x-hub-signature-256': header })).toEqual({ ok: true });
+    expect(config.signature?.(body, { 'x-hub-signature-256': header, 'x-github-delivery': 'd-1' })).toEqual({
+      ok: true,
+      delivery: { id: 'github:d-1', replayWindowMs: 24 * 3600 * 1000 },
+    });
+  });
+
+  it('refuses to open a receiver to anyone: neither a secret nor a signature scheme needs WEBHOOK_INSECURE=true', () => {
+    for (const env of [{}, { WEBHOOK_INSECURE: 'false' }, { WEBHOOK_SECRET: '' }]) {
+      expect(() => loadWebhooksConfig(env)).toThrow(/WEBHOOK_SECRET: .*WEBHOOK_INSECURE=true/);
+    }
+    expect(loadWebhooksConfig({ WEBHOOK_SECRET: 'shared' }).insecure).toBe(false);
+    expect(loadWebhooksConfig({ WEBHOOK_SIGNATURE: 'github', WEBHOOK_SIGNING_SECRET: 'gh' }).secret).toBe('');
   });
 
   it.each([
     [{ WEBHOOK_PORT: '70000' }, 'WEBHOOK_PORT'],
+    [{ WEBHOOK_INSECURE: 'yes' }, 'WEBHOOK_INSECURE'],
     [{ WEBHOOK_SIGNATURE: 'hmac' }, 'WEBHOOK_SIGNATURE'],
     [{ WEBHOOK_SIGNATURE: 'standard-webhooks' }, 'WEBHOOK_SIGNING_SECRET'],
     [{ WEBHOOK_SIGNATURE: 'standard-webhooks', WEBHOOK_SIGNING_SECRET: 'whsec_???' }, 'WEBHOOK_SIGNING_SECRET'],

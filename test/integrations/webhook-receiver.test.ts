@@ -1,3 +1,5 @@
+import { AppError } from '../../src/domain/errors.js';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookReceiver, type WebhookEvent } from '../../src/integrations/webhook/webhook-receiver.js';
 import { waitFor } from '../support/wait.js';
@@ -164,8 +166,49 @@ describe('webhook receiver', () => {
     const url = await mountReceiver(receiver);
     const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'build' });
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ status: 'error', errors: ['first handler broke', 'wildcard handler broke'] });
+    // Codes only: a handler's message (here, or a stack overflow's) is the operator's, in the log.
+    expect(await response.json()).toEqual({ status: 'error', errors: ['internal', 'internal'] });
     expect(ran).toEqual(['first', 'second', 'wildcard', 'last']);
+  });
+
+  it("lists an agentplane error's code, never its message, and logs the details with the request id", async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const receiver = new WebhookReceiver({ logger })
+      .on('build', () => {
+        throw new AppError('unknown_agent', 'Agent "secret-internal-name" is not registered.');
+      })
+      .on('build', () => {
+        throw new Error('Maximum call stack size exceeded');
+      });
+    const url = await mountReceiver(receiver);
+    const response = await post(`${url}/webhook`, '{}', { 'X-Event-Type': 'build' });
+    const text = await response.text();
+    expect(response.status).toBe(500);
+    expect(JSON.parse(text)).toEqual({ status: 'error', errors: ['unknown_agent', 'internal'] });
+    expect(text).not.toMatch(/secret-internal-name|call stack/);
+    const logged = lines.map((line) => JSON.parse(line)).filter((l) => l.msg === 'webhook handler failed');
+    expect(logged.map((l) => [l.code, l.err.message])).toEqual([
+      ['unknown_agent', 'Agent "secret-internal-name" is not registered.'],
+      ['internal', 'Maximum call stack size exceeded'],
+    ]);
+  });
+
+  it('refuses a body nested deeper than the API allows, or with numbers JSON would change, with 400 and no handler run', async () => {
+    let calls = 0;
+    const url = await mountReceiver(new WebhookReceiver().on('*', () => void (calls += 1)));
+    const deep = await post(`${url}/webhook`, '['.repeat(5000) + ']'.repeat(5000), {});
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual({ error: { code: 'bad_request', message: 'body: JSON nested deeper than 64 levels.' } });
+    const huge = await post(`${url}/webhook`, '{"amount":1e400}', {});
+    expect(huge.status).toBe(400);
+    expect((await huge.json()).error.message).toMatch(/^body\.amount: the number is out of range/);
+    const big = await post(`${url}/webhook`, '{"id":9007199254740993}', {});
+    expect((await big.json()).error.message).toMatch(/^body\.id: /);
+    expect(calls).toBe(0);
+    const fine = await post(`${url}/webhook`, '['.repeat(60) + ']'.repeat(60), {});
+    expect(fine.status).toBe(200);
+    expect(calls).toBe(1);
   });
 
   it('listens standalone, and close() waits for a running delivery, then refuses with 503; close twice is fine', async () => {

@@ -50,6 +50,6 @@ describe('webhook run bridge', () => {
     servers.push(server);
     const response = await fetch(`${server.url}/webhook`, { method: 'POST', body: '{}' });
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ status: 'error', errors: ['Agent missing is not registered.'] });
+    expect(await response.json()).toEqual({ status: 'error', errors: ['unknown_agent'] });
   });
 });

@@ -80,9 +80,14 @@ describe('npm run start:webhooks', () => {
     expect(await webhooks.exited, webhooks.output()).toBe(0);
   });
 
-  it('refuses to start with a route to an unknown agent, a bad variable, or without REDIS_URL', async () => {
+  it('refuses to start with a route to an unknown agent, a bad variable, without REDIS_URL, or open to anyone', async () => {
     const port = String(await freePort());
-    const unknownAgent = startWebhooks({ REDIS_URL: redis.url, WEBHOOK_PORT: port, WEBHOOK_ROUTES: 'push=no-such-agent' });
+    const open = startWebhooks({ REDIS_URL: redis.url, WEBHOOK_PORT: port, WEBHOOK_ROUTES: 'push=echo' });
+    expect(await open.exited).toBe(1);
+    expect(open.output()).toMatch(/WEBHOOK_SECRET: .*WEBHOOK_INSECURE=true/);
+    expect(open.output().trim().split('\n')).toHaveLength(1);
+
+    const unknownAgent = startWebhooks({ REDIS_URL: redis.url, WEBHOOK_PORT: port, WEBHOOK_SECRET: 's', WEBHOOK_ROUTES: 'push=no-such-agent' });
     expect(await unknownAgent.exited).toBe(1);
     expect(unknownAgent.output()).toContain('no-such-agent');
 
@@ -90,8 +95,19 @@ describe('npm run start:webhooks', () => {
     expect(await badScheme.exited).toBe(1);
     expect(badScheme.output()).toContain('WEBHOOK_SIGNING_SECRET');
 
-    const noRedis = startWebhooks({ WEBHOOK_PORT: port, WEBHOOK_ROUTES: 'push=echo' });
+    const noRedis = startWebhooks({ WEBHOOK_PORT: port, WEBHOOK_SECRET: 's', WEBHOOK_ROUTES: 'push=echo' });
     expect(await noRedis.exited).toBe(1);
     expect(noRedis.output()).toContain('REDIS_URL');
+  });
+
+  it('starts open only with WEBHOOK_INSECURE=true, and warns that anyone can start runs', async () => {
+    const port = await freePort();
+    const insecure = startWebhooks({ REDIS_URL: redis.url, SERVICE_KEY_PREFIX: uniquePrefix('insecure'), WEBHOOK_PORT: String(port), WEBHOOK_INSECURE: 'true' });
+    await waitFor('the receiver to listen', () => insecure.output().includes('webhook receiver listening'), 30_000);
+    expect(insecure.output()).toMatch(/WEBHOOK_INSECURE=true: the receiver checks neither a secret nor a signature/);
+    const delivered = await call(`http://127.0.0.1:${port}/webhook`, { method: 'POST', json: {} });
+    expect(delivered).toMatchObject({ status: 200, body: { status: 'ok', handled: 0 } });
+    insecure.child.kill('SIGTERM');
+    expect(await insecure.exited, insecure.output()).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
+import { MemoryDeduplicator } from './deduplicator.js';
 import { MemoryEventBus } from './event-bus.js';
 import { memoryLimiterFactory } from './limiter.js';
 import { MemoryRunJournal } from './run-journal.js';
@@ -35,6 +36,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     queue,
     scheduler,
     limiters: memoryLimiterFactory,
+    deduplicator: new MemoryDeduplicator(),
     readiness: { memory: () => store.ping() },
     consumer: () => queue,
     scheduleConsumer: () => scheduler,

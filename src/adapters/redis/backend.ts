@@ -3,6 +3,7 @@ import { withTimeout } from '../../domain/timeout.js';
 import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
 import { mapFailures } from './errors.js';
+import { RedisDeduplicator } from './deduplicator.js';
 import { RedisEventBus } from './event-bus.js';
 import { redisLimiterFactory } from './limiter.js';
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
@@ -91,6 +92,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     queue,
     scheduler,
     limiters: redisLimiterFactory({ client: redis, prefix }),
+    deduplicator: mapFailures(new RedisDeduplicator(redis, prefix)),
     readiness: { redis: () => store.ping() },
     consumer: () =>
       (consumer ??= new BullRunConsumer({

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { AppError } from '../../domain/errors.js';
 import { readRawBody } from './read-raw-body.js';
 import { methodNotAllowed, respondError, unauthorized } from './respond-error.js';
-import type { SignatureVerifier } from './signature-verifier.js';
+import type { SignatureCheck, SignatureVerifier } from './signature-verifier.js';
 
 export interface PostEndpointOptions {
   /** Path served; must start with `/`. */
@@ -17,8 +17,8 @@ export interface PostEndpointOptions {
   authorize?(ctx: Context): void;
   /** Checked over the raw body; a failure is 401 and `handle` is not called. */
   signature?: SignatureVerifier;
-  /** Handles a request whose body has been read (at most 1 MiB) and verified. */
-  handle(ctx: Context, body: Buffer): void | Promise<void>;
+  /** Handles a request whose body has been read (at most 1 MiB) and verified (`check`: the signature's outcome). */
+  handle(ctx: Context, body: Buffer, check: SignatureCheck | undefined): void | Promise<void>;
 }
 
 /**
@@ -33,6 +33,8 @@ export function postEndpoint(options: PostEndpointOptions): Middleware {
     requested === path || (options.subpaths === true && requested.startsWith(path === '/' ? '/' : `${path}/`));
   return async (ctx, next) => {
     if (!serves(ctx.path)) return next();
+    // One metrics label for the endpoint and everything beneath it.
+    ctx.state.routePattern ??= path;
     try {
       if (options.stopped()) throw new AppError('unavailable', `The ${options.name} is shutting down.`);
       if (ctx.method !== 'POST') throw methodNotAllowed();
@@ -40,7 +42,7 @@ export function postEndpoint(options: PostEndpointOptions): Middleware {
       const body = await readRawBody(ctx.req);
       const check = options.signature?.(body, ctx.req.headers);
       if (check && !check.ok) throw unauthorized(check.reason);
-      await options.handle(ctx, body);
+      await options.handle(ctx, body, check);
     } catch (error) {
       respondError(ctx, error);
     }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../domain/errors.js';
+import { jsonProblem } from '../../domain/json-problem.js';
 
 /** The request body limit of every inbound integration endpoint: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -52,11 +53,18 @@ function tooLarge(limitBytes: number): AppError {
   return new AppError('payload_too_large', `The request body exceeds ${limitBytes} bytes.`);
 }
 
-/** Parses a body as JSON; throws AppError `bad_request` when it is not JSON. */
+/**
+ * Parses a body as JSON; throws AppError `bad_request` when it is not JSON, or, as the API
+ * does, when it nests deeper than its limit or holds a number that would not come back as sent.
+ */
 export function parseJsonBody(body: Buffer): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch (error) {
     throw new AppError('bad_request', 'The request body is not valid JSON.', { cause: error });
   }
+  const problem = jsonProblem(value);
+  if (problem) throw new AppError('bad_request', problem);
+  return value;
 }

@@ -24,6 +24,8 @@ export interface WebhooksConfig {
   signature: SignatureVerifier | undefined;
   /** Tenant of the runs started. */
   tenant: string;
+  /** WEBHOOK_INSECURE: the operator accepts a receiver with neither a secret nor a signature. */
+  insecure: boolean;
   routes: readonly WebhookRoute[];
 }
 
@@ -35,6 +37,7 @@ const envSchema = z.object({
   WEBHOOK_SIGNING_SECRET: z.string().default(''),
   WEBHOOK_TENANT: z.string().regex(ID_PATTERN).default(DEFAULT_TENANT),
   WEBHOOK_ROUTES: z.string().default(''),
+  WEBHOOK_INSECURE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
 });
 
 /** Every environment variable {@link loadWebhooksConfig} reads (the worker reads src/config.ts's too). */
@@ -44,8 +47,9 @@ export const WEBHOOK_CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.
  * Reads and validates the webhook worker's variables from `env` (the worker passes
  * `process.env`). WEBHOOK_ROUTES is a comma-separated list of `<event type>=<agent id>`, the
  * type being an exact `X-Event-Type` value or `*` for every delivery, e.g.
- * `push=echo,deploy=human-review`. Throws {@link ConfigError} naming the bad variable;
- * the result is frozen.
+ * `push=echo,deploy=human-review`. Without WEBHOOK_SECRET and without a WEBHOOK_SIGNATURE scheme
+ * it refuses (anyone could start runs) unless WEBHOOK_INSECURE=true. Throws {@link ConfigError}
+ * naming the bad variable; the result is frozen.
  */
 export function loadWebhooksConfig(env: Readonly<Record<string, string | undefined>>): WebhooksConfig {
   // An empty variable means unset, as in shells where `VAR=` is the way to clear it.
@@ -55,15 +59,23 @@ export function loadWebhooksConfig(env: Readonly<Record<string, string | undefin
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
   }
   const vars = parsed.data;
-  return Object.freeze({
+  const config: WebhooksConfig = Object.freeze({
     host: vars.WEBHOOK_HOST,
     port: vars.WEBHOOK_PORT,
     secret: vars.WEBHOOK_SECRET,
     signatureScheme: vars.WEBHOOK_SIGNATURE,
     signature: buildSignature(vars.WEBHOOK_SIGNATURE, vars.WEBHOOK_SIGNING_SECRET),
     tenant: vars.WEBHOOK_TENANT,
+    insecure: vars.WEBHOOK_INSECURE,
     routes: Object.freeze(parseRoutes(vars.WEBHOOK_ROUTES)),
   });
+  if (config.secret === '' && config.signatureScheme === 'none' && !config.insecure) {
+    throw new ConfigError(
+      'WEBHOOK_SECRET',
+      'the receiver would accept deliveries from anyone: set WEBHOOK_SECRET or WEBHOOK_SIGNATURE (with WEBHOOK_SIGNING_SECRET), or WEBHOOK_INSECURE=true to accept that',
+    );
+  }
+  return config;
 }
 
 function buildSignature(scheme: SignatureScheme, secret: string): SignatureVerifier | undefined {

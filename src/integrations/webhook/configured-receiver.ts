@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Deduplicator } from '../../ports/deduplicator.js';
 import type { RunControl } from '../../ports/run-control.js';
 import type { WebhooksConfig } from './config.js';
 import { runBridge } from './run-bridge.js';
@@ -6,10 +7,16 @@ import { WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * The receiver `npm run start:webhooks` serves: the configured secret and signature scheme,
- * and for each route a run bridge starting its agent in the configured tenant.
+ * and for each route a run bridge starting its agent in the configured tenant; delivery ids are
+ * remembered in `deduplicator` (the backend's, shared by every receiver on Redis).
  */
-export function configuredReceiver(config: WebhooksConfig, runControl: RunControl, logger: Logger): WebhookReceiver {
-  const receiver = new WebhookReceiver({ secret: config.secret, signature: config.signature, logger });
+export function configuredReceiver(
+  config: WebhooksConfig,
+  runControl: RunControl,
+  logger: Logger,
+  deduplicator?: Deduplicator,
+): WebhookReceiver {
+  const receiver = new WebhookReceiver({ secret: config.secret, signature: config.signature, logger, deduplicator });
   for (const route of config.routes) {
     receiver.on(route.type, runBridge({ runControl, tenant: config.tenant, agentId: route.agentId, logger }));
   }

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import {
   isFreshTimestamp,
+  replayWindowMs,
   singleHeader,
   type SignatureVerifier,
   type TimestampToleranceOptions,
@@ -11,11 +12,12 @@ import {
  * The Standard Webhooks scheme (standardwebhooks.com): HMAC-SHA256 keyed with the base64
  * secret (optionally prefixed `whsec_`) over `<webhook-id>.<webhook-timestamp>.<body>`, sent as
  * space-separated `v1,<base64>` entries in `webhook-signature` so keys can rotate. A timestamp
- * outside the tolerance window is rejected, which bounds how long a captured delivery can be
- * replayed.
+ * outside the tolerance window (5 minutes old, 30 s ahead) is rejected, which bounds how long a
+ * captured delivery can be replayed; within it, the receiver handles a `webhook-id` once.
  */
 export function standardWebhooksSignature(secret: string, options: TimestampToleranceOptions = {}): SignatureVerifier {
   const key = decodeSecret(secret);
+  const window = replayWindowMs(options);
   return (rawBody, headers) => {
     const id = singleHeader(headers, 'webhook-id');
     const timestamp = singleHeader(headers, 'webhook-timestamp');
@@ -34,7 +36,8 @@ export function standardWebhooksSignature(secret: string, options: TimestampTole
       .split(' ')
       .filter((entry) => entry.startsWith('v1,'))
       .some((entry) => constantTimeEqual(entry.slice(3), expected));
-    return matches ? { ok: true } : { ok: false, reason: 'No matching signature.' };
+    // The id is signed with the body: a replay carries it unchanged and is recognised by it.
+    return matches ? { ok: true, delivery: { id: `standard-webhooks:${id}`, replayWindowMs: window } } : { ok: false, reason: 'No matching signature.' };
   };
 }
 

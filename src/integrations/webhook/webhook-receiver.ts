@@ -1,6 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { MemoryDeduplicator } from '../../adapters/memory/deduplicator.js';
+import { isAppError } from '../../domain/errors.js';
+import type { Deduplicator } from '../../ports/deduplicator.js';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { InFlight } from '../shared/in-flight.js';
 import { serveMiddleware, type ListenAddress, type ListeningServer } from '../../http/listen.js';
@@ -8,7 +11,7 @@ import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';
 import { unauthorized } from '../shared/respond-error.js';
 import { silentLogger } from '../shared/silent-logger.js';
-import type { SignatureVerifier } from '../shared/signature-verifier.js';
+import type { SignatureCheck, SignatureVerifier } from '../shared/signature-verifier.js';
 
 /** One delivery, as handed to every matching handler. */
 export interface WebhookEvent {
@@ -24,7 +27,10 @@ export interface WebhookEvent {
   headers?: Record<string, string>;
 }
 
-/** Handles one delivery; a throw or rejection makes the delivery's answer 500. */
+/**
+ * Handles one delivery; a throw or rejection makes the delivery's answer 500, listing the error's
+ * code (an agentplane error's, else `internal`); its message and stack go to the log only.
+ */
 export type WebhookHandler = (event: WebhookEvent) => void | Promise<void>;
 
 export interface WebhookReceiverOptions {
@@ -34,6 +40,13 @@ export interface WebhookReceiverOptions {
   signature?: SignatureVerifier;
   /** Path served, with every path beneath it. @defaultValue '/webhook' */
   path?: string;
+  /**
+   * Where the ids of handled deliveries are remembered, when the signature scheme names them
+   * (Standard Webhooks' `webhook-id`, GitHub's `X-GitHub-Delivery`): a delivery seen again
+   * within its replay window is answered 200 without running a handler. Share a Redis one
+   * between receivers. @defaultValue one in this process's memory
+   */
+  deduplicator?: Deduplicator;
   /** @defaultValue a silent logger */
   logger?: Logger;
 }
@@ -46,18 +59,21 @@ export const WILDCARD = '*';
  * POST only (405), shared secret compared in constant time and optional signature (401),
  * body up to 1 MiB (413 beyond, no handler called), JSON only (400). Handlers run one after
  * the other in registration order, type-specific before wildcard, all of them even when one
- * fails: 200 `{status:"ok",handled}` or 500 `{status:"error",errors:[…]}`.
+ * fails: 200 `{status:"ok",handled}` or 500 `{status:"error",errors:[<code>, …]}`. A signed
+ * delivery already handled is answered 200 `{status:"ok",handled:0,duplicate:true}`.
  */
 export class WebhookReceiver {
   private readonly handlers = new Map<string, WebhookHandler[]>();
   private readonly deliveries: InFlight;
   private readonly logger: Logger;
   private readonly endpoint: Middleware;
+  private readonly deduplicator: Deduplicator;
   private server: ListeningServer | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: WebhookReceiverOptions = {}) {
     this.logger = options.logger ?? silentLogger();
+    this.deduplicator = options.deduplicator ?? new MemoryDeduplicator();
     this.endpoint = postEndpoint({
       path: options.path ?? '/webhook',
       subpaths: true,
@@ -65,7 +81,7 @@ export class WebhookReceiver {
       stopped: () => this.closing !== undefined,
       authorize: (ctx) => this.checkSecret(ctx),
       signature: options.signature,
-      handle: (ctx, body) => this.deliver(ctx, body),
+      handle: (ctx, body, check) => this.deliver(ctx, body, check),
     });
     this.deliveries = new InFlight((error) => this.logger.error({ err: error }, 'webhook delivery failed'));
   }
@@ -107,7 +123,7 @@ export class WebhookReceiver {
     }
   }
 
-  private async deliver(ctx: Context, body: Buffer): Promise<void> {
+  private async deliver(ctx: Context, body: Buffer, check: SignatureCheck | undefined): Promise<void> {
     const headers = flattenHeaders(ctx.req.headers);
     const event: WebhookEvent = {
       source: ctx.get('X-Event-Source'),
@@ -116,23 +132,32 @@ export class WebhookReceiver {
       payload: parseJsonBody(body),
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
     };
+    const delivery = check?.ok ? check.delivery : undefined;
+    if (delivery && !(await this.deduplicator.claim(delivery.id, delivery.replayWindowMs))) {
+      this.logger.info({ delivery: delivery.id, type: event.type, requestId: ctx.state.requestId }, 'webhook delivery already handled');
+      ctx.body = { status: 'ok', handled: 0, duplicate: true };
+      return;
+    }
     const handlers = [...(this.handlers.get(event.type) ?? []), ...(event.type === WILDCARD ? [] : this.handlers.get(WILDCARD) ?? [])];
     let errors: string[] = [];
     await this.deliveries.run(async () => {
-      errors = await this.runHandlers(handlers, event);
+      errors = await this.runHandlers(handlers, event, ctx.state.requestId as string | undefined);
     });
+    // A failed delivery is not remembered: the sender's retry must run.
+    if (delivery && errors.length > 0) await this.deduplicator.release(delivery.id).catch(() => undefined);
     ctx.status = errors.length === 0 ? 200 : 500;
     ctx.body = errors.length === 0 ? { status: 'ok', handled: handlers.length } : { status: 'error', errors };
   }
 
-  private async runHandlers(handlers: WebhookHandler[], event: WebhookEvent): Promise<string[]> {
+  private async runHandlers(handlers: WebhookHandler[], event: WebhookEvent, requestId: string | undefined): Promise<string[]> {
     const errors: string[] = [];
     for (const handler of handlers) {
       try {
         await handler(event);
       } catch (error) {
-        this.logger.error({ err: error, type: event.type, source: event.source }, 'webhook handler failed');
-        errors.push(error instanceof Error ? error.message : String(error));
+        const code = isAppError(error) ? error.code : 'internal';
+        this.logger.error({ err: error, code, type: event.type, source: event.source, requestId }, 'webhook handler failed');
+        errors.push(code);
       }
     }
     return errors;
