@@ -202,9 +202,9 @@ describe('webhook receiver', () => {
     expect(await deep.json()).toEqual({ error: { code: 'bad_request', message: 'body: JSON nested deeper than 64 levels.' } });
     const huge = await post(`${url}/webhook`, '{"amount":1e400}', {});
     expect(huge.status).toBe(400);
-    expect((await huge.json()).error.message).toMatch(/^body\.amount: the number is out of range/);
+    expect(((await huge.json()) as { error: { message: string } }).error.message).toMatch(/^body\.amount: the number is out of range/);
     const big = await post(`${url}/webhook`, '{"id":9007199254740993}', {});
-    expect((await big.json()).error.message).toMatch(/^body\.id: /);
+    expect(((await big.json()) as { error: { message: string } }).error.message).toMatch(/^body\.id: /);
     expect(calls).toBe(0);
     const fine = await post(`${url}/webhook`, '['.repeat(60) + ']'.repeat(60), {});
     expect(fine.status).toBe(200);
