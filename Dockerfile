@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image, three processes: `api` (default), `worker`, `webhooks`; see deploy/DEPLOYING.md.
+# One image, three processes: `api` (default), `worker`, `webhooks`; see docs/deployment.md.
 #   docker build -t agentplane:local .
 #   docker run --rm -e REDIS_URL=redis://host:6379 -p 8420:8420 agentplane:local api
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
 # `npm run build` compiles and copies the files read at run time beside the code (the Redis
 # Lua scripts) into the same place in dist/.
 COPY scripts ./scripts
@@ -20,11 +21,15 @@ RUN npm run build
 # Production dependencies only. --ignore-scripts also keeps swagger-ui-dist's analytics
 # postinstall (@scarf/scarf) from calling home; msgpackr-extract and esbuild load their
 # prebuilt platform packages without install scripts.
+# node_modules/agentplane -> /app: an agents module anywhere under /app (AGENTS_MODULE, e.g. a
+# folder mounted at /app/agents, with or without its own package.json) resolves
+# `import { defineAgent } from 'agentplane'` to this very package.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && npm cache clean --force
+ && npm cache clean --force \
+ && ln -s .. node_modules/agentplane
 
 FROM ${NODE_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to node and reaps zombies. node handles SIGTERM itself

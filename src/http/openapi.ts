@@ -5,7 +5,7 @@ import type { AnyRoute } from './route.js';
 export interface OpenApiOptions {
   title: string;
   version: string;
-  /** Describe the credential schemes in use. */
+  /** The credential scheme of the document (and the console's "Authorize"); `none` declares none. */
   auth: 'none' | 'jwt' | 'apikey';
   apiKeyHeader: string;
 }
@@ -44,11 +44,13 @@ export function buildOpenApi(routes: readonly AnyRoute[], options: OpenApiOption
     const responses: Record<string, unknown> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
       const contentType = spec.contentType ?? 'application/json';
+      const media = {
+        ...(spec.schema ? { schema: toSchema(spec.schema, 'output') } : {}),
+        ...(spec.examples ? { examples: spec.examples } : {}),
+      };
       responses[status] = {
         description: spec.description,
-        ...(spec.schema || spec.contentType
-          ? { content: { [contentType]: spec.schema ? { schema: toSchema(spec.schema, 'output') } : {} } }
-          : {}),
+        ...(spec.schema || spec.contentType ? { content: { [contentType]: media } } : {}),
         ...(spec.headers
           ? {
               headers: Object.fromEntries(
@@ -64,7 +66,17 @@ export function buildOpenApi(routes: readonly AnyRoute[], options: OpenApiOption
       tags: [route.tag],
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: toSchema(route.body, 'input'),
+                  ...(route.bodyExamples ? { examples: route.bodyExamples } : {}),
+                },
+              },
+            },
+          }
         : {}),
       responses,
       ...(!route.public && security ? { security } : {}),
@@ -72,7 +84,19 @@ export function buildOpenApi(routes: readonly AnyRoute[], options: OpenApiOption
   }
   for (const [path, item] of Object.entries(paths)) builder.addPath(path, item);
   for (const [name, schema] of Object.entries(components)) builder.addSchema(name, schema);
-  return builder.getSpec();
+  return withoutEmptyComponents(builder.getSpec());
+}
+
+/**
+ * The builder starts every component map empty. An empty `securitySchemes` still makes Swagger
+ * UI show its "Authorize" button, which with authentication off leads nowhere: drop empty maps.
+ */
+function withoutEmptyComponents(spec: OpenAPIObject): OpenAPIObject {
+  const components = Object.fromEntries(
+    Object.entries(spec.components ?? {}).filter(([, map]) => Object.keys(map as object).length > 0),
+  );
+  const { components: _all, ...rest } = spec;
+  return Object.keys(components).length > 0 ? { ...rest, components } : rest;
 }
 
 function objectParameters(

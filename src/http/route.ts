@@ -12,6 +12,14 @@ export interface ResponseSpec {
   contentType?: string;
   /** Headers the response carries, for the OpenAPI document. */
   headers?: Record<string, string>;
+  /** Named examples of the body, for the OpenAPI document (error responses: one per code). */
+  examples?: Record<string, Example>;
+}
+
+/** A named example of a body in the OpenAPI document. */
+export interface Example<T = unknown> {
+  summary: string;
+  value: T;
 }
 
 /** What a handler sees: validated inputs, the caller, and the raw Koa context for streams. */
@@ -50,6 +58,11 @@ export interface Route<Q = unknown, P = unknown, B = unknown> {
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   body?: z.ZodType<B>;
+  /**
+   * Named examples of the body, for the OpenAPI document. The first one is what the Swagger
+   * console's "Try it out" sends: it must succeed against a fresh server with the defaults.
+   */
+  bodyExamples?: Record<string, Example<NoInfer<B>>>;
   responses: Record<number, ResponseSpec>;
   handler: (input: RouteInput<Q, P, B>) => Promise<RouteResult>;
 }

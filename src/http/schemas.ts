@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../domain/errors.js';
 import { ID_PATTERN } from '../domain/types.js';
+import { statusOf } from './errors.js';
+import type { ResponseSpec } from './route.js';
 
 /** Zod schemas of the wire types: validation and the OpenAPI document both come from these. */
 
@@ -12,8 +15,8 @@ export const JsonObjectSchema = z.record(z.string(), z.unknown()).meta({ descrip
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string().meta({ example: 'bad_request' }),
-      message: z.string(),
+      code: z.string().meta({ description: 'stable, machine-readable (`not_found`, `conflict`, …); one status per code' }),
+      message: z.string().meta({ description: 'one human sentence; wording may change' }),
     }),
   })
   .meta({ id: 'Error' });
@@ -57,21 +60,71 @@ export const ReadySchema = z.object({
   checks: z.record(z.string(), z.string()),
 });
 
-/** Standard error responses of a route, by status, for the OpenAPI document. */
-export function errorResponses(...statuses: number[]): Record<number, { description: string; schema: typeof ErrorSchema }> {
-  const text: Record<number, string> = {
-    400: 'Malformed query or body',
-    401: 'Missing or invalid credential',
-    403: 'Role lacks permission',
-    404: 'Not found (or owned by another tenant)',
-    409: 'Conflict with the current state',
-    412: 'If-Match precondition failed',
-    413: 'Body too large',
-    415: 'Body is not application/json',
-    429: 'Rate limit or quota exceeded (or too many open streams and waits)',
-    503: 'Storage or the event subscription is unavailable; retry shortly',
-  };
-  return Object.fromEntries(statuses.map((s) => [s, { description: text[s] ?? 'Error', schema: ErrorSchema }]));
+/**
+ * A message each error code really answers with, for the examples of the OpenAPI document. The
+ * first code of a status is the one shown when a route names only the status.
+ */
+const ERROR_MESSAGES: Record<ErrorCode, string> = {
+  bad_request: 'query.limit: expected an integer from 1 to 500',
+  invalid_cron: 'cron_expr: expected exactly 5 fields (minute hour day-of-month month day-of-week), got 1',
+  unknown_agent: 'Agent "string" is not registered.',
+  unauthorized: 'A bearer token is required.',
+  forbidden: 'This operation needs the user role.',
+  not_found: 'The session was not found.',
+  method_not_allowed: 'DELETE is not allowed on /api/sessions.',
+  conflict: 'This session already has a queued, running or interrupted run.',
+  precondition_failed: 'The latest checkpoint has another seq_num than If-Match names.',
+  payload_too_large: 'The request body is larger than the limit.',
+  unsupported_media_type: 'The request body must be application/json.',
+  rate_limited: 'Too many requests (global limit); retry in 12 s.',
+  internal: 'An internal error occurred.',
+  unavailable: 'Storage is unreachable; retry shortly.',
+};
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed query or body',
+  401: 'Missing or invalid credential',
+  403: 'Role lacks permission',
+  404: 'Not found (or owned by another tenant)',
+  409: 'Conflict with the current state',
+  412: 'If-Match precondition failed',
+  413: 'Body too large',
+  415: 'Body is not application/json',
+  429: 'Rate limit or quota exceeded (or too many open streams and waits)',
+  503: 'Storage or the event subscription is unavailable; retry shortly',
+};
+
+/**
+ * The error responses of a route for the OpenAPI document, each with an example body per code.
+ * Name a status (`404`) for its usual code, or codes (`'unknown_agent'`) where one status has
+ * several: `errorResponses('bad_request', 'unknown_agent', 401, 409)`.
+ */
+export function errorResponses(...entries: (number | ErrorCode)[]): Record<number, ResponseSpec> {
+  const codes = new Map<number, ErrorCode[]>();
+  for (const entry of entries) {
+    const code = typeof entry === 'number' ? defaultCode(entry) : entry;
+    const status = statusOf(code);
+    const list = codes.get(status) ?? [];
+    if (!list.includes(code)) codes.set(status, [...list, code]);
+  }
+  return Object.fromEntries(
+    [...codes].map(([status, list]) => [
+      status,
+      {
+        description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+        schema: ErrorSchema,
+        examples: Object.fromEntries(
+          list.map((code) => [code, { summary: code, value: { error: { code, message: ERROR_MESSAGES[code] } } }]),
+        ),
+      },
+    ]),
+  );
+}
+
+function defaultCode(status: number): ErrorCode {
+  const code = (Object.keys(ERROR_MESSAGES) as ErrorCode[]).find((c) => statusOf(c) === status);
+  if (!code) throw new Error(`no error code has the status ${status}`);
+  return code;
 }
 
 /** What starting or resuming a run answers: the run is queued for a worker. */

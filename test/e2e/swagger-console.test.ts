@@ -1,15 +1,41 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { parsePrometheus } from '../support/http.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
+/** The operation block of `method path` in the console, once the console has rendered. */
+async function operation(page: Page, method: 'get' | 'post', path: string) {
+  await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 20_000 });
+  const exact = new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const block = page.locator(`.opblock.opblock-${method}`).filter({ has: page.locator('.opblock-summary-path', { hasText: exact }) });
+  expect(await block.count()).toBe(1);
+  return block;
+}
+
+/**
+ * Opens `method path`, presses "Try it out" and "Execute" with what the console fills in by
+ * itself (the document's first example, for a body), and reads the live response's status
+ * code and body from the console's DOM.
+ */
+async function tryItOut(page: Page, method: 'get' | 'post', path: string): Promise<{ status: number; body: any }> {
+  const block = await operation(page, method, path);
+  await block.locator('.opblock-summary').click();
+  await block.getByRole('button', { name: 'Try it out' }).click();
+  await block.getByRole('button', { name: 'Execute' }).click();
+  const status = block.locator('.live-responses-table tr.response .response-col_status');
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const shown = await block.locator('.live-responses-table tr.response .response-col_description .highlight-code pre').first().textContent();
+  return { status: Number((await status.textContent())?.trim()), body: JSON.parse(shown ?? '') };
+}
+
 /**
  * The Swagger console in a real headless Chromium (Debian's, driven by playwright-core; no
- * browser download): it renders the operations from /swagger/doc.json and a "Try it out" of
- * GET /api/sessions reaches the API and shows its 200.
+ * browser download): it renders the operations from /swagger/doc.json; "Try it out" with what
+ * the console fills in by itself reaches the API and succeeds (GET /api/sessions, POST
+ * /api/runs, POST /api/schedules); "Authorize" shows only when authentication is on.
  */
 describe('Swagger console in headless Chromium', () => {
   let api: TestApi;
@@ -41,19 +67,9 @@ describe('Swagger console in headless Chromium', () => {
       await operations.first().waitFor({ state: 'visible', timeout: 20_000 });
       expect(await operations.count()).toBe(api.api.routes.length);
 
-      const listSessions = page.locator('.opblock.opblock-get').filter({
-        has: page.locator('.opblock-summary-path', { hasText: /^\/api\/sessions$/ }),
-      });
-      expect(await listSessions.count()).toBe(1);
-      await listSessions.locator('.opblock-summary').click();
-      await listSessions.getByRole('button', { name: 'Try it out' }).click();
-      await listSessions.getByRole('button', { name: 'Execute' }).click();
-
-      const status = listSessions.locator('.live-responses-table tr.response .response-col_status');
-      await status.waitFor({ state: 'visible', timeout: 20_000 });
-      expect((await status.textContent())?.trim()).toBe('200');
-      const shown = await listSessions.locator('.live-responses-table tr.response .response-col_description .highlight-code pre').first().textContent();
-      expect(JSON.parse(shown ?? '')).toMatchObject({ sessions: [expect.objectContaining({ id: 'console-1', agent_id: 'echo' })] });
+      const { status, body } = await tryItOut(page, 'get', '/api/sessions');
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ sessions: [expect.objectContaining({ id: 'console-1', agent_id: 'echo' })] });
       expect(pageErrors).toEqual([]);
 
       // The console's request reached the API for real: the API counted it.
@@ -64,6 +80,49 @@ describe('Swagger console in headless Chromium', () => {
       expect(Number(counted?.value)).toBe(1);
     } finally {
       await page.close();
+    }
+  });
+
+  /** "Try it out" → "Execute" of `method path` on a fresh page of the console. */
+  async function tryOnFreshPage(method: 'get' | 'post', path: string) {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${api.url}/swagger/`);
+      return await tryItOut(page, method, path);
+    } finally {
+      await page.close();
+    }
+  }
+
+  it('"Try it out" with the defaults starts an echo run: POST /api/runs answers 202', async () => {
+    const { status, body } = await tryOnFreshPage('post', '/api/runs');
+    expect(status).toBe(202);
+    expect(body).toMatchObject({ run_id: expect.any(String), status: 'queued' });
+    const run = await call(`${api.url}/api/runs/${body.run_id}`);
+    expect(run.body).toMatchObject({ agent_id: 'echo', session_id: body.session_id });
+  });
+
+  it('"Try it out" with the defaults creates a schedule: POST /api/schedules answers 201', async () => {
+    const { status, body } = await tryOnFreshPage('post', '/api/schedules');
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ id: expect.any(String), agent_id: 'echo', cron_expr: '*/5 * * * *' });
+    expect((await call(`${api.url}/api/schedules/${body.id}`)).status).toBe(200);
+  });
+
+  it('shows no "Authorize" button with authentication off, and one with jwt', async () => {
+    const withJwt = await startTestApi({ env: { SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: 'a-console-secret-of-at-least-32-bytes' } });
+    const page = await browser.newPage();
+    try {
+      const authorizeButtons = async (url: string) => {
+        await page.goto(`${url}/swagger/`);
+        await operation(page, 'get', '/api/sessions');
+        return page.locator('.auth-wrapper .btn.authorize').count();
+      };
+      expect(await authorizeButtons(api.url)).toBe(0);
+      expect(await authorizeButtons(withJwt.url)).toBe(1);
+    } finally {
+      await page.close();
+      await withJwt.close();
     }
   });
 });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { notFound } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { pageQuery } from '../validate.js';
-import { errorResponses, Timestamp } from '../schemas.js';
+import { errorResponses, IdParam, Timestamp } from '../schemas.js';
 import { holdForRun, WaitMs, waitedRun } from '../run-wait.js';
 import { WaitedRunSchema } from './runs.js';
 
@@ -24,7 +25,10 @@ const ApprovalSchema = z
   })
   .meta({ id: 'ApprovalRequest' });
 
-/** The approvals inbox: pending requests (user+) and the answer that unblocks a paused run. */
+/**
+ * The approvals inbox: pending requests (user+), the answer that unblocks a paused run, the
+ * requests by status (user+, as every approvals listing) and one request by id (viewer+).
+ */
 export function approvalRoutes(deps: AppDeps): AnyRoute[] {
   return [
     defineRoute({
@@ -45,6 +49,46 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
       }),
     }),
     defineRoute({
+      method: 'GET',
+      path: '/api/approvals',
+      operationId: 'listApprovals',
+      summary: 'Approval requests by status: pending (oldest first) or decided (newest decision first)',
+      tag: 'approvals',
+      minRole: 'user',
+      query: z.object({
+        status: z
+          .enum(['pending', 'decided'])
+          .default('pending')
+          .meta({ description: '`pending`: as GET /api/approval/pending; `decided`: approved, rejected, or cancelled with their run' }),
+        ...pageQuery(100, 500),
+      }),
+      responses: {
+        200: { description: 'A page of the requests', schema: z.object({ approvals: z.array(ApprovalSchema) }) },
+        ...errorResponses(400, 401, 403, 429),
+      },
+      handler: async ({ query, principal }) => {
+        const { approvals } = deps.store;
+        const page = { limit: query.limit, offset: query.offset };
+        const listed =
+          query.status === 'pending' ? await approvals.listPendingApprovals(principal.tenant, page) : await approvals.listDecidedApprovals(principal.tenant, page);
+        return { status: 200, body: { approvals: listed } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/approvals/:id',
+      operationId: 'getApproval',
+      summary: 'One approval request, pending or decided',
+      tag: 'approvals',
+      params: z.object({ id: IdParam }),
+      responses: { 200: { description: 'The request', schema: ApprovalSchema }, ...errorResponses(400, 401, 403, 404, 429) },
+      handler: async ({ params, principal }) => {
+        const approval = await deps.store.approvals.getApproval(principal.tenant, params.id);
+        if (!approval) throw notFound('The approval request');
+        return { status: 200, body: approval };
+      },
+    }),
+    defineRoute({
       method: 'POST',
       path: '/api/approval/respond',
       operationId: 'respondToApproval',
@@ -58,6 +102,13 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
           description: 'also hold the answer until the resumed run next stops (or this many ms pass) and answer the run as POST /api/runs/wait does',
         }),
       }),
+      bodyExamples: {
+        approve: { summary: 'approve (the id is one of GET /api/approval/pending)', value: { id: '0195f3c2-7d41-7a0e-9b1c-4f7e2d9a1b20.2', approved: true, comment: 'ship it' } },
+        'reject and wait': {
+          summary: 'reject, and answer once the resumed run next stops',
+          value: { id: '0195f3c2-7d41-7a0e-9b1c-4f7e2d9a1b20.2', approved: false, comment: 'not yet', wait_ms: 30_000 },
+        },
+      },
       responses: {
         200: {
           description: 'Decided (with `wait_ms`: plus the run at its next stop, or as it stands when `wait_ms` passed first)',

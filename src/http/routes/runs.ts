@@ -48,6 +48,19 @@ const StartRunBody = z.strictObject({
     .meta({ description: 'cancel the run with `error: "timeout"` if still active this long after it is created (default RUN_TIMEOUT_MS)' }),
 });
 
+/** What the console's "Try it out" sends: a run of the built-in `echo` agent on a new session. */
+const START_RUN_EXAMPLES = {
+  echo: { summary: 'echo on a new session', value: { agent_id: 'echo', input: { text: 'hello' } } },
+  'human-review': {
+    summary: 'human-review on session review-1 (replacing its active run): pauses for an approval',
+    value: { agent_id: 'human-review', input: { topic: 'release notes' }, session_id: 'review-1', multitask: 'interrupt' as const },
+  },
+  'stream-words': {
+    summary: 'stream-words with a deadline',
+    value: { agent_id: 'stream-words', input: { text: 'one two three' }, timeout_ms: 60_000 },
+  },
+};
+
 export const WaitedRunSchema = RunSchema.extend({
   state: JsonObjectSchema.optional().meta({ description: 'the latest checkpoint state, once the run stopped' }),
   approval: z
@@ -88,9 +101,10 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Start a run of an agent, on a new or an existing session',
       tag: 'runs',
       body: StartRunBody,
+      bodyExamples: START_RUN_EXAMPLES,
       responses: {
         202: { description: 'The run is queued', schema: RunTicketSchema, headers: { Location: 'URL of the run' } },
-        ...errorResponses(400, 401, 403, 409, 413, 415, 429),
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 429),
       },
       handler: async ({ body, principal }) => {
         const ticket = await runs.startRun(principal.tenant, body);
@@ -104,10 +118,17 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Start a run and answer when it completes, fails, is cancelled or waits for an approval',
       tag: 'runs',
       body: StartRunBody.extend({ wait_ms: WaitMs.optional() }),
+      bodyExamples: {
+        echo: { summary: 'echo, answered once it completes', value: { agent_id: 'echo', input: { text: 'hello' }, wait_ms: 10_000 } },
+        'human-review': {
+          summary: 'human-review, answered when it waits for the approval',
+          value: { agent_id: 'human-review', input: { topic: 'launch' }, wait_ms: 30_000 },
+        },
+      },
       responses: {
         200: { description: 'The run stopped: the run, its state and, when interrupted, its approval', schema: WaitedRunSchema },
         202: { description: '`wait_ms` passed first (or the replica is shutting down): the run as it stands', schema: RunSchema },
-        ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 429, 503),
       },
       handler: async ({ body, principal, ctx }) => {
         const { wait_ms: waitMs = DEFAULT_WAIT_MS, ...request } = body;
@@ -131,6 +152,10 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Start a run and stream its events (server-sent events) until it ends or waits for an approval',
       tag: 'runs',
       body: StartRunBody,
+      bodyExamples: {
+        'stream-words': { summary: 'stream-words: one custom event per word', value: { agent_id: 'stream-words', input: { text: 'one two three' } } },
+        echo: START_RUN_EXAMPLES.echo,
+      },
       responses: {
         200: {
           description:
@@ -140,7 +165,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
           schema: RunEventSchema,
           headers: { 'X-Run-Id': 'the run', 'X-Session-Id': 'its session', 'Cache-Control': 'no-cache' },
         },
-        ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 429, 503),
       },
       handler: async ({ body, principal, ctx }) => {
         // The stream starts before the run is followed: the follower holds the run's events until then.
@@ -170,16 +195,21 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/api/runs',
       operationId: 'listRuns',
-      summary: 'Runs of a session, newest first, a page at a time',
+      summary: "The tenant's runs (or a session's), newest first, filtered by status and agent, a page at a time",
       tag: 'runs',
-      query: z.object({ session_id: IdParam, ...pageQuery(50, 500) }),
+      query: z.object({
+        session_id: IdParam.optional().meta({ description: 'only the runs of this session (404 when it does not exist)' }),
+        status: z.enum(RUN_STATUSES as [RunStatus, ...RunStatus[]]).optional().meta({ description: 'only the runs with this status' }),
+        agent_id: z.string().min(1).optional().meta({ description: 'only the runs of this agent' }),
+        ...pageQuery(50, 500),
+      }),
       responses: {
-        200: { description: 'The runs', schema: z.object({ runs: z.array(RunSchema) }) },
+        200: { description: 'A page of the runs, newest `created_at` first', schema: z.object({ runs: z.array(RunSchema) }) },
         ...errorResponses(400, 401, 403, 404, 429),
       },
       handler: async ({ query, principal }) => {
-        if (!(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
-        return { status: 200, body: { runs: await store.runs.listRuns(principal.tenant, query.session_id, query) } };
+        if (query.session_id !== undefined && !(await store.sessions.getSession(principal.tenant, query.session_id))) throw notFound('The session');
+        return { status: 200, body: { runs: await store.runs.findRuns(principal.tenant, query) } };
       },
     }),
     defineRoute({

@@ -74,9 +74,19 @@ export function scheduleRoutes(deps: AppDeps): AnyRoute[] {
         new_session: z.boolean().optional().meta({ default: true }),
         timezone: z.string().max(64).optional().meta({ default: 'UTC', description: 'IANA time zone' }),
       }),
+      bodyExamples: {
+        echo: {
+          summary: 'echo every 5 minutes, a new session per fire',
+          value: { agent_id: 'echo', cron_expr: '*/5 * * * *', input: { text: 'hello' }, new_session: true, timezone: 'UTC' },
+        },
+        weekdays: {
+          summary: 'human-review at 09:00 on weekdays in Berlin, one session reused',
+          value: { agent_id: 'human-review', cron_expr: '0 9 * * MON-FRI', input: { topic: 'daily report' }, new_session: false, timezone: 'Europe/Berlin' },
+        },
+      },
       responses: {
         201: { description: 'Created', schema: ScheduleSchema, headers: { Location: 'URL of the schedule' } },
-        ...errorResponses(400, 401, 403, 413, 415, 429),
+        ...errorResponses(400, 'invalid_cron', 'unknown_agent', 401, 403, 413, 415, 429, 503),
       },
       handler: async ({ body, principal }) => {
         const schedule = await control.create(principal.tenant, body);

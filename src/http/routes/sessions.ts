@@ -62,6 +62,9 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'sessions',
       query: SessionQuery,
       body: z.strictObject({ state: JsonObjectSchema }),
+      bodyExamples: {
+        edit: { summary: 'overwrite one key, keep the others', value: { state: { text: 'edited', editor: 'ana' } } },
+      },
       responses: {
         200: { description: 'The new checkpoint with the merged state', schema: CheckpointSchema },
         ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429),

@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { expect, it } from 'vitest';
+import { CONFIG_VARIABLES } from '../../src/config.js';
+import { WEBHOOK_CONFIG_VARIABLES } from '../../src/integrations/webhook/config.js';
+
+const contract = readFileSync(new URL('../../docs/http-contract.md', import.meta.url), 'utf8');
+const settings = contract.slice(contract.indexOf('\n## Settings\n'));
+
+it('docs/http-contract.md describes every environment variable the processes read, under Settings', () => {
+  expect(settings.length).toBeLessThan(contract.length);
+  const missing = [...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES].filter((name) => !settings.includes(`\`${name}\``));
+  expect(missing).toEqual([]);
+});
+
+it('docs/http-contract.md lists every error code the API renders, with its status', async () => {
+  const { statusOf } = await import('../../src/http/errors.js');
+  const codes = [...contract.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
+  const rendered = ['bad_request', 'invalid_cron', 'unknown_agent', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed',
+    'conflict', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'rate_limited', 'internal', 'unavailable'] as const;
+  expect(codes).toEqual(rendered.map((code) => [code, statusOf(code)]));
+});
