@@ -1,7 +1,6 @@
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { builtInAgents } from '../agents/index.js';
 import type { Agent } from './agent.js';
+import { importModule } from './import-module.js';
 
 /** The agents a process knows, by id. API replicas and workers load the same set. */
 export class AgentRegistry {
@@ -31,13 +30,12 @@ function isAgent(value: unknown): value is Agent {
 }
 
 /**
- * The built-in agents, or those of AGENTS_MODULE: a JS module whose default export is an
- * array of agents (made with `defineAgent`) or whose named exports are agents.
+ * The built-in agents, or those of AGENTS_MODULE: a `.js`, `.mjs` or `.ts` module whose
+ * default export is an array of agents (made with `defineAgent`) or whose named exports are agents.
  */
 export async function loadAgents(modulePath: string | undefined): Promise<AgentRegistry> {
   if (!modulePath) return new AgentRegistry(builtInAgents);
-  const url = pathToFileURL(isAbsolute(modulePath) ? modulePath : resolve(process.cwd(), modulePath)).href;
-  const module = (await import(url)) as Record<string, unknown>;
+  const module = await importModule(modulePath);
   const candidates = Array.isArray(module.default) ? (module.default as unknown[]) : Object.values(module);
   const agents = candidates.filter(isAgent);
   if (agents.length === 0) throw new Error(`AGENTS_MODULE ${modulePath} exports no agents.`);

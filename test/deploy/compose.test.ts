@@ -1,4 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
@@ -7,7 +12,9 @@ import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrat
 /*
  * Static checks of docker-compose.yml and .env.example: the file parses, every variable a
  * container gets is one its process reads, and with the documented settings every process
- * would start (its own config validation passes, Redis is set, auth secrets arrive).
+ * would start (its own config validation passes, Redis is set, auth secrets arrive). The file
+ * is a Compose v2 file: `docker compose config` accepts it where the plugin is installed, and
+ * it validates against the Compose Specification's JSON schema everywhere.
  */
 
 const ROOT = new URL('../../', import.meta.url);
@@ -201,5 +208,58 @@ describe('.env.example', () => {
     expect(strays).toEqual([]);
     const shadowing = [...exampleSettings.keys()].filter((k) => k.startsWith('AGENTPLANE_') && processVariables.has(k));
     expect(shadowing).toEqual([]);
+  });
+});
+
+describe('docker-compose.yml: Compose v2 and your agents', () => {
+  const rootDir = fileURLToPath(ROOT);
+  const composeV2 = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8', timeout: 20_000 }).status === 0;
+  /** The Compose Specification schema, from the docker-compose npm package (a dependency of testcontainers). */
+  const specSchema = (): Record<string, unknown> => {
+    const dir = dirname(createRequire(import.meta.url).resolve('docker-compose/package.json'));
+    return JSON.parse(readFileSync(join(dir, 'schema/compose-spec.json'), 'utf8')) as Record<string, unknown>;
+  };
+
+  it('follows the Compose Specification (the format of `docker compose`, v2)', () => {
+    const validate = new Ajv({ allErrors: true, strict: false, validateSchema: false, validateFormats: false }).compile(specSchema());
+    const errors = (document: unknown) => (validate(document) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`));
+    expect(errors(compose)).toEqual([]);
+    // The check can fail.
+    expect(errors({ ...compose, services: { ...compose.services, worker: { ...compose.services.worker, comand: ['worker'] } } })).not.toEqual([]);
+    // v1 (`docker-compose`, Debian 12's package) refuses `name:`: the file says v2 is needed.
+    expect(compose).toHaveProperty('name');
+    expect(composeText).toMatch(/Needs Docker Compose v2/);
+  });
+
+  it.runIf(composeV2)('passes `docker compose config` with the .env.example settings', () => {
+    const run = spawnSync('docker', ['compose', '--env-file', '.env.example', '-f', 'docker-compose.yml', 'config', '--format', 'json'], {
+      cwd: rootDir,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const rendered = JSON.parse(run.stdout) as { services: Record<string, { volumes?: { type: string; source: string; target: string; read_only?: boolean }[] }> };
+    for (const { name } of appServices) {
+      expect(rendered.services[name]?.volumes, name).toContainEqual(
+        expect.objectContaining({ type: 'bind', source: join(rootDir, 'examples/agents'), target: '/app/agents', read_only: true }),
+      );
+    }
+  });
+
+  it('mounts the agents folder read-only under /app in every agentplane container and passes AGENTS_MODULE', () => {
+    const settings = withSettings({ AGENTS_MODULE: '/app/agents/index.js' });
+    for (const { name, service } of appServices) {
+      const mounts = (service.volumes ?? []).map((volume) => interpolate(volume, settings).split(':'));
+      const agents = mounts.find(([, target]) => target === '/app/agents');
+      expect(agents, `${name} mounts no agents folder at /app/agents`).toBeDefined();
+      const [source, , mode] = agents!;
+      expect(mode, name).toBe('ro');
+      // The module AGENTS_MODULE names in the container is a file of the mounted host folder.
+      const module = loadConfig(containerEnv(service, settings)).AGENTS_MODULE!;
+      expect(module.startsWith('/app/agents/'), name).toBe(true);
+      expect(existsSync(join(rootDir, source!, module.slice('/app/agents/'.length))), `${name}: ${source}${module}`).toBe(true);
+      // Unset, the built-in agents stay.
+      expect(loadConfig(containerEnv(service, exampleSettings)).AGENTS_MODULE, name).toBeUndefined();
+    }
   });
 });

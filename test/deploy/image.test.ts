@@ -68,6 +68,16 @@ describe('Dockerfile', () => {
     expect(runtime.instructions.filter((i) => /\bnpm (ci|install)\b/.test(i))).toEqual([]);
   });
 
+  it("links node_modules/agentplane to the package, so agents mounted under /app import 'agentplane'", () => {
+    // test/packaging/pack.test.ts runs this link's layout: an agents package under the package directory.
+    const deps = dockerStages.find((s) => s.instructions.some((i) => /npm ci\b.*--omit=dev/.test(i)))!;
+    expect(deps.instructions.join('\n')).toMatch(/&& ln -s \.\. node_modules\/agentplane$/m);
+    expect(deps.instructions).toContain('WORKDIR /app');
+    const pkg = JSON.parse(read('package.json')) as { name: string; exports: Record<string, unknown> };
+    expect(pkg.name).toBe('agentplane');
+    expect(pkg.exports).toHaveProperty('.');
+  });
+
   it('puts the compiled code in the image, with the non-TypeScript files beside it (the Lua scripts)', () => {
     const assets = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true }).filter(
       (file) => file.isFile() && !file.name.endsWith('.ts'),

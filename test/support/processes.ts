@@ -15,8 +15,15 @@ export interface LogLine {
 }
 
 export interface StartProcessOptions {
-  /** Entry module relative to the repository root, e.g. `src/main/api.ts`, `src/main/worker.ts`. */
+  /** Entry module relative to {@link StartProcessOptions.cwd}, e.g. `src/main/api.ts`, `src/main/worker.ts`. */
   entry: string;
+  /** Working directory of the process. @defaultValue the repository root */
+  cwd?: string;
+  /**
+   * Run the entry with plain `node`, without tsx (compiled JavaScript only; NODE_OPTIONS is
+   * cleared so that nothing loads it). @defaultValue false
+   */
+  plainNode?: boolean;
   /**
    * Merged over this process's environment; a value of `undefined` removes the variable
    * (e.g. `{ REDIS_URL: undefined }` for the embedded mode).
@@ -83,7 +90,7 @@ export async function stopAllProcesses(): Promise<void> {
 }
 
 /**
- * Spawns `node --import tsx <entry>` in the repository root on a free port, captures its
+ * Spawns `node --import tsx <entry>` (or plain `node`) in the repository root (or `cwd`) on a free port, captures its
  * output line by line, and resolves once it is ready (see {@link StartProcessOptions.ready}).
  * If it exits or does not become ready in time, it is killed and the promise rejects with
  * the last lines it wrote.
@@ -96,8 +103,10 @@ export async function startProcess(options: StartProcessOptions): Promise<AgentP
     else env[name] = value;
   }
   env[options.portVariable ?? 'SERVICE_PORT'] = String(port);
+  if (options.plainNode) delete env.NODE_OPTIONS;
 
-  const child = spawn(process.execPath, ['--import', 'tsx', options.entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = options.plainNode ? [options.entry] : ['--import', 'tsx', options.entry];
+  const child = spawn(process.execPath, args, { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   // 'close' rather than 'exit': it comes after stdout and stderr ended, so every line is in `lines`.
   const exited = new Promise<number | null>((resolve) => {

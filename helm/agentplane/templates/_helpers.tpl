@@ -126,4 +126,46 @@ own drain, or the kubelet kills it mid-drain.
 {{- if and .Values.api.autoscaling.enabled (gt (int64 .Values.api.autoscaling.minReplicas) (int64 .Values.api.autoscaling.maxReplicas)) }}
 {{- fail "api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas" }}
 {{- end }}
+{{- include "agentplane.validateRedis" . }}
+{{- include "agentplane.validateAuth" . }}
+{{- end }}
+
+{{/*
+Redis and auth settings that only make sense together. Checked here rather than in
+values.schema.json so that the message names the values to set.
+*/}}
+{{- define "agentplane.validateRedis" -}}
+{{- if and .Values.redis.url .Values.existingSecret }}
+{{- fail (printf "redis.url is not used with existingSecret: put REDIS_URL in the Secret %q and leave redis.url empty" .Values.existingSecret) }}
+{{- end }}
+{{- if not (or .Values.redis.url .Values.existingSecret .Values.redis.bundled.enabled) }}
+{{- fail "agentplane needs a Redis: set redis.url=redis://host:6379 (rediss:// for TLS), or existingSecret naming a Secret with REDIS_URL, or redis.bundled.enabled=true (a single node, for trying out)" }}
+{{- end }}
+{{- end }}
+
+{{- define "agentplane.validateAuth" -}}
+{{- $auth := .Values.config.SERVICE_AUTH | default "none" }}
+{{- if and (eq $auth "jwt") (not (or .Values.secrets.SERVICE_JWT_SECRET .Values.config.SERVICE_JWT_JWKS_URL .Values.config.SERVICE_JWT_PUBLIC_KEY .Values.existingSecret)) }}
+{{- fail "config.SERVICE_AUTH=jwt needs a key: secrets.SERVICE_JWT_SECRET (HS256, at least 32 bytes), config.SERVICE_JWT_JWKS_URL or config.SERVICE_JWT_PUBLIC_KEY (RS256), or existingSecret naming a Secret with SERVICE_JWT_SECRET" }}
+{{- end }}
+{{- if and (eq $auth "apikey") (not (or .Values.secrets.SERVICE_API_KEYS .Values.existingSecret)) }}
+{{- fail "config.SERVICE_AUTH=apikey needs keys: secrets.SERVICE_API_KEYS=\"key:role:tenant,...\", or existingSecret naming a Secret with SERVICE_API_KEYS" }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when the release runs its own Redis: enabled, and no redis.url names another one. */}}
+{{- define "agentplane.bundledRedis" -}}
+{{- if and .Values.redis.bundled.enabled (not .Values.redis.url) }}true{{ end }}
+{{- end }}
+
+{{/*
+What operators add to a container: the shared extraEnv / extraVolumeMounts / extraVolumes,
+then the component's own. The argument is (list $ .Values.<component> "<key>").
+*/}}
+{{- define "agentplane.extra" -}}
+{{- $root := index . 0 }}
+{{- $key := index . 2 }}
+{{- with concat (get $root.Values $key | default list) (get (index . 1) $key | default list) }}
+{{- toYaml . }}
+{{- end }}
 {{- end }}

@@ -1,0 +1,240 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { helm, helmBinary } from '../support/helm.js';
+
+/*
+ * helm/agentplane rendered by Helm itself (v4, unzipped from an npm package, see
+ * test/support/helm.ts): `helm lint`, and `helm template` with the values operators start
+ * from, every rendered object validated against the Kubernetes schema of its kind
+ * (kubernetes-models), the extra env, volumes and mounts where they belong, and the
+ * messages of the settings operators get wrong first.
+ */
+
+const CHART = fileURLToPath(new URL('../../helm/agentplane/', import.meta.url));
+
+type Json = Record<string, any>;
+type Values = Record<string, unknown>;
+
+// Values files are written while the tests are collected (it.each arguments), hence here.
+const scratch = mkdtempSync(join(tmpdir(), 'agentplane-helm-values-'));
+let files = 0;
+
+beforeAll(() => {
+  helmBinary();
+}, 120_000);
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** `-f` arguments for each set of values, written as files (as operators pass them). */
+function valueArgs(...sets: Values[]): string[] {
+  return sets.flatMap((values) => {
+    const file = join(scratch, `values-${++files}.yaml`);
+    writeFileSync(file, stringify(values));
+    return ['-f', file];
+  });
+}
+
+/** `helm template` of the chart; throws with Helm's message when it refuses. */
+function render(...args: string[]): Json[] {
+  const run = helm(['template', 'rel', CHART, '--namespace', 'agents', ...args]);
+  if (run.status !== 0) throw new Error(run.stderr.trim());
+  return parseAllDocuments(run.stdout)
+    .map((doc) => doc.toJS() as Json | null)
+    .filter((object): object is Json => object !== null);
+}
+
+/** The message Helm refuses `args` with; fails when it renders. */
+function refusal(...args: string[]): string {
+  const run = helm(['template', 'rel', CHART, ...args]);
+  expect(run.status, `rendered although it should not:\n${run.stdout.slice(0, 500)}`).not.toBe(0);
+  return run.stderr;
+}
+
+const byKind = (objects: Json[], kind: string): Json[] => objects.filter((o) => o.kind === kind);
+const deployment = (objects: Json[], component: string): Json =>
+  byKind(objects, 'Deployment').find((d) => d.metadata.labels['app.kubernetes.io/component'] === component)!;
+const container = (d: Json): Json => d.spec.template.spec.containers[0];
+const envNames = (d: Json): string[] => (container(d).env as Json[]).map((e) => e.name as string);
+
+/** Kinds of CRDs whose schemas kubernetes-models does not ship: checked for their shape only. */
+const CUSTOM_KINDS = new Set(['gateway.networking.k8s.io/v1 HTTPRoute', 'monitoring.coreos.com/v1 ServiceMonitor']);
+
+/** Validates an object with the kubernetes-models class of its apiVersion and kind; the error names the field. */
+async function validateObject(object: Json): Promise<void> {
+  const id = `${object.apiVersion} ${object.kind}`;
+  if (CUSTOM_KINDS.has(id)) {
+    expect(object.metadata?.name, id).toMatch(/^[a-z0-9-]{1,63}$/);
+    expect(object.spec, id).toBeTypeOf('object');
+    return;
+  }
+  const module = (await import(`kubernetes-models/${object.apiVersion}/${object.kind}`)) as Record<string, new (data: unknown) => { validate(): void }>;
+  const Model = module[object.kind];
+  if (!Model) throw new Error(`kubernetes-models has no ${id}`);
+  try {
+    new Model(object).validate();
+  } catch (error) {
+    throw new Error(`${id} ${object.metadata?.name}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** What the schemas cannot see: every mount names a volume of its pod (or claim template), env names are unique. */
+function podProblems(object: Json): string[] {
+  const pod = object.spec?.template?.spec as Json | undefined;
+  if (!pod) return [];
+  const claims = ((object.spec.volumeClaimTemplates ?? []) as Json[]).map((c) => c.metadata.name);
+  const volumes = new Set([...((pod.volumes ?? []) as Json[]).map((v) => v.name), ...claims]);
+  const problems: string[] = [];
+  for (const c of pod.containers as Json[]) {
+    for (const mount of (c.volumeMounts ?? []) as Json[]) {
+      if (!volumes.has(mount.name)) problems.push(`${object.metadata.name}/${c.name}: mount of unknown volume ${mount.name}`);
+    }
+    const names = ((c.env ?? []) as Json[]).map((e) => e.name);
+    const twice = names.filter((name, i) => names.indexOf(name) !== i);
+    if (twice.length > 0) problems.push(`${object.metadata.name}/${c.name}: env set twice: ${twice.join(', ')}`);
+  }
+  return problems;
+}
+
+/** Every optional part of the chart on at once. */
+const EVERYTHING: Values = {
+  redis: { url: 'rediss://redis.example:6380' },
+  config: { SERVICE_AUTH: 'jwt', SERVICE_RBAC: 'true', AGENTS_MODULE: '/app/agents/index.js' },
+  secrets: { SERVICE_JWT_SECRET: 'a-shared-secret-of-at-least-32-bytes!' },
+  api: { autoscaling: { enabled: true, targetMemoryUtilizationPercentage: 80 } },
+  webhooks: { enabled: true, secrets: { WEBHOOK_SECRET: 'hook-secret' } },
+  ingress: { enabled: true, tls: [{ secretName: 'agentplane-tls', hosts: ['agentplane.example.com'] }] },
+  httpRoute: { enabled: true },
+  serviceMonitor: { enabled: true },
+  imagePullSecrets: [{ name: 'registry' }],
+  extraEnv: [{ name: 'OPENAI_API_KEY', valueFrom: { secretKeyRef: { name: 'llm', key: 'api-key' } } }],
+  extraVolumes: [{ name: 'agents', configMap: { name: 'my-agents' } }],
+  extraVolumeMounts: [{ name: 'agents', mountPath: '/app/agents', readOnly: true }],
+};
+
+describe('helm/agentplane rendered by helm', () => {
+  it('passes helm lint with the defaults, the production example and every part on', () => {
+    for (const args of [[], ['-f', join(CHART, 'values-production.example.yaml')], valueArgs(EVERYTHING)]) {
+      const run = helm(['lint', CHART, ...args]);
+      expect(run.status, `${args.join(' ')}\n${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(run.stdout).toContain('0 chart(s) failed');
+    }
+  });
+
+  it.each([
+    ['the defaults', [] as string[]],
+    ['values-production.example.yaml', ['-f', join(CHART, 'values-production.example.yaml')]],
+    ['every part on', valueArgs(EVERYTHING)],
+    ['the bundled Redis without persistence', valueArgs({ redis: { bundled: { persistence: { enabled: false } } } })],
+  ])('renders %s into objects that each validate against their Kubernetes schema', async (_name, args) => {
+    const objects = render(...args);
+    expect(byKind(objects, 'Deployment').length).toBeGreaterThanOrEqual(2);
+    for (const object of objects) await validateObject(object);
+    expect(objects.flatMap(podProblems)).toEqual([]);
+  });
+
+  it('the object checks can fail: a bad field and a mount without its volume are caught', async () => {
+    const objects = render();
+    const api = structuredClone(deployment(objects, 'api'));
+    container(api).ports[0].containerPort = 'http';
+    await expect(validateObject(api)).rejects.toThrow(/containerPort/);
+    container(api).volumeMounts.push({ name: 'nowhere', mountPath: '/x' });
+    expect(podProblems(api)).toEqual([expect.stringContaining('unknown volume nowhere')]);
+  });
+});
+
+describe('helm/agentplane: extraEnv, extraVolumes, extraVolumeMounts', () => {
+  const agents: Values = {
+    config: { AGENTS_MODULE: '/app/agents/index.js' },
+    extraEnv: [{ name: 'AGENTS_TOKEN', valueFrom: { secretKeyRef: { name: 'agents', key: 'token' } } }],
+    extraVolumes: [{ name: 'agents', configMap: { name: 'my-agents' } }],
+    extraVolumeMounts: [{ name: 'agents', mountPath: '/app/agents', readOnly: true }],
+    api: { extraVolumes: [{ name: 'cache', emptyDir: {} }], extraVolumeMounts: [{ name: 'cache', mountPath: '/app/cache' }] },
+    worker: { extraEnv: [{ name: 'WORKER_ONLY', value: '1' }] },
+    webhooks: { enabled: true, secrets: { WEBHOOK_SECRET: 'hook-secret' } },
+  };
+
+  it('mount the agents folder and pass the shared settings to the api, worker and webhooks pods', async () => {
+    const objects = render(...valueArgs(agents));
+    for (const component of ['api', 'worker', 'webhooks']) {
+      const d = deployment(objects, component);
+      await validateObject(d);
+      expect(envNames(d), component).toContain('AGENTS_TOKEN');
+      expect(container(d).volumeMounts, component).toContainEqual({ name: 'agents', mountPath: '/app/agents', readOnly: true });
+      expect(d.spec.template.spec.volumes, component).toContainEqual({ name: 'agents', configMap: { name: 'my-agents' } });
+      // The chart's own /tmp stays.
+      expect(container(d).volumeMounts, component).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+    }
+    const config = byKind(objects, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!;
+    expect(config.data.AGENTS_MODULE).toBe('/app/agents/index.js');
+  });
+
+  it("add a component's own entries to that component only, after the shared ones", () => {
+    const objects = render(...valueArgs(agents));
+    expect(envNames(deployment(objects, 'worker')).slice(-2)).toEqual(['AGENTS_TOKEN', 'WORKER_ONLY']);
+    expect(envNames(deployment(objects, 'api'))).not.toContain('WORKER_ONLY');
+    expect(envNames(deployment(objects, 'webhooks'))).not.toContain('WORKER_ONLY');
+    const mounts = (component: string) => (container(deployment(objects, component)).volumeMounts as Json[]).map((m) => m.mountPath);
+    expect(mounts('api')).toEqual(['/tmp', '/app/agents', '/app/cache']);
+    expect(mounts('worker')).toEqual(['/tmp', '/app/agents']);
+  });
+
+  it('render nothing extra by default', () => {
+    const objects = render();
+    for (const component of ['api', 'worker']) {
+      const d = deployment(objects, component);
+      expect(d.spec.template.spec.volumes.map((v: Json) => v.name)).toEqual(['tmp']);
+      expect(envNames(d)).toEqual([component === 'api' ? 'SERVICE_PORT' : 'WORKER_PORT', 'SERVICE_REPLICA_ID']);
+    }
+  });
+
+  it.each([
+    ['a variable the chart sets', { extraEnv: [{ name: 'SERVICE_PORT', value: '1' }] }, /extraEnv\/0\/name/],
+    ['an env entry without a name', { worker: { extraEnv: [{ value: '1' }] } }, /worker\/extraEnv\/0.*name/],
+    ['a volume named like the chart\'s own', { extraVolumes: [{ name: 'tmp', emptyDir: {} }] }, /extraVolumes\/0\/name/],
+    ['a mount over /tmp', { api: { extraVolumeMounts: [{ name: 'x', mountPath: '/tmp' }] } }, /api\/extraVolumeMounts\/0\/mountPath/],
+    ['a mount without a path', { extraVolumeMounts: [{ name: 'x' }] }, /extraVolumeMounts\/0.*mountPath/],
+  ])('refuse %s', (_name, values, where) => {
+    expect(refusal(...valueArgs(values))).toMatch(where);
+  });
+});
+
+describe('helm/agentplane: the first settings', () => {
+  it('--set redis.url alone uses that Redis and leaves the bundled one out', () => {
+    const objects = render('--set', 'redis.url=redis://redis.example:6379');
+    expect(byKind(objects, 'StatefulSet')).toEqual([]);
+    const secret = byKind(objects, 'Secret').find((s) => s.metadata.name === 'rel-agentplane')!;
+    expect(Buffer.from(secret.data.REDIS_URL, 'base64').toString()).toBe('redis://redis.example:6379');
+    const config = byKind(objects, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!;
+    expect(config.data).not.toHaveProperty('REDIS_URL');
+  });
+
+  it('the defaults bring the bundled Redis and point every process at it', () => {
+    const objects = render();
+    expect(byKind(objects, 'StatefulSet').map((s) => s.metadata.name)).toEqual(['rel-agentplane-redis']);
+    const config = byKind(objects, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!;
+    expect(config.data.REDIS_URL).toBe('redis://rel-agentplane-redis:6379');
+  });
+
+  it('--set config.SERVICE_AUTH=jwt renders once a key is given', () => {
+    expect(() => render('--set', 'config.SERVICE_AUTH=jwt', '--set', 'secrets.SERVICE_JWT_SECRET=a-shared-secret-of-at-least-32-bytes!')).not.toThrow();
+    expect(() => render('--set', 'config.SERVICE_AUTH=jwt', '--set', 'config.SERVICE_JWT_JWKS_URL=https://idp.example/jwks.json')).not.toThrow();
+    expect(() => render('--set', 'config.SERVICE_AUTH=apikey', '--set', 'existingSecret=agentplane-auth')).not.toThrow();
+  });
+
+  it.each([
+    ['jwt without a key', ['--set', 'config.SERVICE_AUTH=jwt'], 'config.SERVICE_AUTH=jwt needs a key: secrets.SERVICE_JWT_SECRET'],
+    ['apikey without keys', ['--set', 'config.SERVICE_AUTH=apikey'], 'config.SERVICE_AUTH=apikey needs keys: secrets.SERVICE_API_KEYS'],
+    ['no Redis at all', ['--set', 'redis.bundled.enabled=false'], 'agentplane needs a Redis: set redis.url=redis://host:6379'],
+    [
+      'redis.url beside an existingSecret',
+      ['--set', 'existingSecret=agentplane', '--set', 'redis.url=redis://r:6379'],
+      'redis.url is not used with existingSecret: put REDIS_URL in the Secret "agentplane"',
+    ],
+    ['an unknown key', ['--set', 'replicaCount=3'], "additional properties 'replicaCount' not allowed"],
+  ])('refuses %s with a message naming what to set', (_name, args, message) => {
+    expect(refusal(...args)).toContain(message);
+  });
+});
