@@ -218,6 +218,17 @@ describe('helm/agentplane: the first settings', () => {
     expect(config.data.REDIS_URL).toBe('redis://rel-agentplane-redis:6379');
   });
 
+  it('--set webhooks.enabled=true renders with a secret, a signature key, an existing secret or WEBHOOK_INSECURE', () => {
+    for (const extra of [
+      ['--set', 'webhooks.secrets.WEBHOOK_SECRET=hook-secret'],
+      ['--set', 'webhooks.config.WEBHOOK_SIGNATURE=github', '--set', 'webhooks.secrets.WEBHOOK_SIGNING_SECRET=gh'],
+      ['--set', 'webhooks.existingSecret=hooks'],
+      ['--set-string', 'webhooks.config.WEBHOOK_INSECURE=true'],
+    ]) {
+      expect(() => render('--set', 'webhooks.enabled=true', ...extra), extra.join(' ')).not.toThrow();
+    }
+  });
+
   it('--set config.SERVICE_AUTH=jwt renders once a key is given', () => {
     expect(() => render('--set', 'config.SERVICE_AUTH=jwt', '--set', 'secrets.SERVICE_JWT_SECRET=a-shared-secret-of-at-least-32-bytes!')).not.toThrow();
     expect(() => render('--set', 'config.SERVICE_AUTH=jwt', '--set', 'config.SERVICE_JWT_JWKS_URL=https://idp.example/jwks.json')).not.toThrow();
@@ -234,6 +245,16 @@ describe('helm/agentplane: the first settings', () => {
       'redis.url is not used with existingSecret: put REDIS_URL in the Secret "agentplane"',
     ],
     ['an unknown key', ['--set', 'replicaCount=3'], "additional properties 'replicaCount' not allowed"],
+    [
+      'a receiver open to anyone',
+      ['--set', 'webhooks.enabled=true'],
+      'webhooks.enabled=true would accept deliveries from anyone: set webhooks.secrets.WEBHOOK_SECRET',
+    ],
+    [
+      'a signature scheme without its key',
+      ['--set', 'webhooks.enabled=true', '--set', 'webhooks.config.WEBHOOK_SIGNATURE=github'],
+      'webhooks.config.WEBHOOK_SIGNATURE=github needs its key: webhooks.secrets.WEBHOOK_SIGNING_SECRET',
+    ],
   ])('refuses %s with a message naming what to set', (_name, args, message) => {
     expect(refusal(...args)).toContain(message);
   });

@@ -159,8 +159,6 @@ describe('helm/agentplane: values.schema.json', () => {
     ['a variable the chart sets itself', { config: { REDIS_URL: 'redis://r:6379' } }],
     ['a secret in the ConfigMap', { config: { SERVICE_JWT_SECRET: 'x' } }],
     ['a malformed rate', { config: { SERVICE_RATE_LIMIT: '600 per minute' } }],
-    ['a signature scheme without its secret', { webhooks: { enabled: true, config: { WEBHOOK_SIGNATURE: 'github' } } }],
-    ['a receiver open to anyone (no secret, no signature)', { webhooks: { enabled: true } }],
     ['an unknown top-level key', { replicaCount: 3 }],
   ])('refuses %s', (_name, override) => {
     expect(schemaErrors(mergeValues(defaults, override as Values))).not.toEqual([]);

@@ -128,6 +128,7 @@ own drain, or the kubelet kills it mid-drain.
 {{- end }}
 {{- include "agentplane.validateRedis" . }}
 {{- include "agentplane.validateAuth" . }}
+{{- include "agentplane.validateWebhooks" . }}
 {{- end }}
 
 {{/*
@@ -150,6 +151,23 @@ values.schema.json so that the message names the values to set.
 {{- end }}
 {{- if and (eq $auth "apikey") (not (or .Values.secrets.SERVICE_API_KEYS .Values.existingSecret)) }}
 {{- fail "config.SERVICE_AUTH=apikey needs keys: secrets.SERVICE_API_KEYS=\"key:role:tenant,...\", or existingSecret naming a Secret with SERVICE_API_KEYS" }}
+{{- end }}
+{{- end }}
+
+{{/*
+An enabled receiver checks a shared secret or a signature (WEBHOOK_INSECURE="true" opts out),
+and a signature scheme has its key: the process refuses to start otherwise.
+*/}}
+{{- define "agentplane.validateWebhooks" -}}
+{{- if .Values.webhooks.enabled }}
+{{- $scheme := .Values.webhooks.config.WEBHOOK_SIGNATURE | default "none" }}
+{{- $existing := .Values.webhooks.existingSecret }}
+{{- if and (ne $scheme "none") (not (or .Values.webhooks.secrets.WEBHOOK_SIGNING_SECRET $existing)) }}
+{{- fail (printf "webhooks.config.WEBHOOK_SIGNATURE=%s needs its key: webhooks.secrets.WEBHOOK_SIGNING_SECRET, or webhooks.existingSecret naming a Secret with WEBHOOK_SIGNING_SECRET" $scheme) }}
+{{- end }}
+{{- if and (eq $scheme "none") (ne (toString (.Values.webhooks.config.WEBHOOK_INSECURE | default "false")) "true") (not (or .Values.webhooks.secrets.WEBHOOK_SECRET $existing)) }}
+{{- fail "webhooks.enabled=true would accept deliveries from anyone: set webhooks.secrets.WEBHOOK_SECRET, or webhooks.config.WEBHOOK_SIGNATURE with webhooks.secrets.WEBHOOK_SIGNING_SECRET, or webhooks.existingSecret (webhooks.config.WEBHOOK_INSECURE=\"true\" accepts an open receiver)" }}
+{{- end }}
 {{- end }}
 {{- end }}
 
