@@ -10,6 +10,9 @@ export type { RunBridgeOptions } from './webhook/run-bridge.js';
 export { githubSignature } from './webhook/github-signature.js';
 export { standardWebhooksSignature } from './webhook/standard-webhooks-signature.js';
 export type { SignatureCheck, SignatureVerifier, TimestampToleranceOptions } from './shared/signature-verifier.js';
+/** Where a receiver remembers delivery ids: `MemoryDeduplicator`, or an embedded agentplane's `composition.backend.deduplicator` (shared through Redis). */
+export { MemoryDeduplicator } from '../adapters/memory/deduplicator.js';
+export type { Deduplicator } from '../ports/deduplicator.js';
 
 export { DiscordAdapter, DISCORD_FAILURE_TEXT } from './discord/discord-adapter.js';
 export type { DiscordAdapterOptions, DiscordCommand, DiscordHandler } from './discord/discord-adapter.js';
