@@ -1,0 +1,47 @@
+import { Command } from 'commander';
+import { contextOf } from '../context.js';
+import { describeRun, table } from '../format.js';
+import { integer } from '../parse.js';
+import { exitCodeOfRun, expectOk } from '../request.js';
+import { MAX_WAIT_MS } from './runs.js';
+
+/** `agentplane approvals list|approve|reject`. */
+export function approvalsCommand(): Command {
+  const approvals = new Command('approvals').description('the approvals inbox: pending requests and their answers');
+
+  approvals
+    .command('list')
+    .description('pending approval requests, oldest first')
+    .option('--limit <n>', 'page size (1–500)', integer(1, 500))
+    .option('--offset <n>', 'page offset', integer(0))
+    .action(async (options, command: Command) => {
+      const context = contextOf(command);
+      const query = { limit: options.limit, offset: options.offset };
+      const page = await expectOk(context.client.GET('/api/approval/pending', { params: { query } }));
+      context.print(page, () => table(page.pending, ['id', 'prompt', 'agent_id', 'session_id', 'run_id', 'requested_at']));
+    });
+
+  for (const [name, approved] of [['approve', true], ['reject', false]] as const) {
+    approvals
+      .command(name)
+      .description(`${name} a pending request; its run resumes (with --wait: answer when it next stops)`)
+      .argument('<id>', 'approval id')
+      .option('--comment <text>', 'recorded with the decision and visible to the run')
+      .option('--wait', 'wait until the resumed run next stops')
+      .option('--wait-ms <ms>', `longest wait with --wait (1–${MAX_WAIT_MS})`, integer(1, MAX_WAIT_MS), MAX_WAIT_MS)
+      .action(async (id: string, options, command: Command) => {
+        const context = contextOf(command);
+        const answer = await context.client.approvals.respond({
+          id,
+          approved,
+          ...(options.comment !== undefined ? { comment: options.comment as string } : {}),
+          ...(options.wait ? { wait_ms: options.waitMs as number } : {}),
+        });
+        const run = answer.run;
+        context.print(answer, () => [`approval ${answer.id}  ${answer.status}`, ...(run ? describeRun(run) : [])]);
+        if (run) process.exitCode = exitCodeOfRun(run);
+      });
+  }
+
+  return approvals;
+}

@@ -1,0 +1,79 @@
+import { Command, Option } from 'commander';
+import { contextOf } from '../context.js';
+import { describeRun, fields, table } from '../format.js';
+import { integer, jsonObject } from '../parse.js';
+import { exitCodeOfRun, expectOk } from '../request.js';
+
+const RUN_COLUMNS = ['id', 'status', 'agent_id', 'session_id', 'created_at', 'error'];
+
+/** The longest a wait may be held by the server (`wait_ms` 1–300000). */
+export const MAX_WAIT_MS = 300_000;
+
+/** `agentplane runs start|get|list|cancel`. */
+export function runsCommand(): Command {
+  const runs = new Command('runs').description('start, read and cancel runs');
+
+  runs
+    .command('start')
+    .description('start a run of an agent (with --wait: answer when it stops)')
+    .argument('<agent>', 'agent id, e.g. echo or human-review')
+    .option('--input <json>', 'input of the run: a JSON object', jsonObject)
+    .option('--session <id>', 'run on this session (created when absent)')
+    .addOption(new Option('--multitask <mode>', 'when the session already has an active run').choices(['reject', 'enqueue', 'interrupt']))
+    .option('--timeout-ms <ms>', 'cancel the run if still active this long after it starts', integer(1))
+    .option('--wait', 'wait until the run completes, fails, is cancelled or waits for an approval')
+    .option('--wait-ms <ms>', `longest wait with --wait (1–${MAX_WAIT_MS})`, integer(1, MAX_WAIT_MS), MAX_WAIT_MS)
+    .action(async (agent: string, options, command: Command) => {
+      const context = contextOf(command);
+      const body = {
+        agent_id: agent,
+        ...(options.input ? { input: options.input } : {}),
+        ...(options.session ? { session_id: options.session } : {}),
+        ...(options.multitask ? { multitask: options.multitask } : {}),
+        ...(options.timeoutMs ? { timeout_ms: options.timeoutMs } : {}),
+      };
+      if (options.wait) {
+        const run = await context.client.runs.wait({ ...body, wait_ms: options.waitMs });
+        context.print(run, () => describeRun(run));
+        process.exitCode = exitCodeOfRun(run);
+        return;
+      }
+      const ticket = await expectOk(context.client.POST('/api/runs', { body }));
+      context.print(ticket, () => `run ${ticket.run_id}  ${ticket.status}  session ${ticket.session_id}`);
+    });
+
+  runs
+    .command('get')
+    .description('one run')
+    .argument('<id>', 'run id')
+    .action(async (id: string, _options, command: Command) => {
+      const context = contextOf(command);
+      const run = await expectOk(context.client.GET('/api/runs/{id}', { params: { path: { id } } }));
+      context.print(run, () => fields(run));
+    });
+
+  runs
+    .command('list')
+    .description('runs of a session, newest first')
+    .requiredOption('--session <id>', 'the session')
+    .option('--limit <n>', 'page size (1–500)', integer(1, 500))
+    .option('--offset <n>', 'page offset', integer(0))
+    .action(async (options, command: Command) => {
+      const context = contextOf(command);
+      const query = { session_id: options.session as string, limit: options.limit, offset: options.offset };
+      const page = await expectOk(context.client.GET('/api/runs', { params: { query } }));
+      context.print(page, () => table(page.runs, RUN_COLUMNS));
+    });
+
+  runs
+    .command('cancel')
+    .description('cancel a queued, running or interrupted run')
+    .argument('<id>', 'run id')
+    .action(async (id: string, _options, command: Command) => {
+      const context = contextOf(command);
+      const run = await expectOk(context.client.POST('/api/runs/{id}/cancel', { params: { path: { id } } }));
+      context.print(run, () => `run ${run.id}  ${run.status}`);
+    });
+
+  return runs;
+}

@@ -1,0 +1,47 @@
+import { Command } from 'commander';
+import { integer } from '../parse.js';
+
+// The server programs (and the configuration reader) are imported when their command runs:
+// the client commands then load neither Koa, zod nor the Redis clients, and the entry modules
+// stay the ones `npm start` runs.
+
+/** Overrides of the environment by a server command's options. */
+function environment(overrides: { port?: number; withoutRedis?: boolean }): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (overrides.withoutRedis) delete env.REDIS_URL;
+  if (overrides.port !== undefined) env.SERVICE_PORT = String(overrides.port);
+  return env;
+}
+
+/** `agentplane dev|api|worker|webhooks`: the processes of agentplane, configured by the environment (README). */
+export function serverCommands(): Command[] {
+  const dev = new Command('dev')
+    .description('everything in one process on in-memory storage (ignores REDIS_URL): http://localhost:8420')
+    .option('--port <port>', 'listen port (SERVICE_PORT)', integer(0, 65535))
+    .action(async (options: { port?: number }) => {
+      const [{ runApi }, { loadConfigOrExit }] = await Promise.all([import('../../main/api.js'), import('../../config.js')]);
+      await runApi(loadConfigOrExit(environment({ port: options.port, withoutRedis: true })));
+    });
+
+  const api = new Command('api')
+    .description('an API replica on REDIS_URL (embedded, as dev, when it is unset)')
+    .option('--port <port>', 'listen port (SERVICE_PORT)', integer(0, 65535))
+    .action(async (options: { port?: number }) => {
+      const [{ runApi }, { loadConfigOrExit }] = await Promise.all([import('../../main/api.js'), import('../../config.js')]);
+      await runApi(loadConfigOrExit(environment({ port: options.port })));
+    });
+
+  const worker = new Command('worker')
+    .description('a worker: executes runs and fires schedules from REDIS_URL')
+    .action(async () => {
+      await import('../../main/worker.js');
+    });
+
+  const webhooks = new Command('webhooks')
+    .description('the webhook receiver (WEBHOOK_* settings), starting runs on REDIS_URL')
+    .action(async () => {
+      await import('../../main/webhooks.js');
+    });
+
+  return [dev, api, worker, webhooks];
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../support/build.js';
+import { freePort } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+import { runCli, spawnCli, startApi, type CliProcess, type CliResult } from './cli.js';
+
+/** The CLI through its compiled bin against `agentplane dev`, a real process on a free port. */
+let url: string;
+let server: CliProcess;
+const cli = (...args: string[]) => runCli(args, { AGENTPLANE_URL: url });
+/** The parsed stdout of a command that must have succeeded. */
+function json(result: CliResult | string): Record<string, any> {
+  if (typeof result === 'string') return JSON.parse(result) as Record<string, any>;
+  expect(result, 'the command succeeded').toMatchObject({ code: 0, stderr: '' });
+  return JSON.parse(result.stdout) as Record<string, any>;
+}
+
+beforeAll(async () => {
+  await ensureBuilt();
+  ({ url, server } = await startApi('dev'));
+}, 300_000);
+afterAll(async () => {
+  if (server) expect(await server.stop()).toBe(0);
+});
+
+describe('agentplane against agentplane dev', () => {
+  it('a human-review run: started with --wait, approved with --wait, followed by events tail to completed', async () => {
+    const session = `cli-${randomUUID()}`;
+    const tail = spawnCli(['events', 'tail', '--session', session, '--until', 'completed'], { AGENTPLANE_URL: url });
+    await tail.waitForLine('stderr', /^connected to /);
+
+    const started = await cli('runs', 'start', 'human-review', '--session', session, '--input', '{"topic":"cli"}', '--wait', '--json');
+    expect(started).toMatchObject({ code: 0, stderr: '' });
+    const paused = json(started.stdout);
+    expect(paused).toMatchObject({ status: 'interrupted', session_id: session, approval: { prompt: 'Publish the draft?' } });
+
+    const inbox = await cli('approvals', 'list');
+    expect(inbox.code).toBe(0);
+    expect(inbox.stdout).toMatch(new RegExp(`^${paused.approval.id}\\s+Publish the draft\\?\\s+human-review\\s+${session}`, 'm'));
+
+    const approved = await cli('approvals', 'approve', paused.approval.id, '--comment', 'lgtm', '--wait');
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(`approval ${paused.approval.id}  approved`);
+    expect(approved.stdout).toContain(`run ${paused.id}  completed  agent human-review  session ${session}`);
+    expect(approved.stdout).toContain('"outcome":"published"');
+
+    const followed = await tail.exited;
+    expect(followed.code).toBe(0);
+    const lines = followed.stdout.trim().split('\n');
+    expect(lines.map((line) => line.split(/\s+/)[2])).toEqual([
+      'node_start', 'node_end', 'node_start', 'interrupted', 'approval_decided', 'node_start', 'node_end', 'node_start', 'node_end', 'completed',
+    ]);
+    expect(lines.every((line) => line.includes(`session=${session} run=${paused.id}`))).toBe(true);
+
+    // Resumed after the interruption: the rest of the run, as JSON lines.
+    const interrupted = lines[3]!.split(' ')[0]!;
+    const resumed = await cli('events', 'tail', '--session', session, '--last-event-id', interrupted, '--until', 'completed', '--json');
+    expect(resumed.code).toBe(0);
+    const events = resumed.stdout.trim().split('\n').map(json);
+    expect(events.map((e) => e.event.type)).toEqual(['approval_decided', 'node_start', 'node_end', 'node_start', 'node_end', 'completed']);
+    expect(events.map((e) => e.id)).toEqual(lines.slice(4).map((line) => line.split(' ')[0]));
+  });
+
+  it('--json output of the read and write commands parses', async () => {
+    const session = `cli-${randomUUID()}`;
+    const run = json(await cli('runs', 'start', 'echo', '--session', session, '--input', '{"text":"hi"}', '--json'));
+    expect(run).toMatchObject({ session_id: session, status: 'queued' });
+    await waitFor('the echo run to complete', async () => json(await cli('runs', 'get', run.run_id, '--json')).status === 'completed');
+
+    expect(json(await cli('runs', 'list', '--session', session, '--json')).runs).toHaveLength(1);
+    expect(json(await cli('sessions', 'list', '--agent', 'echo', '--json')).sessions.map((s: any) => s.id)).toContain(session);
+    const latest = json(await cli('sessions', 'state', session, '--json'));
+    expect(latest.state).toEqual({ text: 'hi', echoed: true });
+    const patched = json(await cli('sessions', 'patch', session, '{"text":"edited"}', '--if-match', String(latest.seq_num), '--json'));
+    expect(patched).toMatchObject({ seq_num: latest.seq_num + 1, state: { text: 'edited', echoed: true } });
+    const stale = await cli('sessions', 'patch', session, '{"text":"again"}', '--if-match', String(latest.seq_num));
+    expect(stale).toMatchObject({ code: 1, stderr: expect.stringMatching(/^agentplane: 412 precondition_failed: /) });
+    expect(json(await cli('sessions', 'history', session, '--limit', '2', '--json'))).toMatchObject({ next_offset: 2 });
+    expect(json(await cli('approvals', 'list', '--json'))).toHaveProperty('pending');
+
+    const schedule = json(await cli('schedules', 'create', 'echo', '*/5 * * * *', '--timezone', 'Europe/Berlin', '--json'));
+    expect(schedule).toMatchObject({ agent_id: 'echo', cron_expr: '*/5 * * * *', timezone: 'Europe/Berlin', new_session: true });
+    expect(json(await cli('schedules', 'list', '--json')).schedules.map((s: any) => s.id)).toContain(schedule.id);
+    expect(json(await cli('schedules', 'delete', schedule.id, '--json'))).toEqual({ id: schedule.id, status: 'deleted' });
+  });
+
+  it('exits 3 when a waited run is cancelled, 4 when --wait-ms passes first, 1 on an error answer, 2 on bad usage', async () => {
+    const session = `cli-${randomUUID()}`;
+    const slow = ['stream-words', '--session', session, '--input', JSON.stringify({ text: 'one two three four five six seven eight nine ten', delay_ms: 1000 })];
+    const early = await cli('runs', 'start', ...slow, '--wait', '--wait-ms', '200', '--json');
+    expect(early.code).toBe(4);
+    expect(json(early.stdout).status).toMatch(/^(queued|running)$/);
+
+    const waiting = spawnCli(['runs', 'start', ...slow, '--multitask', 'interrupt', '--wait'], { AGENTPLANE_URL: url });
+    const running = await waitFor('the second run to be running', async () => {
+      const runs = json(await cli('runs', 'list', '--session', session, '--json')).runs as Record<string, any>[];
+      return runs.find((r) => r.id !== json(early.stdout).id && r.status === 'running');
+    });
+    const cancelled = await cli('runs', 'cancel', running.id);
+    expect(cancelled).toMatchObject({ code: 0, stdout: `run ${running.id}  cancelled\n` });
+    const waited = await waiting.exited;
+    expect(waited.code).toBe(3);
+    expect(waited.stdout).toContain(`run ${running.id}  cancelled`);
+
+    const missing = await cli('runs', 'get', 'no-such-run');
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toMatch(/^agentplane: 404 not_found: The run was not found\. \(request [\w-]+\)\n$/);
+    expect(await cli('runs', 'cancel', running.id)).toMatchObject({ code: 1, stderr: expect.stringMatching(/^agentplane: 409 conflict: /) });
+    const unknownAgent = await cli('runs', 'start', 'no-such-agent');
+    expect(unknownAgent).toMatchObject({ code: 1, stderr: expect.stringMatching(/^agentplane: 400 unknown_agent: /) });
+
+    const unreachable = await runCli(['sessions', 'list', '--url', `http://127.0.0.1:${await freePort()}`]);
+    expect(unreachable).toMatchObject({ code: 1, stderr: expect.stringMatching(/^agentplane: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/) });
+
+    expect(await cli('runs', 'start')).toMatchObject({ code: 2, stderr: expect.stringContaining("missing required argument 'agent'") });
+    expect(await cli('runs', 'start', 'echo', '--input', '[1]')).toMatchObject({ code: 2, stderr: expect.stringContaining('expected a JSON object') });
+    expect(await cli('runs', 'start', 'echo', '--wait-ms', '0')).toMatchObject({ code: 2, stderr: expect.stringContaining('from 1 to 300000') });
+    expect(await cli('no-such-command')).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command 'no-such-command'") });
+    expect(await cli('--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('events') });
+  });
+});
