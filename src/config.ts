@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
 import { DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
 import { addressList } from './http/client-address.js';
+import { hostPortList, redisConnectionOf, type RedisConnection } from './config-redis.js';
 
 /**
  * Proxies whose X-Forwarded-For counts when SERVICE_TRUSTED_PROXIES is not set: loopback and the
@@ -61,7 +62,21 @@ const duration = z
 const envSchema = z.object({
   SERVICE_HOST: z.string().min(1).default('0.0.0.0'),
   SERVICE_PORT: int(0, 65535).default(8420),
-  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  // The value is never echoed: it may carry a password.
+  REDIS_URL: optionalString.pipe(
+    z
+      .url({ protocol: /^rediss?$/, error: 'expected a URL starting with redis:// or rediss://, such as redis://localhost:6379' })
+      .optional(),
+  ),
+  REDIS_CLUSTER_NODES: hostPortList,
+  REDIS_SENTINELS: hostPortList,
+  REDIS_SENTINEL_NAME: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).default('mymaster'),
+  REDIS_USERNAME: optionalString,
+  REDIS_PASSWORD: optionalString,
+  REDIS_SENTINEL_PASSWORD: optionalString,
+  REDIS_TLS: bool.default(false),
+  REDIS_SENTINEL_TLS: bool.default(false),
+  REDIS_TLS_CA_FILE: optionalString,
   SERVICE_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default('agentplane'),
   SERVICE_MAX_BODY_BYTES: int(1).default(1024 * 1024),
   SERVICE_MAX_STATE_BYTES: int(1).default(DEFAULT_STORAGE_LIMITS.maxStateBytes),
@@ -115,6 +130,7 @@ const envSchema = z.object({
   RUN_REAPER_INTERVAL_MS: int(1000).default(30_000),
   AGENTS_MODULE: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -130,6 +146,8 @@ export interface Config extends Omit<Env, 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_
   quotaPerKey: Rate | null;
   quotaPerTenant: Rate | null;
   apiKeys: readonly ApiKeyEntry[];
+  /** Redis of every process (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS); undefined in the embedded mode. */
+  redis: RedisConnection | undefined;
 }
 
 /**
@@ -150,6 +168,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaPerKey: parseRate('SERVICE_QUOTA_PER_KEY', SERVICE_QUOTA_PER_KEY, null),
     quotaPerTenant: parseRate('SERVICE_QUOTA_PER_TENANT', SERVICE_QUOTA_PER_TENANT, null),
     apiKeys: [],
+    redis: redisConnectionOf(parsed.data, (variable, detail) => {
+      throw new ConfigError(variable, detail);
+    }),
   };
   validateAuth(config, SERVICE_API_KEYS);
   try {

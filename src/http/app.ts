@@ -6,7 +6,7 @@ import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import type { Authenticate } from './middleware/authenticate.js';
-import { addressList, clientAddress } from './client-address.js';
+import { clientAddressMiddleware } from './client-address.js';
 import { buildRouter, methodNotAllowed } from './router.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
@@ -16,6 +16,7 @@ import { scheduleRoutes } from './routes/schedules.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { traceRoutes } from './routes/traces.js';
 import { swaggerConsole } from './swagger.js';
+import { webConsole } from './console.js';
 
 /** Everything the app factory needs beyond the shared deps: the caller resolution and limits. */
 export interface AppOptions {
@@ -69,14 +70,8 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     afterAuth: options.afterAuth?.(deps),
   });
 
-  // X-Forwarded-For counts only from the trusted proxies, read from the right: entries a
-  // client wrote itself could be forged to dodge the limiter (see client-address.ts).
   const app = new Koa({ proxy: false });
-  const addressOf = clientAddress(config.SERVICE_TRUST_PROXY, addressList(config.SERVICE_TRUSTED_PROXIES));
-  app.use(async (ctx, next) => {
-    ctx.request.ip = addressOf(ctx);
-    await next();
-  });
+  app.use(clientAddressMiddleware(config.SERVICE_TRUST_PROXY, config.SERVICE_TRUSTED_PROXIES));
   app.silent = true;
   app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'unhandled koa error'));
   app.use(
@@ -88,6 +83,16 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     }),
   );
   if (config.SERVICE_SWAGGER) app.use(swaggerConsole(() => openapi));
+  if (config.SERVICE_CONSOLE) {
+    app.use(
+      webConsole({
+        auth: config.SERVICE_AUTH,
+        api_key_header: config.SERVICE_API_KEY_HEADER,
+        approvals: config.SERVICE_APPROVALS,
+        schedules: config.SERVICE_SCHEDULES,
+      }),
+    );
+  }
   app.use(methodNotAllowed(router));
   app.use(router.routes());
   return { app, routes, openapi };

@@ -59,10 +59,15 @@ export async function listenOn(server: Server, address: ListenAddress): Promise<
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     server,
-    url: `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
+    url: `http://${hostPort(urlHost, port)}`,
     port,
     close: () => (closing ??= closeServer(server)),
   };
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+export function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 function closeServer(server: Server): Promise<void> {

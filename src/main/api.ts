@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { exitOnConfigError, type Config } from '../config.js';
 import { createApiServer } from './api-server.js';
-import { bootProcess, shutdownOnSignals } from './process.js';
+import { bootProcess, listenOrExit, listeningAt, shutdownOnSignals } from './process.js';
 import { securityOptions } from './security.js';
 
 /**
@@ -13,9 +13,11 @@ export async function runApi(config?: Config): Promise<void> {
   const composition = await bootProcess({ config });
   const { logger } = composition;
   const api = exitOnConfigError(() => createApiServer(composition, securityOptions(composition.config, composition.backend.limiters)));
-  const url = await api.listen();
+  const { SERVICE_HOST: host, SERVICE_PORT: port } = composition.config;
+  await listenOrExit({ host: 'SERVICE_HOST', port: 'SERVICE_PORT' }, { host, port }, () => api.listen());
+  const { address, url } = listeningAt(api.server, host);
   const swagger = composition.config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined;
-  logger.info({ url, mode: composition.backend.mode, swagger }, 'agentplane api listening');
+  logger.info({ address, url, mode: composition.backend.mode, swagger }, 'agentplane api listening');
   shutdownOnSignals(composition, api, {
     delayMs: composition.config.SERVICE_SHUTDOWN_DELAY_MS,
     timeoutMs: composition.config.SERVICE_SHUTDOWN_TIMEOUT_MS,

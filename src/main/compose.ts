@@ -143,7 +143,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
   };
 }
 
-/** Redis (and BullMQ) when REDIS_URL is set, memory otherwise. */
+/** Redis (and BullMQ) when REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS is set, memory otherwise. */
 function createBackend(config: Config, logger: Logger): Backend {
   const limits = {
     ...DEFAULT_STORAGE_LIMITS,
@@ -151,7 +151,7 @@ function createBackend(config: Config, logger: Logger): Backend {
     maxStateKeys: config.SERVICE_MAX_STATE_KEYS,
     checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,
   };
-  if (!config.REDIS_URL) {
+  if (!config.redis) {
     return createMemoryBackend({
       limits,
       eventsRetain: config.SERVICE_EVENTS_RETAIN,
@@ -161,7 +161,7 @@ function createBackend(config: Config, logger: Logger): Backend {
   }
   return createRedisBackend({
     limits,
-    url: config.REDIS_URL,
+    connection: config.redis,
     keyPrefix: config.SERVICE_KEY_PREFIX,
     eventsRetain: config.SERVICE_EVENTS_RETAIN,
     concurrency: config.WORKER_CONCURRENCY,

@@ -1,10 +1,25 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { PinoPretty } from 'pino-pretty';
+
+/** How log lines are written: JSON lines (for collectors) or pino-pretty's text (for a terminal). */
+export type LogFormat = 'json' | 'pretty';
 
 /**
  * The process logger. Credentials never reach it: request logs carry no headers, and these
- * paths are redacted should an error object carry them.
+ * paths are redacted should an error object carry them. `pretty` formats synchronously, so the
+ * last line before an exit is never lost; colours only on a terminal.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
+  const stream =
+    format === 'pretty'
+      ? PinoPretty({
+          destination: destination ?? 1,
+          sync: true,
+          colorize: destination === undefined && process.stdout.isTTY,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname',
+        })
+      : destination;
   return pino(
     {
       level,
@@ -14,6 +29,6 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: '[redacted]',
       },
     },
-    destination,
+    stream,
   );
 }

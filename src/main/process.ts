@@ -1,7 +1,11 @@
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { loadConfigOrExit, type Config } from '../config.js';
+import { ConfigError, loadConfigOrExit, type Config } from '../config.js';
 import type { Lifecycle } from '../http/deps.js';
+import { hostPort } from '../http/listen.js';
 import { loadAgents } from '../runtime/registry.js';
 import { compose, type Composition } from './compose.js';
 import { createLogger } from './logger.js';
@@ -14,14 +18,90 @@ import { createShutdown, onTerminationSignals } from './shutdown.js';
  */
 export async function bootProcess(options: { needsRedis?: string; config?: Config } = {}): Promise<Composition> {
   const config = options.config ?? loadConfigOrExit();
-  const logger = createLogger(config.LOG_LEVEL);
-  if (options.needsRedis && !config.REDIS_URL) {
+  const logger = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
+  if (options.needsRedis && !config.redis) {
     logger.fatal(options.needsRedis);
     process.exit(1);
   }
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
-  const agents = await loadAgents(config.AGENTS_MODULE);
+  const agents = await exitOnStartupError(() => loadAgentsOf(config.AGENTS_MODULE));
   return compose(config, { logger, agents });
+}
+
+/** Node's codes for a module that cannot be found or loaded as such (not for an error its code threw). */
+const UNLOADABLE = new Set(['ERR_MODULE_NOT_FOUND', 'ERR_UNKNOWN_FILE_EXTENSION', 'ERR_UNSUPPORTED_DIR_IMPORT', 'ERR_UNSUPPORTED_ESM_URL_SCHEME']);
+
+/**
+ * The agents of AGENTS_MODULE; a path with no file, or a module Node cannot load, is a
+ * ConfigError naming the setting. An error the module's own code throws keeps its stack.
+ */
+async function loadAgentsOf(modulePath: string | undefined): ReturnType<typeof loadAgents> {
+  if (modulePath && !existsSync(resolve(modulePath))) {
+    throw new ConfigError('AGENTS_MODULE', `no file at ${resolve(modulePath)}`);
+  }
+  try {
+    return await loadAgents(modulePath);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code && UNLOADABLE.has(code)) throw new ConfigError('AGENTS_MODULE', `${modulePath} cannot be loaded: ${(error as Error).message.split('\n')[0]}`);
+    throw error;
+  }
+}
+
+/**
+ * Entry-point helper: runs an asynchronous start-up step; a ConfigError (a setting that
+ * cannot work) prints its one-line reason, without a stack, and exits 1.
+ */
+export async function exitOnStartupError<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** The settings a server's address comes from, named in the error when it cannot listen. */
+export interface AddressSettings {
+  host: string;
+  port: string;
+}
+
+/**
+ * Listens with `listen`; a port in use or not allowed, or a host that is not an address of
+ * this machine, is one line naming the setting (exit 1), not a stack trace.
+ */
+export function listenOrExit<T>(settings: AddressSettings, address: { host: string; port: number }, listen: () => Promise<T>): Promise<T> {
+  return exitOnStartupError(async () => {
+    try {
+      return await listen();
+    } catch (error) {
+      const where = `port ${address.port} on ${address.host}`;
+      switch ((error as NodeJS.ErrnoException).code) {
+        case 'EADDRINUSE':
+          throw new ConfigError(settings.port, `${where} is already in use; stop what holds it or choose another port`);
+        case 'EACCES':
+          throw new ConfigError(settings.port, `${where} needs privileges this process lacks; choose a port above 1023`);
+        case 'EADDRNOTAVAIL':
+        case 'ENOTFOUND':
+        case 'EAI_AGAIN':
+          throw new ConfigError(settings.host, `${address.host} is not an address of this machine`);
+        default:
+          throw error;
+      }
+    }
+  });
+}
+
+/**
+ * What a process's start-up line shows of a listening server: the address as configured
+ * (`0.0.0.0:8420` when bound to every interface) and a URL to open (`localhost` for a wildcard).
+ */
+export function listeningAt(server: Server, host: string): { address: string; url: string } {
+  const { port } = server.address() as AddressInfo;
+  const wildcard = host === '0.0.0.0' || host === '::';
+  return { address: hostPort(host, port), url: `http://${hostPort(wildcard ? 'localhost' : host, port)}` };
 }
 
 /** Wires SIGTERM and SIGINT to the ordered graceful shutdown of a process's server. */

@@ -1,4 +1,4 @@
-import { bootProcess, shutdownOnSignals } from './process.js';
+import { bootProcess, listenOrExit, listeningAt, shutdownOnSignals } from './process.js';
 import { createWorker } from './worker-server.js';
 
 /**
@@ -9,6 +9,7 @@ import { createWorker } from './worker-server.js';
 const composition = await bootProcess({ needsRedis: 'The worker needs REDIS_URL; without it `npm start` runs API and worker in one process.' });
 const { config, logger, agents } = composition;
 const worker = createWorker(composition);
-const url = await worker.listen();
-logger.info({ url, concurrency: config.WORKER_CONCURRENCY, agents: agents.list().map((a) => a.id) }, 'agentplane worker started');
+await listenOrExit({ host: 'SERVICE_HOST', port: 'WORKER_PORT' }, { host: config.SERVICE_HOST, port: config.WORKER_PORT }, () => worker.listen());
+const { address, url } = listeningAt(worker.server, config.SERVICE_HOST);
+logger.info({ address, url, concurrency: config.WORKER_CONCURRENCY, agents: agents.list().map((a) => a.id) }, 'agentplane worker started');
 shutdownOnSignals(composition, worker, { delayMs: 0, timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS + 5_000 });

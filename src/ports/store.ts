@@ -131,6 +131,14 @@ export interface NewRun {
   behind?: boolean;
 }
 
+/** A page of the tenant's runs matching every filter given ({@link RunStore.findRuns}). */
+export interface RunListOptions extends Page {
+  /** Only the runs of this session. */
+  session_id?: string;
+  status?: RunStatus;
+  agent_id?: string;
+}
+
 /** An updated run; `queued_behind` when it ended with runs waiting behind it ({@link RunStore.promoteNext}). */
 export type UpdatedRun = Run & { queued_behind?: true };
 
@@ -171,6 +179,12 @@ export interface RunStore {
   getRun(tenant: string, runId: string): Promise<Run | null>;
   /** Runs of a session, newest first, one page. */
   listRuns(tenant: string, sessionId: string, page: Page): Promise<Run[]>;
+  /**
+   * The tenant's runs matching every filter given, newest `created_at` first (ties by id), one
+   * page. Bounded: a page of one index kept per status, per agent and per both (without
+   * `session_id`), or the session's retained runs. Runs go from the indexes with their session.
+   */
+  findRuns(tenant: string, options: RunListOptions): Promise<Run[]>;
   /** The latest run of a session, if any. */
   latestRun(tenant: string, sessionId: string): Promise<Run | null>;
   /**
@@ -210,6 +224,11 @@ export interface ApprovalStore {
   getApproval(tenant: string, id: string): Promise<Approval | null>;
   /** Pending requests, oldest first, one page. */
   listPendingApprovals(tenant: string, page: Page): Promise<Approval[]>;
+  /**
+   * Decided requests (approved, rejected, or cancelled with their run), newest `decided_at`
+   * first (ties by id), one page. They go with their run or session.
+   */
+  listDecidedApprovals(tenant: string, page: Page): Promise<Approval[]>;
   /** Throws `not_found` for an unknown id, `conflict` when already decided. In the same
    * atomic step an `interrupted` run of the approval becomes `queued` again. */
   decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval>;

@@ -179,7 +179,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
         await store.sessions.addSpan(tenant, job.session_id, nodeSpan(run, node, outcome.start, 'interrupted'));
         await publish({ type: 'interrupted', node, approval_id: approvalId });
         const paused: Run = { ...run, status: 'interrupted', approval_id: approvalId };
-        lifecycle.reached(paused);
+        lifecycle.reached(tenant, paused);
         await lifecycle.settled(tenant, paused);
         return paused;
       }
@@ -204,7 +204,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       }
       lifecycle.counted(step.published);
       if (step.completed) {
-        lifecycle.reached(step.completed);
+        lifecycle.reached(tenant, step.completed);
         await lifecycle.settled(tenant, step.completed, step.scheduled ?? true);
         const { queued_behind: _waiting, ...completed } = step.completed;
         return completed;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.js';
 import { rootSpan, runEvent } from '../domain/run-events.js';
-import { ACTIVE_RUN_STATUSES, type Run, type RunEvent, type RunStatus } from '../domain/types.js';
+import { ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES, type Run, type RunEvent, type RunStatus } from '../domain/types.js';
 import type { EventBus } from '../ports/event-bus.js';
 import type { RunQueue } from '../ports/run-queue.js';
 import type { Store, UpdatedRun } from '../ports/store.js';
@@ -56,9 +56,18 @@ export class RunLifecycle {
     for (const event of events) this.options.onEvent?.(event);
   }
 
-  /** Reports a status a run reached (metrics). */
-  reached(run: Run): void {
+  /**
+   * Reports a status a run reached (metrics); an end (completed, failed, cancelled) is also one
+   * info line with the run, its status and its duration from creation.
+   */
+  reached(tenant: string, run: Run): void {
     this.options.onRunStatus?.(run);
+    if (!TERMINAL_RUN_STATUSES.includes(run.status)) return;
+    const durationMs = Date.parse(run.updated_at) - Date.parse(run.created_at);
+    this.options.logger.info(
+      { tenant, run_id: run.id, session_id: run.session_id, agent_id: run.agent_id, status: run.status, duration_ms: durationMs, ...(run.error ? { error: run.error } : {}) },
+      `run ${run.status}`,
+    );
   }
 
   /**
@@ -96,7 +105,7 @@ export class RunLifecycle {
     const body: EventBody =
       status === 'completed' ? { type: 'completed' } : { type: status === 'cancelled' ? 'cancelled' : 'failed', error: error ?? status };
     await this.publish(tenant, run, body);
-    this.reached(run);
+    this.reached(tenant, run);
     await this.settled(tenant, run);
   }
 

@@ -42,6 +42,7 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'GET /api/traces': (t) => ({ path: `/api/traces?session_id=${t.session}` }),
   'GET /api/runs': (t) => ({ path: `/api/runs?session_id=${t.session}` }),
   'GET /api/runs/:id': (t) => ({ path: `/api/runs/${t.run}` }),
+  'GET /api/approvals/:id': (t) => ({ path: `/api/approvals/${t.approval}` }),
   'POST /api/runs/:id/cancel': (t) => ({ path: `/api/runs/${t.run}/cancel` }),
   'POST /api/approval/respond': (t) => ({ path: '/api/approval/respond', json: { id: t.approval, approved: true, comment: 'not yours' } }),
   'GET /api/schedules/:id': (t) => ({ path: `/api/schedules/${t.schedule}` }),
@@ -51,12 +52,20 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'POST /api/runs': (t) => ({ path: '/api/runs', json: { agent_id: 'echo', session_id: t.session }, creates: true }),
 };
 
-/** Lists of the tenant, and the ids of A's items they must not show. */
+/** Lists of the tenant, by route, and the ids of A's items they must not show. */
 const idsIn = (field: string) => (body: unknown) => ((body as Record<string, { id: string }[]>)[field] ?? []).map((item) => item.id);
-const listProbes: Record<string, { path: string; ids: (body: unknown) => string[] }> = {
-  'GET /api/sessions': { path: '/api/sessions?limit=500', ids: idsIn('sessions') },
-  'GET /api/approval/pending': { path: '/api/approval/pending', ids: idsIn('pending') },
-  'GET /api/schedules': { path: '/api/schedules', ids: idsIn('schedules') },
+const listProbes: Record<string, { path: string; ids: (body: unknown) => string[] }[]> = {
+  'GET /api/sessions': [{ path: '/api/sessions?limit=500', ids: idsIn('sessions') }],
+  'GET /api/runs': [
+    { path: '/api/runs?limit=500', ids: idsIn('runs') },
+    { path: '/api/runs?status=interrupted&agent_id=human-review', ids: idsIn('runs') },
+  ],
+  'GET /api/approval/pending': [{ path: '/api/approval/pending', ids: idsIn('pending') }],
+  'GET /api/approvals': [
+    { path: '/api/approvals?status=pending', ids: idsIn('approvals') },
+    { path: '/api/approvals?status=decided', ids: idsIn('approvals') },
+  ],
+  'GET /api/schedules': [{ path: '/api/schedules', ids: idsIn('schedules') }],
 };
 
 /** Gated routes that read no tenant resource by id, each with the reason. */
@@ -153,6 +162,19 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
       run_id: a.run,
       agent_id: 'human-review',
     });
+    // And a session whose approval was decided (the decided list shows it).
+    const decided = { session: `a-decided-${randomUUID()}`, run: randomUUID() };
+    await store.runs.createRun(A.tenant, { run_id: decided.run, session_id: decided.session, agent_id: 'human-review', start: { node_id: 'review', input: {} } });
+    await store.approvals.createApproval(A.tenant, {
+      id: `${decided.run}.1`,
+      session_id: decided.session,
+      node_id: 'review',
+      prompt: 'Publish the draft?',
+      requested_at: now,
+      run_id: decided.run,
+      agent_id: 'human-review',
+    });
+    await store.approvals.decideApproval(A.tenant, `${decided.run}.1`, { approved: true, decided_by: 'a-admin' });
     if (routeNames.includes('POST /api/schedules')) {
       const created = await send(`${app.url}/api/schedules`, { method: 'POST', headers: asA, json: { agent_id: 'echo', cron_expr: '0 0 1 1 *' } });
       expect(created.status).toBe(201);
@@ -169,7 +191,9 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
   });
 
   it("never lists A's items to B, while A sees them", async () => {
-    for (const [name, list] of Object.entries(listProbes).filter(([n]) => routeNames.includes(n))) {
+    const lists = Object.entries(listProbes).filter(([n]) => routeNames.includes(n)).flatMap(([, probes]) => probes);
+    for (const list of lists) {
+      const name = list.path;
       const seenByB = await send(`${app.url}${list.path}`, { headers: asB });
       const seenByA = await send(`${app.url}${list.path}`, { headers: asA });
       expect({ name, status: seenByB.status }).toEqual({ name, status: 200 });
@@ -243,7 +267,8 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
       const onMissing = probeOf(missing);
       const theirs = await send(`${app.url}${onA.path}`, { method, headers: asB, json: onA.json });
       const none = await send(`${app.url}${onMissing.path}`, { method, headers: asB, json: onMissing.json });
-      const targetOf = (t: Targets) => (onA.path.includes(a.run) ? t.run : onA.path.includes(a.schedule || '\0') ? t.schedule : JSON.stringify(onA.json ?? '').includes(a.approval) ? t.approval : t.session);
+      const namesApproval = onA.path.includes(a.approval) || JSON.stringify(onA.json ?? '').includes(a.approval);
+      const targetOf = (t: Targets) => (onA.path.includes(a.run) ? t.run : onA.path.includes(a.schedule || '\0') ? t.schedule : namesApproval ? t.approval : t.session);
       expect({ route: name, ...shape(theirs, targetOf(a)) }).toEqual({ route: name, ...shape(none, targetOf(missing)) });
       expect([401, 403]).not.toContain(theirs.status);
     }

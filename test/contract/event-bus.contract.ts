@@ -11,7 +11,8 @@ import { waitFor } from '../support/wait.js';
 export type EventBusFactory = (retain: number) => Promise<EventBus>;
 
 const T = 'tenant-a';
-const OTHER = 'tenant-b';
+// On the test Redis Cluster, T and OTHER land on different masters (test/cluster checks it).
+const OTHER = 'tenant-c';
 
 function event(n: number, session = 's1'): RunEvent {
   return { type: 'node_start', session, run_id: `run-${n}`, agent_id: 'echo', ts: new Date().toISOString(), node: `n${n}` };

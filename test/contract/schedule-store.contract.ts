@@ -8,7 +8,8 @@ import type { NewScheduleFire, Store } from '../../src/ports/store.js';
 export type StoreFactory = () => Promise<Store>;
 
 const T = 'tenant-a';
-const OTHER = 'tenant-b';
+// On the test Redis Cluster, T and OTHER land on different masters (test/cluster checks it).
+const OTHER = 'tenant-c';
 const PAGE = { limit: 50, offset: 0 };
 
 let clock = Date.parse('2026-11-21T10:00:00.000Z');

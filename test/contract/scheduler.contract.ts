@@ -8,7 +8,7 @@ import { waitFor } from '../support/wait.js';
 /** A fresh scheduler, a consumer of its fires, and a store of the same backend. */
 export type SchedulerFactory = () => Promise<{ scheduler: Scheduler; consumer: ScheduleConsumer; store: Store }>;
 
-/** A trigger of tenant acme every five minutes in UTC, with overrides. */
+/** A trigger of tenant acme every five minutes in UTC, with overrides. Tenant hooli lands on another master of the test Redis Cluster. */
 export const trigger = (id: string, overrides: Partial<ScheduleTrigger> = {}): ScheduleTrigger => ({
   schedule_id: id,
   tenant: 'acme',
@@ -42,10 +42,10 @@ export function schedulerContract(name: string, make: SchedulerFactory): void {
     });
     await scheduler.upsert(trigger('a'));
     await scheduler.upsert(trigger('a'));
-    await scheduler.upsert(trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'globex' }));
+    await scheduler.upsert(trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'hooli' }));
     expect(await scheduler.list()).toHaveLength(2);
     expect(await scheduler.list()).toEqual(
-      expect.arrayContaining([trigger('a'), trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'globex' })]),
+      expect.arrayContaining([trigger('a'), trigger('b', { cron_expr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', tenant: 'hooli' })]),
     );
     await scheduler.upsert(trigger('a', { cron_expr: '0 * * * *' }));
     expect(await scheduler.list()).toContainEqual(trigger('a', { cron_expr: '0 * * * *' }));
@@ -62,9 +62,9 @@ export function schedulerContract(name: string, make: SchedulerFactory): void {
     });
     await store.schedules.createSchedule('acme', schedule('missing-trigger'));
     await store.schedules.createSchedule('acme', schedule('matching'));
-    await store.schedules.createSchedule('globex', schedule('other-cadence', '0 0 * * *'));
+    await store.schedules.createSchedule('hooli', schedule('other-cadence', '0 0 * * *'));
     await scheduler.upsert(trigger('matching'));
-    await scheduler.upsert(trigger('other-cadence', { tenant: 'globex' }));
+    await scheduler.upsert(trigger('other-cadence', { tenant: 'hooli' }));
     await scheduler.upsert(trigger('orphan'));
     const upsert = vi.spyOn(scheduler, 'upsert');
     expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 2, removed: 1, failed: 0, errors: [] });
@@ -72,7 +72,7 @@ export function schedulerContract(name: string, make: SchedulerFactory): void {
     expect((await scheduler.list()).sort((a, b) => a.schedule_id.localeCompare(b.schedule_id))).toEqual([
       trigger('matching'),
       trigger('missing-trigger'),
-      trigger('other-cadence', { tenant: 'globex', cron_expr: '0 0 * * *' }),
+      trigger('other-cadence', { tenant: 'hooli', cron_expr: '0 0 * * *' }),
     ]);
     expect(await reconcileSchedules(store, scheduler)).toEqual({ schedules: 3, upserted: 0, removed: 0, failed: 0, errors: [] });
     // One trigger that cannot be written does not stop the others.
@@ -94,13 +94,13 @@ export function schedulerContract(name: string, make: SchedulerFactory): void {
     const fires: (ScheduleFire & { at: number })[] = [];
     consumer.start(async (fire) => void fires.push({ ...fire, at: Date.now() }));
     // A seconds field (refused by the API's validation) makes ticks one second apart here.
-    await scheduler.upsert(trigger('every-second', { cron_expr: '* * * * * *', tenant: 'globex' }));
+    await scheduler.upsert(trigger('every-second', { cron_expr: '* * * * * *', tenant: 'hooli' }));
     await waitFor('three ticks', () => fires.length >= 3, 15_000);
     await scheduler.remove('every-second');
     const ticks = fires.map((f) => f.due_ms);
     expect(new Set(ticks).size).toBe(ticks.length);
     expect(ticks.every((t) => t % 1000 === 0)).toBe(true);
-    expect(fires.every((f) => f.schedule_id === 'every-second' && f.tenant === 'globex' && f.at >= f.due_ms)).toBe(true);
+    expect(fires.every((f) => f.schedule_id === 'every-second' && f.tenant === 'hooli' && f.at >= f.due_ms)).toBe(true);
 
     const removedAt = Date.now();
     // Ticks go on for another trigger: two of its fires prove the removed one had its chances.

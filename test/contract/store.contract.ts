@@ -9,7 +9,8 @@ export type StoreFactory = () => Promise<Store>;
 /** Every item of a list read (a page larger than any test writes). */
 const ALL = { limit: 10_000, offset: 0 };
 const T = 'tenant-a';
-const OTHER = 'tenant-b';
+// On the test Redis Cluster, T and OTHER land on different masters (test/cluster checks it).
+const OTHER = 'tenant-c';
 
 async function sessionWithCheckpoint(store: Store, sessionId = randomUUID(), agent = 'echo'): Promise<string> {
   await store.runs.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: agent });

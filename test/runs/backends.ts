@@ -6,14 +6,17 @@ import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
 import type { RunHarness } from './scenarios.js';
 
-/** A worker process on `redisUrl` and the API's key prefix, with the test agents. */
-export function startRunWorker(redisUrl: string, app: TestApi, extra: Record<string, string> = {}, port?: number): Promise<AgentProcess> {
+/**
+ * A worker process on Redis and the API's key prefix, with the test agents. `redis` is a URL,
+ * or the variables of a cluster or Sentinel set (REDIS_CLUSTER_NODES, REDIS_SENTINELS, …).
+ */
+export function startRunWorker(redis: string | Record<string, string>, app: TestApi, extra: Record<string, string> = {}, port?: number): Promise<AgentProcess> {
   return startProcess({
     entry: 'src/main/worker.ts',
     portVariable: 'WORKER_PORT',
     ...(port ? { port } : {}),
     env: {
-      REDIS_URL: redisUrl,
+      ...(typeof redis === 'string' ? { REDIS_URL: redis } : { REDIS_URL: undefined, ...redis }),
       SERVICE_KEY_PREFIX: app.config.SERVICE_KEY_PREFIX,
       AGENTS_MODULE: 'test/fixtures/agents.ts',
       WORKER_STALLED_INTERVAL_MS: '2000',

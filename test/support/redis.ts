@@ -24,6 +24,8 @@ export interface PrivateRedis extends TestRedis {
   pause(): void;
   /** SIGCONT after {@link pause}. */
   resume(): void;
+  /** True between a start and a kill. */
+  running(): boolean;
 }
 
 const HOW_TO_GET_ONE =
@@ -79,21 +81,31 @@ export interface PrivateRedisOptions {
    * production Redis would, so "no acknowledged write lost" can be checked. @defaultValue false
    */
   persist?: boolean;
+  /** Listen port. @defaultValue a free loopback port */
+  port?: number;
+  /** Config file given first (a sentinel needs one it can rewrite). */
+  configFile?: string;
+  /** More arguments after the defaults (cluster or replication settings, `--sentinel`). */
+  args?: string[];
+  /** `requirepass`: the server wants it, PING is sent after AUTH, and the URL carries it. */
+  password?: string;
 }
 
 /** Starts a private redis-server child on a free port (fault tests stop and restart it). */
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   if (!hasRedisServer()) throw new Error(HOW_TO_GET_ONE);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dir = options.persist ? mkdtempSync(join(tmpdir(), 'agentplane-redis-')) : undefined;
   const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
   let child: ChildProcess | undefined;
 
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
+    const auth = options.password === undefined ? [] : ['--requirepass', options.password];
+    const first = options.configFile ? [options.configFile] : [];
+    child = spawn('redis-server', [...first, '--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, ...auth, ...(options.args ?? [])], {
       stdio: 'ignore',
     });
-    await waitForPing(port);
+    await waitForPing(port, options.password);
   };
   const kill = async (): Promise<void> => {
     const running = child;
@@ -114,7 +126,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     if (child && child.exitCode === null) child.kill(name);
   };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`}127.0.0.1:${port}`,
     port,
     kill,
     restart: start,
@@ -124,13 +136,14 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     },
     pause: () => signal('SIGSTOP'),
     resume: () => signal('SIGCONT'),
+    running: () => child !== undefined && child.exitCode === null,
   };
 }
 
-async function waitForPing(port: number): Promise<void> {
+async function waitForPing(port: number, password?: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
     try {
       await client.connect();

@@ -31,6 +31,7 @@ import type {
   NewApproval,
   NewRun,
   Page,
+  RunListOptions,
   RunStore,
   RunUpdate,
   SessionListOptions,
@@ -39,6 +40,7 @@ import type {
   StorageUsage,
   Store,
 } from '../../ports/store.js';
+import { RunIndex } from './run-index.js';
 import { MemoryScheduleStore } from './schedule-store.js';
 import { SortedIndex } from './sorted-index.js';
 
@@ -69,6 +71,10 @@ interface TenantData {
   byAgent: Map<string, SortedIndex>;
   /** Pending approval ids by (requested_at, id), oldest first. */
   pending: SortedIndex;
+  /** Decided approval ids by (decided_at, id), newest first. */
+  decided: SortedIndex;
+  /** The tenant's runs by (created_at, id): all, per status, per agent, per both. */
+  runIndex: RunIndex;
   /** Ids of the runs queued, running or interrupted. */
   active: Set<string>;
   /** The first checkpoint of each run queued behind, written when it becomes current. */
@@ -99,6 +105,8 @@ class MemoryTables {
         byCreated: new SortedIndex(),
         byAgent: new Map(),
         pending: new SortedIndex(),
+        decided: new SortedIndex(),
+        runIndex: new RunIndex(),
         active: new Set(),
         starts: new Map(),
       };
@@ -119,8 +127,10 @@ class MemoryTables {
   markRun(tenant: string, run: Run, status: RunStatus, by = 'system'): void {
     const nowMs = this.clock();
     const data = this.data(tenant);
+    const from = run.status;
     run.status = status;
     run.updated_at = nowIso(() => nowMs);
+    data.runIndex.move(run, from);
     const record = data.sessions.get(run.session_id);
     if (record?.currentRunId === run.id) {
       record.session.updated_at = run.updated_at;
@@ -140,6 +150,7 @@ class MemoryTables {
       approval.decided_by = by;
       approval.decided_at = run.updated_at;
       data.pending.delete(approval.requested_at, approval.id);
+      data.decided.add(approval.decided_at, approval.id);
     }
     if (record) record.behind = record.behind.filter((id) => id !== run.id);
     data.starts.delete(run.id);
@@ -193,9 +204,12 @@ class MemoryTables {
     for (const id of record.approvalIds) {
       const approval = data.approvals.get(id);
       if (approval?.status === 'pending') data.pending.delete(approval.requested_at, id);
+      if (approval?.decided_at) data.decided.delete(approval.decided_at, id);
       data.approvals.delete(id);
     }
     for (const id of record.runIds) {
+      const run = data.runs.get(id);
+      if (run) data.runIndex.remove(run);
       data.runs.delete(id);
       data.active.delete(id);
       data.starts.delete(id);
@@ -361,10 +375,13 @@ class MemoryRunStore implements RunStore {
     // The newest runs are kept; older ones go with their decided approvals and schedule links.
     const dropped = record.runIds.splice(0, Math.max(0, record.runIds.length - this.t.limits.runsRetain));
     for (const id of dropped) {
+      const droppedRun = data.runs.get(id);
+      if (droppedRun) data.runIndex.remove(droppedRun);
       data.runs.delete(id);
       for (const approvalId of record.approvalIds) {
         const approval = data.approvals.get(approvalId);
         if (approval?.run_id === id && approval.status !== 'pending') {
+          if (approval.decided_at) data.decided.delete(approval.decided_at, approvalId);
           data.approvals.delete(approvalId);
           record.approvalIds.delete(approvalId);
         }
@@ -391,6 +408,7 @@ class MemoryRunStore implements RunStore {
       this.t.setTimer({ kind: 'run', tenant, id: run.id, dueMs: newRun.deadline_ms });
     }
     data.runs.set(run.id, run);
+    data.runIndex.add(run);
     data.active.add(run.id);
     return run;
   }
@@ -463,6 +481,20 @@ class MemoryRunStore implements RunStore {
       });
   }
 
+  async findRuns(tenant: string, options: RunListOptions): Promise<Run[]> {
+    const data = this.t.data(tenant);
+    const { offset, limit, session_id: sessionId } = options;
+    if (sessionId === undefined) return data.runIndex.page(options, offset, limit).map((id) => ({ ...data.runs.get(id)! }));
+    const matches = (run: Run | undefined): run is Run =>
+      run !== undefined && (options.status === undefined || run.status === options.status) && (options.agent_id === undefined || run.agent_id === options.agent_id);
+    const ids = [...(data.sessions.get(sessionId)?.runIds ?? [])].reverse();
+    return ids
+      .map((id) => data.runs.get(id))
+      .filter(matches)
+      .slice(offset, offset + limit)
+      .map((run) => ({ ...run }));
+  }
+
   async latestRun(tenant: string, sessionId: string): Promise<Run | null> {
     const id = this.t.data(tenant).sessions.get(sessionId)?.currentRunId;
     return id ? this.getRun(tenant, id) : null;
@@ -514,6 +546,11 @@ class MemoryApprovalStore implements ApprovalStore {
     return data.pending.oldestFirst(page.offset, page.limit).map((id) => ({ ...data.approvals.get(id)! }));
   }
 
+  async listDecidedApprovals(tenant: string, page: Page): Promise<Approval[]> {
+    const data = this.t.data(tenant);
+    return data.decided.newestFirst(page.offset, page.limit).map((id) => ({ ...data.approvals.get(id)! }));
+  }
+
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
     const data = this.t.data(tenant);
     const approval = data.approvals.get(id);
@@ -524,6 +561,7 @@ class MemoryApprovalStore implements ApprovalStore {
     approval.decided_by = decision.decided_by;
     approval.decided_at = this.t.now();
     data.pending.delete(approval.requested_at, id);
+    data.decided.add(approval.decided_at, id);
     this.t.timers.delete(timerKey('approval', tenant, id));
     const run = data.runs.get(approval.run_id);
     if (run?.status === 'interrupted') this.t.markRun(tenant, run, 'queued');

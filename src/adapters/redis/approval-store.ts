@@ -6,12 +6,16 @@ import { flatToObject, objectToPairs } from './hash.js';
 import { timerMember } from './timer-store.js';
 
 /**
- * Approvals on Redis: a hash per request and the tenant's pending set; creating and deciding
+ * Approvals on Redis: a hash per request and the tenant's pending and decided sets; creating and deciding
  * are Lua scripts that change the run's status in the same step. The gauge's counter is
  * global, outside the tenant's slot, so it is kept beside the scripts.
  */
 export class RedisApprovalStore implements ApprovalStore {
-  constructor(private readonly c: RedisContext) {}
+  constructor(
+    private readonly c: RedisContext,
+    /** The time requests are decided at. */
+    private readonly clock: () => number,
+  ) {}
 
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
     const { keys } = this.c;
@@ -24,7 +28,14 @@ export class RedisApprovalStore implements ApprovalStore {
         keys.sessionApprovals(tenant, approval.session_id),
         keys.activeRuns(tenant),
       ],
-      [Date.parse(approval.requested_at), nowIso(), approval.run_id, Date.now(), ...objectToPairs({ ...approval, status: 'pending' })],
+      [
+        Date.parse(approval.requested_at),
+        nowIso(this.clock),
+        approval.run_id,
+        this.clock(),
+        keys.runIndexPrefix(tenant),
+        ...objectToPairs({ ...approval, status: 'pending' }),
+      ],
     );
     if (Number(reply[0]) === 1) await this.c.redis.incr(this.c.keys.pendingApprovalCount());
     return toApproval(flatToObject(reply[1] as unknown[]))!;
@@ -40,12 +51,28 @@ export class RedisApprovalStore implements ApprovalStore {
     return approvals.filter((a): a is Approval => a !== null && a.status === 'pending');
   }
 
+  async listDecidedApprovals(tenant: string, page: Page): Promise<Approval[]> {
+    const ids = await this.c.redis.zrevrange(this.c.keys.decidedApprovals(tenant), page.offset, page.offset + page.limit - 1);
+    const approvals = await Promise.all(ids.map((id) => this.getApproval(tenant, id)));
+    return approvals.filter((a): a is Approval => a !== null && a.status !== 'pending');
+  }
+
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
-    const [runId = '', sessionId = ''] = await this.c.redis.hmget(this.c.keys.approval(tenant, id), 'run_id', 'session_id');
+    const { keys } = this.c;
+    const [runId = '', sessionId = ''] = await this.c.redis.hmget(keys.approval(tenant, id), 'run_id', 'session_id');
+    const now = this.clock();
     const reply = await this.c.script(
       'decideApproval',
-      [...this.keysOf(tenant, id, runId ?? '', sessionId ?? ''), this.c.keys.activeRuns(tenant)],
-      [decision.approved ? 'approved' : 'rejected', decision.comment ?? '', decision.decided_by, nowIso(), runId ?? '', Date.now()],
+      [...this.keysOf(tenant, id, runId ?? '', sessionId ?? ''), keys.activeRuns(tenant), keys.decidedApprovals(tenant)],
+      [
+        decision.approved ? 'approved' : 'rejected',
+        decision.comment ?? '',
+        decision.decided_by,
+        nowIso(() => now),
+        runId ?? '',
+        now,
+        keys.runIndexPrefix(tenant),
+      ],
     );
     if (Number(reply[1]) === 1) await this.c.redis.decr(this.c.keys.pendingApprovalCount());
     return toApproval(flatToObject(reply[2] as unknown[]))!;

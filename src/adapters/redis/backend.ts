@@ -1,21 +1,22 @@
-import { Redis, type RedisOptions } from 'ioredis';
 import { withTimeout } from '../../domain/timeout.js';
 import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
+import { describeConnection, isCluster, openRedis, pingAll, type ClientRole, type RedisClient, type RedisConnection } from './connection.js';
 import { mapFailures } from './errors.js';
 import { RedisDeduplicator } from './deduplicator.js';
 import { RedisEventBus } from './event-bus.js';
 import { redisLimiterFactory } from './limiter.js';
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
 import { redisContext } from './context.js';
+import { RedisKeys } from './keys.js';
 import { RedisRunJournal } from './run-journal.js';
 import { BullRunConsumer, BullRunQueue } from './run-queue.js';
 import { BullScheduleConsumer, BullScheduler } from './scheduler.js';
 import { RedisStore } from './store.js';
 
 export interface RedisBackendOptions {
-  /** `redis://` URL of the server. */
-  url: string;
+  /** The server, cluster or Sentinel-named master (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS). */
+  connection: RedisConnection;
   /** Prefix of every key and of BullMQ's queues. */
   keyPrefix: string;
   /** Events retained per tenant (XADD MAXLEN ~). */
@@ -39,46 +40,43 @@ export interface RedisBackendOptions {
   commandTimeoutMs?: number;
 }
 
-/** Options of every connection: a command fails after a few reconnect attempts instead of hanging a request. */
-const CONNECTION_OPTIONS: RedisOptions = {
-  maxRetriesPerRequest: 3,
-  retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2000),
-};
-
 /**
- * Every adapter on one Redis: the store, the event bus (one subscriber connection per
- * process), BullMQ's queue and scheduler, and the limiters. Connections are opened here and
- * quit by {@link Backend.close}; the worker sides open theirs on first use.
+ * Every adapter on one Redis (a server, a Redis Cluster, or a master named by Sentinels): the
+ * store, the event bus (one subscriber client per process), BullMQ's queue and scheduler, and
+ * the limiters. Connections are opened here, all by {@link openRedis}, and quit by
+ * {@link Backend.close}; the worker sides open theirs on first use.
  */
 export function createRedisBackend(options: RedisBackendOptions): Backend {
-  const clients: Redis[] = [];
-  const open = (name: string, extra: RedisOptions = {}) => {
-    const client = new Redis(options.url, { ...CONNECTION_OPTIONS, connectionName: `agentplane:${name}`, ...extra });
-    // Connection errors surface through failing commands and readiness; the event must not crash.
-    client.on('error', () => {});
+  const clients: RedisClient[] = [];
+  const open = (role: ClientRole) => {
+    const client = openRedis(options.connection, role);
     clients.unshift(client);
     return client;
   };
   // BullMQ and the subscriber need connections that retry forever (they block and resume on them).
-  const forever = { maxRetriesPerRequest: null };
+  const forever = (name: string): ClientRole => ({ name, maxRetriesPerRequest: null });
   // Requests wait at most this long for Redis: a stalled or unreachable server answers 503
   // within about a second instead of hanging (BullMQ's blocking connections have no timeout).
-  const redis = open('commands', { commandTimeout: options.commandTimeoutMs ?? 1000, maxRetriesPerRequest: 1 });
+  const redis = open({ name: 'commands', commandTimeoutMs: options.commandTimeoutMs ?? 1000, maxRetriesPerRequest: 1 });
   reportConnection(redis, options);
-  const bull = open('queue', forever);
+  const bull = open(forever('queue'));
   const prefix = options.keyPrefix;
+  // BullMQ's keys on a cluster: one hash tag, as its documentation requires.
+  const queuePrefix = new RedisKeys(prefix).queuePrefix(isCluster(redis));
   const store = new RedisStore(redis, { keyPrefix: prefix, limits: options.limits });
   const events = mapFailures(
     new RedisEventBus({
       redis,
-      subscriber: open('subscriber', forever),
+      subscriber: open({ ...forever('subscriber'), shardedSubscriber: true }),
       keyPrefix: prefix,
       retain: options.eventsRetain,
       onError: (error) => options.onError?.('event delivery catch-up failed; retrying', error),
     }),
   );
-  const queue = mapFailures(new BullRunQueue({ connection: bull, prefix, ...(options.jobAttempts ? { attempts: options.jobAttempts } : {}) }));
-  const scheduler = mapFailures(new BullScheduler({ connection: bull, prefix }));
+  const queue = mapFailures(
+    new BullRunQueue({ connection: bull, prefix: queuePrefix, ...(options.jobAttempts ? { attempts: options.jobAttempts } : {}) }),
+  );
+  const scheduler = mapFailures(new BullScheduler({ connection: bull, prefix: queuePrefix }));
   let consumer: BullRunConsumer | undefined;
   let scheduleConsumer: BullScheduleConsumer | undefined;
   let closing: Promise<void> | undefined;
@@ -96,14 +94,15 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     readiness: { redis: () => store.ping() },
     consumer: () =>
       (consumer ??= new BullRunConsumer({
-        connection: open('worker', forever),
-        prefix,
+        connection: open(forever('worker')),
+        prefix: queuePrefix,
         concurrency: options.concurrency,
         lockDurationMs: options.lockDurationMs,
         ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
         onError: (error) => options.onError?.('run queue worker error', error),
       })),
-    scheduleConsumer: () => (scheduleConsumer ??= new BullScheduleConsumer({ connection: open('schedule-worker', forever), prefix })),
+    scheduleConsumer: () =>
+      (scheduleConsumer ??= new BullScheduleConsumer({ connection: open(forever('schedule-worker')), prefix: queuePrefix })),
     close: () =>
       (closing ??= (async () => {
         await scheduleConsumer?.close(options.shutdownTimeoutMs);
@@ -128,35 +127,36 @@ const REPORT_MAX_MS = 60_000;
 
 /**
  * Says, from the first failed connect on, that Redis is unreachable, again with a doubling
- * pause (1 s … 60 s) while it stays so, and once when it is back.
+ * pause (1 s … 60 s) while it stays so, and once when it is back. On a cluster a node that
+ * fails counts (its slots answer 503 until a replica takes over); it is back once every
+ * master answers after the client refreshed its slot map.
  */
-function reportConnection(client: Redis, options: RedisBackendOptions): void {
+function reportConnection(client: RedisClient, options: RedisBackendOptions): void {
+  const where = describeConnection(options.connection);
   let down = false;
   let nextAt = 0;
   let pause = REPORT_MIN_MS;
-  client.on('error', (error: unknown) => {
+  const failed = (error: unknown, node?: string) => {
     const now = Date.now();
     if (down && now < nextAt) return;
-    options.onError?.(`Redis at ${redactedUrl(options.url)} is unreachable; requests answer 503 until it is back`, error);
+    const which = node ? ` (node ${node})` : '';
+    options.onError?.(`Redis at ${where} is unreachable${which}; requests answer 503 until it is back`, error);
     nextAt = now + pause;
     pause = down ? Math.min(pause * 2, REPORT_MAX_MS) : REPORT_MIN_MS * 2;
     down = true;
-  });
-  client.on('ready', () => {
+  };
+  const back = () => {
     if (!down) return;
     down = false;
     pause = REPORT_MIN_MS;
-    options.onRecovered?.(`Redis at ${redactedUrl(options.url)} is reachable again`);
-  });
-}
-
-/** The URL without its password, for logs. */
-function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'REDIS_URL';
+    options.onRecovered?.(`Redis at ${where} is reachable again`);
+  };
+  client.on('error', (error: unknown) => failed(error));
+  client.on('ready', back);
+  if (isCluster(client)) {
+    client.on('node error', (error: unknown, node: string) => failed(error, node));
+    client.on('refresh', () => {
+      if (down) pingAll(client).then(back, () => {});
+    });
   }
 }

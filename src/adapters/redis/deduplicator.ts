@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { Deduplicator } from '../../ports/deduplicator.js';
 
 /**
@@ -8,7 +8,7 @@ import type { Deduplicator } from '../../ports/deduplicator.js';
  */
 export class RedisDeduplicator implements Deduplicator {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

@@ -2,8 +2,10 @@ import { AppError } from '../../domain/errors.js';
 
 /**
  * True for the ways a command fails while Redis cannot serve it: connection refused, reset or
- * closed, retries per request exhausted, the command timeout passed (a stalled server), or
- * Redis full (`maxmemory` reached under `noeviction`).
+ * closed, retries per request exhausted, the command timeout passed (a stalled server), Redis
+ * full (`maxmemory` reached under `noeviction`), and a failover in progress: a cluster whose
+ * slots are not all served, redirections that do not settle, a master demoted to replica or a
+ * replica still loading.
  */
 export function isConnectionFailure(error: unknown): boolean {
   const e = error as { name?: string; message?: string; code?: string } | null;
@@ -11,7 +13,8 @@ export function isConnectionFailure(error: unknown): boolean {
   return (
     e.name === 'MaxRetriesPerRequestError' ||
     e.code === 'ECONNREFUSED' ||
-    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|Command timed out|OOM command not allowed/.test(e.message ?? '')
+    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|Command timed out|OOM command not allowed/.test(e.message ?? '') ||
+    /^(CLUSTERDOWN|TRYAGAIN|READONLY|LOADING|MASTERDOWN)\b|Too many Cluster redirections|None of startup nodes is available|Failed to refresh slots cache|Cluster is ended/.test(e.message ?? '')
   );
 }
 

@@ -1,16 +1,20 @@
-import type { Redis } from 'ioredis';
 import { AppError } from '../../domain/errors.js';
 import type { RunEvent, StoredEvent } from '../../domain/types.js';
 import { EventSeam } from '../../domain/event-seam.js';
+import { withTimeout } from '../../domain/timeout.js';
 import type { CancelSignal, EventBus, EventListener } from '../../ports/event-bus.js';
-import { RedisKeys } from './keys.js';
-import { loadScripts, type ScriptCaller } from './scripts.js';
+import { announcementsOf, type Announcements } from './announcements.js';
+import type { RedisClient } from './connection.js';
+import { redisContext, type RedisContext } from './context.js';
 
 export interface RedisEventBusOptions {
   /** Connection for the publish script, XRANGE and XREVRANGE. */
-  redis: Redis;
-  /** A dedicated connection for SUBSCRIBE (it can do nothing else); one per process. */
-  subscriber: Redis;
+  redis: RedisClient;
+  /**
+   * A dedicated connection for SUBSCRIBE (it can do nothing else); one per process. On a Redis
+   * Cluster, a Cluster client with sharded subscribers (events use SSUBSCRIBE per tenant).
+   */
+  subscriber: RedisClient;
   keyPrefix: string;
   /** Events retained per tenant (XADD MAXLEN ~). */
   retain: number;
@@ -30,92 +34,93 @@ interface TenantFeed {
 
 const PAGE = 500;
 
+/** Longest wait for the server to confirm the subscriptions of one pass before it is retried. */
+const SUBSCRIBE_TIMEOUT_MS = 5_000;
+
 /**
  * The EventBus on Redis: each event is appended to its tenant's capped stream (the stream id
- * is the event id) and announced on one pub/sub channel by one script. Each process holds one
- * subscriber connection and fans announcements out to its local listeners by tenant.
+ * is the event id) and announced by the same script: on one pub/sub channel (one Redis,
+ * Sentinel), or on a Redis Cluster on the tenant's sharded channel, in its slot, so an
+ * announcement travels to one shard only. Each process holds one subscriber client and fans
+ * announcements out to its local listeners by tenant.
  *
- * Pub/sub drops what is published while the subscriber is disconnected. When it closes,
- * every tenant feed starts holding live events; once ioredis has reconnected and the channel
- * is subscribed again, each feed reads its stream after the last event it delivered, delivers
- * that, then the held events. Listeners therefore see every event, in order, without
- * duplicates, across a Redis restart, and SSE clients need not reconnect.
+ * Pub/sub drops what is published while a subscription is down. When it is lost (the
+ * connection closed, a failover reset the cluster's subscribers), every tenant feed starts
+ * holding live events; once the subscriptions are confirmed again, each feed reads its stream
+ * after the last event it delivered, delivers that, then the held events. Listeners therefore
+ * see every event, in order, without duplicates, across a Redis restart or a failover, and
+ * SSE clients need not reconnect. On a cluster a new tenant feed is held the same way until
+ * its channel is subscribed, then caught up from the stream's end as it was when it opened.
  */
 export class RedisEventBus implements EventBus {
-  private readonly keys: RedisKeys;
-  private readonly script: ScriptCaller;
-  private readonly channel: string;
+  private readonly c: RedisContext;
+  private readonly source: Announcements;
   private readonly feeds = new Map<string, TenantFeed>();
-  private readonly cancelChannel: string;
   private readonly cancelListeners = new Set<(signal: CancelSignal) => void>();
   private cancelSubscription: Promise<void> | undefined;
   private readonly waiters = new Set<(error?: Error) => void>();
-  private readonly detach: () => void;
   private readonly onError: (error: unknown) => void;
-  private subscription: Promise<void> | undefined;
-  /** Subscribed and not disconnected since. */
+  /** A subscription was asked for (by a listener or `ready`). */
+  private started = false;
+  /** Subscribed and not lost since. */
   private live = false;
-  /** Counts disconnects, so a catch-up that raced one holds again. */
+  /** Tenants whose sharded channel is not confirmed subscribed since their feed opened or the last loss. */
+  private readonly pending = new Set<string>();
+  /** Counts losses, so a catch-up that raced one holds again. */
   private epoch = 0;
-  private resyncing = false;
-  private resyncAgain = false;
+  private syncing = false;
+  private syncAgain = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: RedisEventBusOptions) {
-    this.keys = new RedisKeys(options.keyPrefix);
-    this.channel = this.keys.eventsChannel();
-    this.cancelChannel = this.keys.cancelChannel();
+    this.c = redisContext(options.redis, options.keyPrefix);
     this.onError = options.onError ?? (() => {});
-    this.script = loadScripts(options.redis);
-    const { subscriber } = options;
-    const onMessage = (channel: string, message: string) => this.onMessage(channel, message);
-    const onClose = () => this.onDisconnect();
-    const onReady = () => {
-      if (this.subscription && !this.closed) void this.resubscribe();
-    };
-    subscriber.on('message', onMessage);
-    subscriber.on('close', onClose);
-    subscriber.on('ready', onReady);
-    this.detach = () => {
-      subscriber.off('message', onMessage);
-      subscriber.off('close', onClose);
-      subscriber.off('ready', onReady);
-    };
+    this.source = announcementsOf(options.subscriber, this.c.keys, {
+      announcement: (message) => this.onAnnouncement(message),
+      cancel: (message) => this.onCancelMessage(message),
+      lost: () => this.onLost(),
+      regained: () => {
+        if (this.started && !this.closed) void this.sync();
+      },
+    });
   }
 
   publish(tenant: string, event: RunEvent): Promise<string> {
-    return this.script<string>(
+    return this.c.script<string>(
       'publishEvent',
-      [this.keys.events(tenant)],
-      [String(this.options.retain), JSON.stringify(event), this.channel, JSON.stringify(tenant)],
+      [this.c.keys.events(tenant)],
+      [String(this.options.retain), JSON.stringify(event), this.c.announceChannel(tenant), JSON.stringify(tenant)],
     );
   }
 
   async readAfter(tenant: string, afterId: string, count: number): Promise<StoredEvent[]> {
-    const entries = await this.options.redis.xrange(this.keys.events(tenant), `(${afterId}`, '+', 'COUNT', count);
+    const entries = await this.options.redis.xrange(this.c.keys.events(tenant), `(${afterId}`, '+', 'COUNT', count);
     return entries.map(([id, fields]) => ({ id, tenant, event: JSON.parse(fields[1] ?? '{}') as RunEvent }));
   }
 
   subscribe(tenant: string, listener: EventListener): () => void {
     const feed = this.feeds.get(tenant) ?? this.openFeed(tenant);
     feed.listeners.add(listener);
-    this.ensureSubscribed();
+    this.start();
     return () => {
       feed.listeners.delete(listener);
-      if (feed.listeners.size === 0 && this.feeds.get(tenant) === feed) this.feeds.delete(tenant);
+      if (feed.listeners.size > 0 || this.feeds.get(tenant) !== feed) return;
+      this.feeds.delete(tenant);
+      this.pending.delete(tenant);
+      this.source.release(tenant);
     };
   }
 
   async signalCancel(signal: CancelSignal): Promise<void> {
-    await this.options.redis.publish(this.cancelChannel, JSON.stringify(signal));
+    await this.options.redis.publish(this.c.keys.cancelChannel(), JSON.stringify(signal));
   }
 
   onCancel(listener: (signal: CancelSignal) => void): () => void {
     const entry = (signal: CancelSignal) => listener(signal);
     this.cancelListeners.add(entry);
     // Its own channel, subscribed only by processes that execute runs (ioredis resubscribes after a reconnect).
-    this.cancelSubscription ??= this.options.subscriber.subscribe(this.cancelChannel).then(
+    this.cancelSubscription ??= this.source.subscribeCancel().then(
       () => undefined,
       (error: unknown) => {
         this.cancelSubscription = undefined;
@@ -126,8 +131,8 @@ export class RedisEventBus implements EventBus {
   }
 
   async ready(timeoutMs: number): Promise<void> {
-    this.ensureSubscribed();
-    if (this.live) return;
+    this.start();
+    if (this.settled()) return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => done(new AppError('unavailable', 'The event subscription is not established.')), timeoutMs);
       const done = (error?: Error) => {
@@ -150,7 +155,7 @@ export class RedisEventBus implements EventBus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.detach();
+    this.source.detach();
     clearTimeout(this.retryTimer);
     this.feeds.clear();
     this.cancelListeners.clear();
@@ -166,9 +171,16 @@ export class RedisEventBus implements EventBus {
       }),
       baseline: this.streamTail(tenant),
     };
-    // Opened while disconnected: what it may miss is recovered at the next catch-up.
-    if (this.subscription && !this.live) feed.seam.hold();
     this.feeds.set(tenant, feed);
+    if (this.source.perTenant) {
+      // Its channel is not subscribed yet: held until it is, then caught up from the baseline.
+      feed.seam.hold();
+      this.pending.add(tenant);
+      if (this.started) void this.sync();
+    } else if (this.started && !this.live) {
+      // Opened while disconnected: what it may miss is recovered at the next catch-up.
+      feed.seam.hold();
+    }
     return feed;
   }
 
@@ -180,34 +192,25 @@ export class RedisEventBus implements EventBus {
   private async streamTail(tenant: string): Promise<string> {
     const fallback = `${Date.now()}-0`;
     try {
-      const [newest] = await this.options.redis.xrevrange(this.keys.events(tenant), '+', '-', 'COUNT', 1);
+      const [newest] = await this.options.redis.xrevrange(this.c.keys.events(tenant), '+', '-', 'COUNT', 1);
       return newest?.[0] ?? '0-0';
     } catch {
       return fallback;
     }
   }
 
-  private ensureSubscribed(): void {
-    this.subscription ??= this.options.subscriber.subscribe(this.channel).then(
-      () => this.onSubscribed(),
-      (error: unknown) => {
-        this.subscription = undefined;
-        this.onError(error);
-      },
-    );
+  /** Live delivery is established for every feed: what `ready` waits for. */
+  private settled(): boolean {
+    return this.live && this.pending.size === 0;
   }
 
-  private onMessage(channel: string, message: string): void {
-    if (channel === this.cancelChannel) {
-      try {
-        const signal = JSON.parse(message) as CancelSignal;
-        for (const listener of [...this.cancelListeners]) listener(signal);
-      } catch (error) {
-        this.onError(new Error('A cancel signal is not JSON.', { cause: error }));
-      }
-      return;
-    }
-    if (channel !== this.channel) return;
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.sync();
+  }
+
+  private onAnnouncement(message: string): void {
     let stored: StoredEvent;
     try {
       stored = JSON.parse(message) as StoredEvent;
@@ -218,58 +221,80 @@ export class RedisEventBus implements EventBus {
     this.feeds.get(stored.tenant)?.seam.push(stored);
   }
 
-  private onDisconnect(): void {
-    if (!this.subscription || this.closed) return;
+  private onCancelMessage(message: string): void {
+    try {
+      const signal = JSON.parse(message) as CancelSignal;
+      for (const listener of [...this.cancelListeners]) listener(signal);
+    } catch (error) {
+      this.onError(new Error('A cancel signal is not JSON.', { cause: error }));
+    }
+  }
+
+  private onLost(): void {
+    if (!this.started || this.closed) return;
     this.live = false;
     this.epoch += 1;
-    for (const feed of this.feeds.values()) feed.seam.hold();
+    for (const [tenant, feed] of this.feeds) {
+      feed.seam.hold();
+      if (this.source.perTenant) this.pending.add(tenant);
+    }
   }
 
-  /** After a reconnect: make sure the channel is subscribed (ioredis also does), then catch up. */
-  private async resubscribe(): Promise<void> {
-    try {
-      await this.options.subscriber.subscribe(this.channel);
-    } catch (error) {
-      this.onError(error);
+  /**
+   * Subscribes what is not confirmed yet (the channel, or the pending tenants' channels), then
+   * catches up every holding feed whose subscription is confirmed. A failure is retried after
+   * `retryMs`; not being connected waits for the source's `regained`.
+   */
+  private async sync(): Promise<void> {
+    if (this.syncing) {
+      this.syncAgain = true;
       return;
     }
-    this.onSubscribed();
-  }
-
-  private onSubscribed(): void {
-    if (this.closed || this.options.subscriber.status !== 'ready') return;
-    this.live = true;
-    for (const done of [...this.waiters]) done();
-    void this.resync();
-  }
-
-  /** Catches up every holding feed; a failed read is retried after `retryMs`. */
-  private async resync(): Promise<void> {
-    if (this.resyncing) {
-      this.resyncAgain = true;
-      return;
-    }
-    this.resyncing = true;
+    this.syncing = true;
     try {
       do {
-        this.resyncAgain = false;
-        for (const [tenant, feed] of this.feeds) {
-          if (!feed.seam.holding) continue;
-          const epoch = this.epoch;
-          try {
-            const from = feed.seam.lastId ?? (await feed.baseline);
-            await feed.seam.catchUp((afterId, count) => this.readAfter(tenant, afterId, count), from, PAGE);
-          } catch (error) {
-            this.onError(error);
-            this.retryLater();
-            continue;
-          }
-          // Disconnected again meanwhile: keep holding until the next catch-up.
-          if (this.epoch !== epoch || !this.live) feed.seam.hold();
+        this.syncAgain = false;
+        if (this.closed) return;
+        const epoch = this.epoch;
+        const tenants = [...this.pending];
+        let confirmed: boolean;
+        try {
+          confirmed = await withTimeout(this.source.subscribe(tenants), SUBSCRIBE_TIMEOUT_MS);
+        } catch (error) {
+          this.onError(error);
+          this.retryLater();
+          return;
         }
-      } while (this.resyncAgain && !this.closed);
+        if (!confirmed || this.closed) return;
+        if (epoch !== this.epoch) {
+          this.syncAgain = true;
+          continue;
+        }
+        for (const tenant of tenants) this.pending.delete(tenant);
+        this.live = true;
+        if (this.settled()) for (const done of [...this.waiters]) done();
+        await this.catchUp();
+      } while (this.syncAgain && !this.closed);
     } finally {
-      this.resyncing = false;
+      this.syncing = false;
+    }
+  }
+
+  /** Catches up every holding feed whose subscription is confirmed; a failed read is retried after `retryMs`. */
+  private async catchUp(): Promise<void> {
+    for (const [tenant, feed] of this.feeds) {
+      if (!feed.seam.holding || this.pending.has(tenant)) continue;
+      const epoch = this.epoch;
+      try {
+        const from = feed.seam.lastId ?? (await feed.baseline);
+        await feed.seam.catchUp((afterId, count) => this.readAfter(tenant, afterId, count), from, PAGE);
+      } catch (error) {
+        this.onError(error);
+        this.retryLater();
+        continue;
+      }
+      // Lost again meanwhile: keep holding until the next catch-up.
+      if (this.epoch !== epoch || !this.live || this.pending.has(tenant)) feed.seam.hold();
     }
   }
 
@@ -277,7 +302,7 @@ export class RedisEventBus implements EventBus {
     if (this.retryTimer || this.closed) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      if (this.live) void this.resync();
+      void this.sync();
     }, this.options.retryMs ?? 500);
     this.retryTimer.unref();
   }

@@ -65,6 +65,23 @@ export class RedisKeys {
   activeRuns(tenant: string): string {
     return `${this.t(tenant)}:runs:active`;
   }
+  /**
+   * Prefix of the tenant's run indexes (what GET /api/runs reads), sorted sets of run ids
+   * scored by created_at (ms): `all`, `agent:<agent>`, `status:<status>`,
+   * `agent-status:<status>:<agent>`. The scripts maintain them (includes/runStatus.lua);
+   * {@link runIndex} names the one a filter reads.
+   */
+  runIndexPrefix(tenant: string): string {
+    return `${this.t(tenant)}:run-index:`;
+  }
+  /** The run index of the tenant's runs with this status and/or agent (all runs without either). */
+  runIndex(tenant: string, filter: { status?: string; agent_id?: string }): string {
+    const prefix = this.runIndexPrefix(tenant);
+    const { status, agent_id: agent } = filter;
+    if (status !== undefined && agent !== undefined) return `${prefix}agent-status:${status}:${agent}`;
+    if (status !== undefined) return `${prefix}status:${status}`;
+    return agent !== undefined ? `${prefix}agent:${agent}` : `${prefix}all`;
+  }
   /** List of the run ids queued behind a session's current run (`multitask: "enqueue"`), oldest first. */
   queuedBehind(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:runs:behind:${sessionId}`;
@@ -89,6 +106,10 @@ export class RedisKeys {
   pendingApprovals(tenant: string): string {
     return `${this.t(tenant)}:approvals:pending`;
   }
+  /** Sorted set of decided (approved, rejected, cancelled) approval ids scored by decided_at (ms). */
+  decidedApprovals(tenant: string): string {
+    return `${this.t(tenant)}:approvals:decided`;
+  }
   /** Global counter of pending approvals across tenants (the gauge). */
   pendingApprovalCount(): string {
     return `${this.prefix}:approvals:pending-count`;
@@ -97,9 +118,13 @@ export class RedisKeys {
   events(tenant: string): string {
     return `${this.t(tenant)}:events`;
   }
-  /** Pub/sub channel announcing new events of every tenant. */
+  /** Pub/sub channel announcing new events of every tenant (one Redis, Sentinel). */
   eventsChannel(): string {
     return `${this.prefix}:events`;
+  }
+  /** Sharded pub/sub channel announcing the tenant's new events, in its slot (Redis Cluster). */
+  eventsShardChannel(tenant: string): string {
+    return `${this.t(tenant)}:events:live`;
   }
   /** Pub/sub channel of run cancellations (workers abort the run's node). */
   cancelChannel(): string {
@@ -124,6 +149,14 @@ export class RedisKeys {
   /** Hash: run id → `<schedule id> <fire id>` of the record the run settles. */
   scheduleRuns(tenant: string): string {
     return `${this.t(tenant)}:schedule-runs`;
+  }
+  /**
+   * BullMQ's key prefix: the prefix itself on one server; on a Redis Cluster the prefix as a
+   * hash tag (`{agentplane}`), as BullMQ requires there, so each queue's keys (and scripts) share
+   * one slot. Both queues then live on one master; tenants' keys spread over all of them.
+   */
+  queuePrefix(cluster: boolean): string {
+    return cluster ? `{${this.prefix}}` : this.prefix;
   }
   /** Global hash: schedule id → tenant, for reconciliation across tenants (not `:schedules:`, BullMQ's queue). */
   scheduleTenants(): string {

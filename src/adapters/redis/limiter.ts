@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import type { LimitPolicy, Limiter, LimiterFactory, LimitResult } from '../../ports/limiter.js';
 import { consumeWith, memoryLimiterOptions } from '../shared/rate-limiter.js';
 
 export interface RedisLimiterOptions {
   /** A client created by `src/main`; the limiter never closes it. */
-  client: Redis;
+  client: RedisClient;
   /** `SERVICE_KEY_PREFIX`: every counter key starts with `<prefix>:ratelimit:<policy>:`. */
   prefix: string;
   /**

@@ -37,7 +37,7 @@ export class RedisRunJournal implements RunJournal {
         keys.state(tenant, ref.session_id),
         keys.checkpoints(tenant, ref.session_id),
       ],
-      [ref.id, ts, now, this.options.eventsRetain, keys.eventsChannel(), JSON.stringify(tenant), `,${tail}`],
+      [ref.id, ts, now, this.options.eventsRetain, this.c.announceChannel(tenant), JSON.stringify(tenant), `,${tail}`, keys.runIndexPrefix(tenant)],
     );
     const run = toRun(flatToObject(reply[0] as unknown[]))!;
     const node = String(reply[1]);
@@ -84,12 +84,13 @@ export class RedisRunJournal implements RunJournal {
         limits.checkpointsRetain,
         limits.spansRetain,
         this.options.eventsRetain,
-        keys.eventsChannel(),
+        this.c.announceChannel(tenant),
         JSON.stringify(tenant),
         JSON.stringify(step.span),
         JSON.stringify(nodeEnd),
         JSON.stringify(next),
         completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
+        keys.runIndexPrefix(tenant),
         ...statePairs(step.patch),
       ],
     );

@@ -1,14 +1,14 @@
 import { newId, nowIso } from '../../domain/time.js';
 import { MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
-import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
+import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { flatToObject, statePairs } from './hash.js';
 import { timerMember } from './timer-store.js';
 
 /**
- * Runs on Redis: a hash per run, a sorted set per session, the tenant's active-runs set and a
- * session's queue of runs waiting behind its current one; creation, status changes and
- * promotion are Lua. A run's deadline is also a member of the global timers set (written
+ * Runs on Redis: a hash per run, a sorted set per session, the tenant's active-runs set, its
+ * run indexes (by status and agent, for the tenant-wide list) and a session's queue of runs
+ * waiting behind its current one; creation, status changes and promotion are Lua. A run's deadline is also a member of the global timers set (written
  * before the run, removed when it ends: a timer without its run does nothing).
  */
 export class RedisRunStore implements RunStore {
@@ -39,6 +39,7 @@ export class RedisRunStore implements RunStore {
         keys.scheduleRuns(tenant),
         keys.activeRuns(tenant),
         keys.queuedBehind(tenant, run.session_id),
+        keys.decidedApprovals(tenant),
       ],
       [
         run.session_id,
@@ -55,6 +56,7 @@ export class RedisRunStore implements RunStore {
         run.deadline_ms === undefined ? '' : new Date(run.deadline_ms).toISOString(),
         run.behind ? '1' : '0',
         MAX_QUEUED_BEHIND,
+        keys.runIndexPrefix(tenant),
         ...statePairs(run.start?.input ?? {}),
       ],
     );
@@ -72,6 +74,22 @@ export class RedisRunStore implements RunStore {
     const ids = await this.c.redis.zrevrange(this.c.keys.runs(tenant, sessionId), page.offset, page.offset + page.limit - 1);
     const runs = await Promise.all(ids.map((id) => this.getRun(tenant, id)));
     return runs.filter((run): run is Run => run !== null);
+  }
+
+  async findRuns(tenant: string, options: RunListOptions): Promise<Run[]> {
+    const { keys, redis } = this.c;
+    const matches = (run: Run | null): run is Run =>
+      run !== null && (options.status === undefined || run.status === options.status) && (options.agent_id === undefined || run.agent_id === options.agent_id);
+    const { offset, limit } = options;
+    if (options.session_id === undefined) {
+      const ids = await redis.zrevrange(keys.runIndex(tenant, options), offset, offset + limit - 1);
+      // A run whose status changed since the index was read is left out, not shown under a filter it no longer matches.
+      return (await Promise.all(ids.map((id) => this.getRun(tenant, id)))).filter(matches);
+    }
+    if (options.status === undefined && options.agent_id === undefined) return this.listRuns(tenant, options.session_id, options);
+    // A session's runs are bounded (runsRetain, plus the runs queued behind): filtered here.
+    const ids = await redis.zrevrange(keys.runs(tenant, options.session_id), 0, -1);
+    return (await Promise.all(ids.map((id) => this.getRun(tenant, id)))).filter(matches).slice(offset, offset + limit);
   }
 
   async latestRun(tenant: string, sessionId: string): Promise<Run | null> {
@@ -93,6 +111,7 @@ export class RedisRunStore implements RunStore {
         keys.activeRuns(tenant),
         keys.pendingApprovals(tenant),
         keys.queuedBehind(tenant, sessionId),
+        keys.decidedApprovals(tenant),
       ],
       [
         update.status,
@@ -104,6 +123,7 @@ export class RedisRunStore implements RunStore {
         now,
         update.by ?? 'system',
         keys.approvalPrefix(tenant),
+        keys.runIndexPrefix(tenant),
       ],
     );
     const run = toRun(flatToObject(reply[1] as unknown[]))!;
@@ -125,7 +145,7 @@ export class RedisRunStore implements RunStore {
         keys.activeRuns(tenant),
         keys.queuedBehind(tenant, sessionId),
       ],
-      [nowIso(() => now), now, newId(), ...this.limitArgs(), keys.runPrefix(tenant), sessionId],
+      [nowIso(() => now), now, newId(), ...this.limitArgs(), keys.runPrefix(tenant), sessionId, keys.runIndexPrefix(tenant)],
     );
     const [started, ...failed] = (reply as unknown[]).map(String);
     const runs = await Promise.all(failed.map((id) => this.getRun(tenant, id)));

@@ -111,12 +111,9 @@ export class RedisScheduleStore implements ScheduleStore {
     return docs.flatMap((doc) => (doc ? [JSON.parse(doc) as ScheduleHistoryRecord] : []));
   }
 
+  /** Schedule hashes, possibly of several tenants: separate commands, since their slots may differ on a cluster. */
   private async readAll(keys: string[]): Promise<(Schedule | null)[]> {
-    if (keys.length === 0) return [];
-    const pipeline = this.c.redis.pipeline();
-    for (const key of keys) pipeline.hgetall(key);
-    const replies = (await pipeline.exec()) ?? [];
-    return keys.map((_key, i) => toSchedule((replies[i]?.[1] ?? {}) as Record<string, string>));
+    return Promise.all(keys.map(async (key) => toSchedule(await this.c.redis.hgetall(key))));
   }
 }
 

@@ -186,8 +186,9 @@ export class RedisSessionStore implements SessionStore {
           keys.sessionApprovals(tenant, sessionId),
           keys.activeRuns(tenant),
           keys.queuedBehind(tenant, sessionId),
+          keys.decidedApprovals(tenant),
         ],
-        [sessionId, keys.sessionsByAgentPrefix(tenant), keys.runPrefix(tenant), keys.approvalPrefix(tenant), cutoff],
+        [sessionId, keys.sessionsByAgentPrefix(tenant), keys.runPrefix(tenant), keys.approvalPrefix(tenant), cutoff, keys.runIndexPrefix(tenant)],
       );
       const pending = Number(reply[1]);
       if (pending > 0) await this.c.redis.decrby(keys.pendingApprovalCount(), pending);

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { StorageLimits, StorageUsage, Store } from '../../ports/store.js';
+import { masters, pingAll, type RedisClient } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { RedisApprovalStore } from './approval-store.js';
 import { redisContext } from './context.js';
@@ -35,7 +35,7 @@ export class RedisStore implements Store {
   private readonly keys: RedisKeys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: RedisStoreOptions = {},
   ) {
     const context = redisContext(redis, options.keyPrefix ?? 'agentplane');
@@ -45,32 +45,30 @@ export class RedisStore implements Store {
     const sessions = new RedisSessionStore(context, limits, clock);
     this.sessions = mapFailures(sessions);
     this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), limits.runsRetain, clock));
-    this.approvals = mapFailures(new RedisApprovalStore(context));
+    this.approvals = mapFailures(new RedisApprovalStore(context, clock));
     this.schedules = mapFailures(new RedisScheduleStore(context));
     this.timers = mapFailures(new RedisTimerStore(context));
     this.leases = mapFailures(new RedisLeaseStore(context));
   }
 
+  /** PING; on a cluster every master, and the cluster's state (readiness). */
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await pingAll(this.redis);
   }
 
+  /** Memory and keys summed over the server, or over every master of a cluster (tenants' slots differ: no pipeline). */
   async usage(): Promise<StorageUsage> {
-    const info = await this.redis.info('memory');
     const tenants = await this.redis.smembers(this.keys.tenants());
-    const pipeline = this.redis.pipeline();
-    for (const tenant of tenants) pipeline.zcard(this.keys.sessions(tenant));
-    pipeline.hlen(this.keys.scheduleTenants());
-    pipeline.dbsize();
-    const replies = (await pipeline.exec()) ?? [];
-    const counts = replies.map(([, value]) => Number(value ?? 0));
-    const keys = counts.pop() ?? 0;
-    const schedules = counts.pop() ?? 0;
+    const [sessions, schedules, servers] = await Promise.all([
+      Promise.all(tenants.map((tenant) => this.redis.zcard(this.keys.sessions(tenant)))),
+      this.redis.hlen(this.keys.scheduleTenants()),
+      Promise.all(masters(this.redis).map(async (node) => [await node.info('memory'), await node.dbsize()] as const)),
+    ]);
     return {
-      memoryBytes: Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN),
-      sessions: counts.reduce((sum, n) => sum + n, 0),
+      memoryBytes: servers.reduce((sum, [info]) => sum + Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN), 0),
+      sessions: sessions.reduce((sum, n) => sum + n, 0),
       schedules,
-      keys,
+      keys: servers.reduce((sum, [, keys]) => sum + keys, 0),
     };
   }
 }

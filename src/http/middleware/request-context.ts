@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { AppError } from '../../domain/errors.js';
 import { renderError, toAppError } from '../errors.js';
+import { PROBE_PATHS } from '../routes/probes.js';
 import type { Metrics } from '../../observability/metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -17,8 +18,9 @@ export interface RequestContextOptions {
 }
 
 /**
- * The outermost middleware: request id, the one error renderer, a request log line and the
- * HTTP metrics. A thrown error never escapes it, so a bad request cannot take the process down.
+ * The outermost middleware: request id, the one error renderer, a request log line (at debug
+ * for the probes and /metrics, at info otherwise) and the HTTP metrics. A thrown error never
+ * escapes it, so a bad request cannot take the process down.
  */
 export function requestContext(options: RequestContextOptions): Middleware {
   const { logger, metrics, replicaId, isDraining } = options;
@@ -48,7 +50,7 @@ export function requestContext(options: RequestContextOptions): Middleware {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
     metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
-    logger.info(
+    logger[PROBE_PATHS.has(route) ? 'debug' : 'info'](
       { requestId, method: ctx.method, route, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) },
       'request',
     );

@@ -9,6 +9,7 @@
   ARGV[1] run id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)
   ARGV[4] events retained   ARGV[5] events channel   ARGV[6] tenant as a JSON string
   ARGV[7] the node_start event's JSON after its "node" value (`,"session":…}`)
+  ARGV[8] prefix of the tenant's run indexes
 
   Returns {run hash as a flat array, the node of the node_start event ('' when none), and when
   the state is small (at most SMALL_STATE_KEYS keys) the latest history entry JSON and the state
@@ -24,7 +25,7 @@ local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return {NOT_FOUND} end
 if current ~= 'queued' and current ~= 'running' then return {RUN_STATUS, current} end
 redis.call('HDEL', KEYS[1], 'error')
-set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[1], 'running', ARGV[2], ARGV[3])
+set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[8], ARGV[1], 'running', ARGV[2], ARGV[3])
 local node = redis.call('HGET', KEYS[2], 'node_id')
 if node and node ~= '__end__' then
   publish_event(KEYS[4], ARGV[4], ARGV[5], ARGV[6], '{"type":"node_start","node":' .. cjson.encode(node) .. ARGV[7])

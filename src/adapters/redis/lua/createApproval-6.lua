@@ -15,7 +15,8 @@
   KEYS[6] active-runs sorted set of the tenant
 
   ARGV[1] requested_at (ms)   ARGV[2] now (RFC 3339)   ARGV[3] run id   ARGV[4] now (ms)
-  ARGV[5..] field/value pairs of the approval
+  ARGV[5] prefix of the tenant's run indexes
+  ARGV[6..] field/value pairs of the approval
 
   Returns {created (0|1), approval hash as a flat array}, or (codes of scripts.ts)
     {RUN_STATUS, current status} the run has ended
@@ -28,11 +29,11 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   if status and not is_active(status) then return {RUN_STATUS, status} end
   created = 1
   local fields = {}
-  for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+  for i = 6, #ARGV do fields[#fields + 1] = ARGV[i] end
   redis.call('HSET', KEYS[1], unpack(fields))
   local id = redis.call('HGET', KEYS[1], 'id')
   redis.call('ZADD', KEYS[2], ARGV[1], id)
   redis.call('SADD', KEYS[5], id)
-  set_run_status(KEYS[3], KEYS[4], KEYS[6], ARGV[3], 'interrupted', ARGV[2], ARGV[4], { 'approval_id', id })
+  set_run_status(KEYS[3], KEYS[4], KEYS[6], ARGV[5], ARGV[3], 'interrupted', ARGV[2], ARGV[4], { 'approval_id', id })
 end
 return {created, redis.call('HGETALL', KEYS[1])}

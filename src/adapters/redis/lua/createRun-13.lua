@@ -16,6 +16,7 @@
   KEYS[8] sessions-by-activity sorted set (score = last write, ms)
   KEYS[9] approvals-of-session set   KEYS[10] schedule run links hash of the tenant
   KEYS[11] active-runs sorted set of the tenant   KEYS[12] runs queued behind on the session (list)
+  KEYS[13] decided approvals sorted set of the tenant
 
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
@@ -23,8 +24,8 @@
   ARGV[8] max state bytes   ARGV[9] max state keys   ARGV[10] checkpoints retained
   ARGV[11] runs retained per session   ARGV[12] prefix of run keys   ARGV[13] prefix of approval keys
   ARGV[14] deadline_at (RFC 3339), '' for none   ARGV[15] '1' to queue behind an active run
-  ARGV[16] most runs queued behind
-  ARGV[17..] pairs: state key, raw JSON value
+  ARGV[16] most runs queued behind   ARGV[17] prefix of the tenant's run indexes
+  ARGV[18..] pairs: state key, raw JSON value
 
   A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
   approvals and schedule links, so a session reused for months stays bounded.
@@ -47,6 +48,7 @@ local function new_run()
     'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
   if ARGV[14] ~= '' then redis.call('HSET', KEYS[4], 'deadline_at', ARGV[14]) end
   redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
+  index_run(ARGV[17], ARGV[3], ARGV[2], 'queued', ARGV[5])
 end
 if agent then
   if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
@@ -56,7 +58,7 @@ if agent then
     track_active(KEYS[11], ARGV[3], 'queued', ARGV[5])
     if ARGV[6] ~= '' then
       local pairs = {}
-      for i = 17, #ARGV do pairs[#pairs + 1] = ARGV[i] end
+      for i = 18, #ARGV do pairs[#pairs + 1] = ARGV[i] end
       redis.call('HSET', KEYS[4], 'start_node', ARGV[6], 'start_input', cjson.encode(pairs))
     end
     redis.call('RPUSH', KEYS[12], ARGV[3])
@@ -66,7 +68,7 @@ end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 17,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 18,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end
@@ -86,6 +88,7 @@ if excess > 0 then
     -- Never an active run (the new one, or one queued behind).
     if not redis.call('ZSCORE', KEYS[11], run_id) then
       dropped[run_id .. '.'] = true
+      unindex_run(ARGV[17], run_id, ARGV[2], redis.call('HGET', ARGV[12] .. run_id, 'status') or '')
       redis.call('DEL', ARGV[12] .. run_id)
       redis.call('HDEL', KEYS[10], run_id)
       redis.call('ZREM', KEYS[5], run_id)
@@ -96,6 +99,7 @@ if excess > 0 then
     if dropped[string.match(id, '^([^.]*%.)') or ''] and redis.call('HGET', ARGV[13] .. id, 'status') ~= 'pending' then
       redis.call('DEL', ARGV[13] .. id)
       redis.call('SREM', KEYS[9], id)
+      redis.call('ZREM', KEYS[13], id)
     end
   end
 end

@@ -9,9 +9,11 @@
   KEYS[3] run hash
   KEYS[4] session hash
   KEYS[5] active-runs sorted set of the tenant
+  KEYS[6] decided approvals sorted set of the tenant (score = decided_at, ms)
 
   ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
   ARGV[4] decided_at (RFC 3339)   ARGV[5] run id   ARGV[6] now (ms)
+  ARGV[7] prefix of the tenant's run indexes
 
   Returns {1, removed from pending (0|1), approval hash as a flat array}, or (codes of scripts.ts)
     {NOT_FOUND} no such approval
@@ -26,7 +28,8 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1], 'comment', ARGV[2], 'decided_by',
   'decided_at', ARGV[4])
 local id = redis.call('HGET', KEYS[1], 'id')
 local removed = redis.call('ZREM', KEYS[2], id)
+redis.call('ZADD', KEYS[6], ARGV[6], id)
 if redis.call('HGET', KEYS[3], 'status') == 'interrupted' then
-  set_run_status(KEYS[3], KEYS[4], KEYS[5], ARGV[5], 'queued', ARGV[4], ARGV[6])
+  set_run_status(KEYS[3], KEYS[4], KEYS[5], ARGV[7], ARGV[5], 'queued', ARGV[4], ARGV[6])
 end
 return {1, removed, redis.call('HGETALL', KEYS[1])}

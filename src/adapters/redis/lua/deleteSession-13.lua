@@ -9,12 +9,14 @@
   KEYS[7] sessions-by-activity sorted set   KEYS[8] pending approvals sorted set
   KEYS[9] schedule run links hash   KEYS[10] approvals-of-session set
   KEYS[11] active-runs sorted set   KEYS[12] runs queued behind on the session (list)
+  KEYS[13] decided approvals sorted set
 
   ARGV[1] session id   ARGV[2] prefix of sessions-by-agent keys   ARGV[3] prefix of run keys
   ARGV[4] prefix of approval keys
   ARGV[5] '' to delete on request (refused while a run is queued, running or interrupted), or
           a cutoff in ms to expire it (only when its last write is at or before the cutoff and
           no run is queued or running)
+  ARGV[6] prefix of the tenant's run indexes
 
   Returns
     {1, pending approvals removed} deleted
@@ -22,6 +24,7 @@
     {SESSION_BUSY} a run is active
 ]]
 --@include constants
+--@include runStatus
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status')
 if not meta[1] then
   redis.call('ZREM', KEYS[7], ARGV[1])
@@ -38,9 +41,11 @@ end
 local pending = 0
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[10])) do
   pending = pending + redis.call('ZREM', KEYS[8], id)
+  redis.call('ZREM', KEYS[13], id)
   redis.call('DEL', ARGV[4] .. id)
 end
 for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+  unindex_run(ARGV[6], run_id, meta[1], redis.call('HGET', ARGV[3] .. run_id, 'status') or '')
   redis.call('DEL', ARGV[3] .. run_id)
   redis.call('HDEL', KEYS[9], run_id)
   redis.call('ZREM', KEYS[11], run_id)

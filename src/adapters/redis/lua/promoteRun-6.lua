@@ -11,7 +11,7 @@
 
   ARGV[1] now (RFC 3339)   ARGV[2] now (ms)   ARGV[3] checkpoint id
   ARGV[4] max state bytes   ARGV[5] max state keys   ARGV[6] checkpoints retained
-  ARGV[7] prefix of run keys   ARGV[8] session id
+  ARGV[7] prefix of run keys   ARGV[8] session id   ARGV[9] prefix of the tenant's run indexes
 
   Returns {run id made current ('' when none), ids of the waiting runs failed on the way…}.
 ]]
@@ -36,7 +36,7 @@ while true do
     if type(entry) == 'number' then
       local why = 'The run input would take the session state past its size limit.'
       if entry == STATE_TOO_MANY_KEYS then why = 'The run input would take the session state past its key limit.' end
-      set_run_status(run_key, KEYS[1], KEYS[5], run_id, 'failed', ARGV[1], ARGV[2], { 'error', why })
+      set_run_status(run_key, KEYS[1], KEYS[5], ARGV[9], run_id, 'failed', ARGV[1], ARGV[2], { 'error', why })
       reply[#reply + 1] = run_id
     else
       make_current_run(KEYS[1], KEYS[5], run_id, 'queued', ARGV[1], ARGV[2])

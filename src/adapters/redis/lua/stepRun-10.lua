@@ -16,7 +16,8 @@
   ARGV[14] the node's span JSON   ARGV[15] the node_end event JSON
   ARGV[16] the next event JSON: node_start of the next node, or `completed`
   ARGV[17] the run's root span JSON when it completes, '' otherwise
-  ARGV[18..] pairs: state key, raw JSON value
+  ARGV[18] prefix of the tenant's run indexes
+  ARGV[19..] pairs: state key, raw JSON value
 
   Returns {1, history entry JSON} for a step, {1, history entry JSON, run hash as a flat array,
   runs waiting behind it, schedule link or ''} when the run completed, or (codes of scripts.ts)
@@ -31,7 +32,7 @@
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'run_status', 'state_bytes', 'state_keys', 'run_id')
 if not meta[1] then return {NOT_FOUND} end
 if meta[6] ~= ARGV[2] or meta[3] ~= 'running' then return {RUN_STATUS, meta[3] or ''} end
-local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 18,
+local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 19,
   tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), meta[2], meta[4], meta[5])
 if type(entry) == 'number' then return {entry} end
 local retain = tonumber(ARGV[10])
@@ -45,7 +46,7 @@ if ARGV[17] == '' then
   return {1, entry}
 end
 redis.call('HDEL', KEYS[5], 'error')
-set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[2], 'completed', ARGV[5], ARGV[6])
+set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6])
 redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
 add_span(ARGV[17])
 publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16])

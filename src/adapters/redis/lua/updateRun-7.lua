@@ -11,11 +11,12 @@
   KEYS[4] active-runs sorted set of the tenant
   KEYS[5] pending approvals sorted set of the tenant
   KEYS[6] runs queued behind on the session (list)
+  KEYS[7] decided approvals sorted set of the tenant (a closed approval is listed there)
 
   ARGV[1] status   ARGV[2] error ('' clears it)   ARGV[3] now (RFC 3339)
   ARGV[4] comma-separated statuses the run must have now, '' for any   ARGV[5] run id
   ARGV[6] session id   ARGV[7] now (ms)   ARGV[8] who closes a pending approval
-  ARGV[9] prefix of approval keys
+  ARGV[9] prefix of approval keys   ARGV[10] prefix of the tenant's run indexes
 
   Returns {approval closed (0|1), run hash as a flat array, runs waiting behind it (0 unless it
   ended as its session's current run)}, or (codes of scripts.ts)
@@ -31,9 +32,9 @@ if ARGV[4] ~= '' and not string.find(',' .. ARGV[4] .. ',', ',' .. current .. ',
 end
 if ARGV[2] == '' then
   redis.call('HDEL', KEYS[1], 'error')
-  set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[5], ARGV[1], ARGV[3], ARGV[7])
+  set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[10], ARGV[5], ARGV[1], ARGV[3], ARGV[7])
 else
-  set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[5], ARGV[1], ARGV[3], ARGV[7], { 'error', ARGV[2] })
+  set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[10], ARGV[5], ARGV[1], ARGV[3], ARGV[7], { 'error', ARGV[2] })
 end
 local closed = 0
 local waiting = 0
@@ -46,6 +47,7 @@ if not is_active(ARGV[1]) then
       if approval_id and redis.call('HGET', ARGV[9] .. approval_id, 'status') == 'pending' then
         redis.call('HSET', ARGV[9] .. approval_id, 'status', 'cancelled', 'decided_by', ARGV[8], 'decided_at', ARGV[3])
         closed = redis.call('ZREM', KEYS[5], approval_id)
+        redis.call('ZADD', KEYS[7], ARGV[7], approval_id)
       end
     end
     if redis.call('HGET', KEYS[2], 'run_id') == ARGV[5] then

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { RunStatus } from '../../src/domain/types.js';
+import type { RunListOptions, StorageLimits } from '../../src/ports/store.js';
+import { manualClock, type BoundedStoreFactory } from './retention.contract.js';
+
+const T = 'tenant-a';
+const OTHER = 'tenant-b';
+const ALL = { limit: 10_000, offset: 0 };
+const LIMITS: StorageLimits = { maxStateBytes: 10_000, maxStateKeys: 100, checkpointsRetain: 50, runsRetain: 100, spansRetain: 1_000 };
+const HOUR = 3_600_000;
+
+/**
+ * The tenant-wide lists, run against both adapters on a clock the test moves: runs newest
+ * first filtered by status and agent (GET /api/runs without session_id), decided approvals
+ * newest decided first (GET /api/approvals?status=decided); both paged, per tenant, and
+ * emptied of what a session takes with it when it is deleted, expires or drops old runs.
+ */
+export function listingContract(name: string, make: BoundedStoreFactory): void {
+  describe(`Listing contract: ${name}`, () => {
+    const setUp = async (limits: Partial<StorageLimits> = {}) => {
+      const clock = manualClock();
+      const store = await make({ limits: { ...LIMITS, ...limits }, clock: clock.now });
+      /** A run (on a new session unless one is named), one ms after the previous one. */
+      const run = async (agent: string, sessionId: string = randomUUID(), tenant = T) => {
+        clock.advance(1);
+        return store.runs.createRun(tenant, { run_id: randomUUID(), session_id: sessionId, agent_id: agent, start: { node_id: 'n', input: {} } });
+      };
+      const ask = async (runId: string, sessionId: string, tenant = T) => {
+        clock.advance(1);
+        const base = { session_id: sessionId, run_id: runId, agent_id: 'human-review', node_id: 'review', prompt: 'ok?' };
+        return store.approvals.createApproval(tenant, { ...base, id: `${runId}.1`, requested_at: new Date(clock.now()).toISOString() });
+      };
+      const ids = async (options: Partial<RunListOptions> = {}, tenant = T) => (await store.runs.findRuns(tenant, { ...ALL, ...options })).map((r) => r.id);
+      return { store, clock, run, ask, ids };
+    };
+
+    it("lists the tenant's runs newest first, filtered by status, agent or both, and paged", async () => {
+      const { store, run, ask, ids } = await setUp();
+      const e1 = await run('echo');
+      const h1 = await run('human-review');
+      const e2 = await run('echo');
+      const h2 = await run('human-review');
+      const set = (id: string, status: RunStatus, error?: string) => store.runs.updateRun(T, id, { status, ...(error ? { error } : {}) });
+      await set(e1.id, 'completed');
+      const e3 = await run('echo', e1.session_id);
+      await run('echo', randomUUID(), OTHER);
+      await set(e2.id, 'failed', 'boom');
+      await ask(h1.id, h1.session_id);
+      await set(h2.id, 'running');
+      await set(h2.id, 'completed');
+
+      expect(await ids()).toEqual([e3.id, h2.id, e2.id, h1.id, e1.id]);
+      expect(await ids({ status: 'completed' })).toEqual([h2.id, e1.id]);
+      expect(await ids({ status: 'interrupted' })).toEqual([h1.id]);
+      expect(await ids({ status: 'queued' })).toEqual([e3.id]);
+      expect(await ids({ status: 'running' })).toEqual([]);
+      expect(await ids({ agent_id: 'echo' })).toEqual([e3.id, e2.id, e1.id]);
+      expect(await ids({ agent_id: 'echo', status: 'completed' })).toEqual([e1.id]);
+      expect(await ids({ agent_id: 'human-review', status: 'completed' })).toEqual([h2.id]);
+      expect(await ids({ agent_id: 'nobody' })).toEqual([]);
+      expect(await ids({ limit: 2, offset: 1 })).toEqual([h2.id, e2.id]);
+      expect(await ids({ status: 'completed', limit: 1, offset: 1 })).toEqual([e1.id]);
+      expect(await ids({ offset: 5 })).toEqual([]);
+      const [failed] = await store.runs.findRuns(T, { ...ALL, status: 'failed' });
+      expect(failed).toMatchObject({ id: e2.id, agent_id: 'echo', status: 'failed', error: 'boom', session_id: e2.session_id });
+      // A session's runs with the same filters; without a filter, as listRuns.
+      expect(await ids({ session_id: e1.session_id })).toEqual([e3.id, e1.id]);
+      expect(await ids({ session_id: e1.session_id, status: 'completed' })).toEqual([e1.id]);
+      expect(await ids({ session_id: e1.session_id, agent_id: 'human-review' })).toEqual([]);
+      expect(await ids({ session_id: e1.session_id, limit: 1, offset: 1 })).toEqual([e1.id]);
+      expect(await ids({}, OTHER)).toHaveLength(1);
+      expect(await ids({ session_id: e1.session_id }, OTHER)).toEqual([]);
+    });
+
+    it('moves a run between the status lists as its status changes: queued, running, interrupted, queued, completed', async () => {
+      const { store, run, ask, ids } = await setUp();
+      const waiting = await run('human-review'); // stays queued, older than r: what a page shows once r left
+      const r = await run('human-review');
+      /** The first run of each status list, by status alone and by status and agent: they agree. */
+      const firsts = async () => {
+        const out: Record<string, string | null> = {};
+        for (const status of ['queued', 'running', 'interrupted', 'completed'] as const) {
+          const [byStatus = null] = await ids({ status, limit: 1 });
+          const [byBoth = null] = await ids({ status, agent_id: 'human-review', limit: 1 });
+          expect(byBoth).toBe(byStatus);
+          out[status] = byStatus === r.id ? 'r' : byStatus === waiting.id ? 'waiting' : byStatus;
+        }
+        return out;
+      };
+      expect(await firsts()).toEqual({ queued: 'r', running: null, interrupted: null, completed: null });
+      await store.runs.updateRun(T, r.id, { status: 'running' });
+      expect(await firsts()).toEqual({ queued: 'waiting', running: 'r', interrupted: null, completed: null });
+      const approval = await ask(r.id, r.session_id);
+      expect(await firsts()).toEqual({ queued: 'waiting', running: null, interrupted: 'r', completed: null });
+      await store.approvals.decideApproval(T, approval.id, { approved: true, decided_by: 'ana' });
+      expect(await firsts()).toEqual({ queued: 'r', running: null, interrupted: null, completed: null });
+      await store.runs.updateRun(T, r.id, { status: 'completed' });
+      expect(await firsts()).toEqual({ queued: 'waiting', running: null, interrupted: null, completed: 'r' });
+      expect(await ids()).toEqual([r.id, waiting.id]);
+    });
+
+    it('lists decided approvals newest decided first (approved, rejected, closed with their run), paged and per tenant', async () => {
+      const { store, clock, run, ask } = await setUp();
+      const runs = [await run('human-review'), await run('human-review'), await run('human-review'), await run('human-review')];
+      const [a, b, c, d] = await Promise.all(runs.map((r) => ask(r.id, r.session_id)));
+      const other = await run('human-review', randomUUID(), OTHER);
+      const theirs = await ask(other.id, other.session_id, OTHER);
+      expect(await store.approvals.listDecidedApprovals(T, ALL)).toEqual([]);
+      clock.advance(1);
+      await store.approvals.decideApproval(T, b!.id, { approved: true, comment: 'yes', decided_by: 'ana' });
+      clock.advance(1);
+      await store.runs.updateRun(T, runs[3]!.id, { status: 'cancelled', error: 'cancelled', by: 'bob' });
+      clock.advance(1);
+      await store.approvals.decideApproval(T, a!.id, { approved: false, comment: 'no', decided_by: 'cy' });
+      clock.advance(1);
+      await store.approvals.decideApproval(OTHER, theirs.id, { approved: true, decided_by: 'x' });
+
+      const decided = await store.approvals.listDecidedApprovals(T, ALL);
+      expect(decided.map((x) => [x.id, x.status, x.decided_by])).toEqual([
+        [a!.id, 'rejected', 'cy'],
+        [d!.id, 'cancelled', 'bob'],
+        [b!.id, 'approved', 'ana'],
+      ]);
+      expect(decided[0]).toMatchObject({ comment: 'no', decided_at: new Date(clock.now() - 1).toISOString(), run_id: runs[0]!.id });
+      expect((await store.approvals.listDecidedApprovals(T, { limit: 1, offset: 1 })).map((x) => x.id)).toEqual([d!.id]);
+      expect((await store.approvals.listPendingApprovals(T, ALL)).map((x) => x.id)).toEqual([c!.id]);
+      expect((await store.approvals.listDecidedApprovals(OTHER, ALL)).map((x) => x.id)).toEqual([theirs.id]);
+    });
+
+    // Each page below is one item deep, behind what was removed: an entry left in an index would
+    // come first and make that page short (empty) instead of holding the older item.
+    it('takes runs and decided approvals out of the lists with their session: oldest runs dropped, deleted, expired', async () => {
+      const { store, clock, run, ask, ids } = await setUp({ runsRetain: 2 });
+      const decided = async (page: { limit: number; offset: number }) => (await store.approvals.listDecidedApprovals(T, page)).map((x) => x.id);
+      const older = await run('human-review');
+      const olderAsked = await ask(older.id, older.session_id);
+      await store.approvals.decideApproval(T, olderAsked.id, { approved: true, decided_by: 'ana' });
+      await store.runs.updateRun(T, older.id, { status: 'completed' });
+
+      // A session keeps its 2 newest runs: its first goes, with its decided approval.
+      const first = await run('human-review');
+      const asked = await ask(first.id, first.session_id);
+      await store.approvals.decideApproval(T, asked.id, { approved: false, decided_by: 'ana' });
+      await store.runs.updateRun(T, first.id, { status: 'completed' });
+      const second = await run('human-review', first.session_id);
+      await store.runs.updateRun(T, second.id, { status: 'completed' });
+      expect(await ids({ status: 'completed' })).toEqual([second.id, first.id, older.id]);
+      const third = await run('human-review', first.session_id);
+      expect(await ids()).toEqual([third.id, second.id, older.id]);
+      expect(await ids({ status: 'completed', limit: 1, offset: 1 })).toEqual([older.id]);
+      expect(await ids({ status: 'completed', agent_id: 'human-review', limit: 1, offset: 1 })).toEqual([older.id]);
+      expect(await ids({ agent_id: 'human-review', limit: 1, offset: 2 })).toEqual([older.id]);
+      expect(await decided({ limit: 1, offset: 0 })).toEqual([olderAsked.id]);
+      await store.runs.updateRun(T, third.id, { status: 'failed', error: 'x' });
+
+      // Deleted: a newer session with a decided approval, its run completed.
+      const gone = await run('human-review');
+      const goneAsked = await ask(gone.id, gone.session_id);
+      await store.approvals.decideApproval(T, goneAsked.id, { approved: true, decided_by: 'ana' });
+      await store.runs.updateRun(T, gone.id, { status: 'completed' });
+      expect(await ids({ status: 'completed', limit: 1 })).toEqual([gone.id]);
+      expect(await decided({ limit: 1, offset: 0 })).toEqual([goneAsked.id]);
+      await store.sessions.deleteSession(T, gone.session_id);
+      expect(await ids({ limit: 1 })).toEqual([third.id]);
+      expect(await ids({ status: 'completed', limit: 1 })).toEqual([second.id]);
+      expect(await ids({ agent_id: 'human-review', limit: 1 })).toEqual([third.id]);
+      expect(await ids({ status: 'completed', agent_id: 'human-review', limit: 1 })).toEqual([second.id]);
+      expect(await decided({ limit: 1, offset: 0 })).toEqual([olderAsked.id]);
+
+      // Expired: every session but the oldest, written to since, goes with its runs and approvals.
+      clock.advance(HOUR);
+      await store.sessions.appendCheckpoint(T, older.session_id, { patch: { touched: true } });
+      expect(await store.sessions.expireSessions(clock.now() - HOUR / 2, 100)).toBe(1);
+      expect(await ids({ limit: 1 })).toEqual([older.id]);
+      expect(await ids({ status: 'completed', limit: 1 })).toEqual([older.id]);
+      expect(await ids({ agent_id: 'human-review', limit: 1 })).toEqual([older.id]);
+      expect(await ids({ status: 'completed', agent_id: 'human-review', limit: 1 })).toEqual([older.id]);
+      expect(await ids({ status: 'failed' })).toEqual([]);
+      expect(await decided({ limit: 1, offset: 0 })).toEqual([olderAsked.id]);
+    });
+  });
+}

@@ -1,0 +1,204 @@
+import { SignJWT } from 'jose';
+import type { Browser, Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { call, type TestApi } from '../support/app.js';
+import { launchChromium, pageProblems, seriousViolations, startConsoleApi } from '../support/console.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+
+/*
+ * The console with API keys and RBAC on, on both backends: the credential typed in is kept in
+ * sessionStorage and sent only in a header; a viewer sees the inbox read-only (the decision
+ * buttons disabled), and the server refuses the viewer's forced answer with 403.
+ */
+
+const USER_KEY = 'k-user-console-0123456789';
+const VIEWER_KEY = 'k-view-console-0123456789';
+const ENV = {
+  SERVICE_AUTH: 'apikey',
+  SERVICE_RBAC: 'true',
+  SERVICE_API_KEYS: `${USER_KEY}:user:acme,${VIEWER_KEY}:viewer:acme`,
+};
+
+let redis: TestRedis;
+let browser: Browser;
+beforeAll(async () => {
+  redis = await startRedis();
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await redis?.stop();
+});
+
+describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC on %s', (mode) => {
+  let api: TestApi;
+  const asUser = { 'X-Api-Key': USER_KEY };
+
+  beforeAll(async () => {
+    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined, { secured: true, env: ENV });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  /** A tab signed in with `key`; every request URL it makes is recorded. */
+  async function signIn(key: string, allowed: RegExp[] = []): Promise<{ page: Page; urls: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems = pageProblems(page, allowed);
+    const urls: string[] = [];
+    page.on('request', (request: Request) => urls.push(request.url()));
+    onTestFinished(async () => {
+      await page.close();
+      expect(problems).toEqual([]);
+    });
+    await page.goto(`${api.url}/console/`);
+    await page.getByLabel(/^API key/).fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    return { page, urls };
+  }
+
+  it('refuses a wrong key with a readable 401, and keeps a good one in sessionStorage only, never in a URL', async () => {
+    const { page, urls } = await signIn('not-a-key', [/status of 401/]);
+    await page.getByRole('alert').filter({ hasText: 'Your credential was not accepted (401)' }).waitFor();
+    expect(await seriousViolations(page), 'axe on the sign-in screen').toEqual([]);
+
+    await page.getByLabel(/^API key/).fill(USER_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    await page.getByRole('status', { name: 'Event stream: Live' }).waitFor();
+    const storage = await page.evaluate(() => {
+      const { sessionStorage, localStorage, document } = globalThis as any;
+      return { session: JSON.stringify(sessionStorage), local: localStorage.length, cookie: document.cookie };
+    });
+    expect(storage.session).toContain(USER_KEY);
+    expect([storage.local, storage.cookie]).toEqual([0, '']);
+    expect(page.url()).not.toContain(USER_KEY);
+    expect(urls.length).toBeGreaterThan(3);
+    expect(urls.filter((url) => url.includes(USER_KEY) || url.includes('not-a-key'))).toEqual([]);
+
+    // Reloading the tab keeps the sign-in; signing out forgets the key.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel(/^API key/).waitFor();
+    expect(await page.evaluate(() => (globalThis as any).sessionStorage.length)).toBe(0);
+  });
+
+  it('shows a viewer the inbox read-only: the request appears live, approve is disabled, and a forced answer is 403', async () => {
+    // Two 403s are expected: the role probe (GET /api/approval/pending) and the forced answer.
+    const { page } = await signIn(VIEWER_KEY, [/status of 403/]);
+    await page.getByText('Read-only (viewer)').waitFor();
+    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    await page.getByRole('status', { name: 'Event stream: Live' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Start a run' }).count()).toBe(0);
+
+    const waited = await call(`${api.url}/api/runs/wait`, { method: 'POST', headers: asUser, json: { agent_id: 'human-review', input: { topic: 'viewer' } } });
+    expect(waited.body.status).toBe('interrupted');
+    const approvalId: string = waited.body.approval_id;
+    const row = page.locator(`tr[data-approval="${approvalId}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain(waited.body.session_id);
+    expect(await seriousViolations(page), 'axe on the read-only inbox').toEqual([]);
+
+    await row.getByRole('link', { name: /^Open approval/ }).click();
+    const editor = page.getByLabel(/^Session state/);
+    await editor.waitFor();
+    expect(await editor.getAttribute('readonly')).not.toBeNull();
+    expect(await page.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Reject' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save state' }).count()).toBe(0);
+    expect(await seriousViolations(page), 'axe on a read-only approval').toEqual([]);
+
+    // Forced from the page with the viewer's own credential: the server says no.
+    const forced = await page.evaluate(async (id) => {
+      const stored = JSON.parse((globalThis as any).sessionStorage.getItem('agentplane.console.credential') ?? '{}') as { value: string };
+      const response = await fetch('/api/approval/respond', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Api-Key': stored.value },
+        body: JSON.stringify({ id, approved: true }),
+      });
+      return { status: response.status, body: (await response.json()) as { error: { code: string } } };
+    }, approvalId);
+    expect(forced).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    const pending = await call(`${api.url}/api/approval/pending`, { headers: asUser });
+    expect(pending.body.pending.map((a: { id: string }) => a.id)).toContain(approvalId);
+
+    // Decided by a user: it leaves the viewer's inbox live.
+    expect((await call(`${api.url}/api/approval/respond`, { method: 'POST', headers: asUser, json: { id: approvalId, approved: false } })).status).toBe(200);
+    await row.waitFor({ state: 'detached' });
+  });
+
+  it('lets a user answer with the key typed in', async () => {
+    const waited = await call(`${api.url}/api/runs/wait`, { method: 'POST', headers: asUser, json: { agent_id: 'human-review', input: { topic: 'user' } } });
+    const { page } = await signIn(USER_KEY);
+    const row = page.locator(`tr[data-approval="${waited.body.approval_id}"]`);
+    await row.getByRole('link', { name: /^Open approval/ }).click();
+    await page.getByLabel(/^Comment/).fill('no');
+    await page.getByRole('button', { name: 'Reject' }).click();
+    await page.getByRole('status').filter({ hasText: /^Rejected/ }).waitFor();
+    const done = await waitFor('the rejected run to end', async () => {
+      const state = await call(`${api.url}/api/sessions/state?session_id=${waited.body.session_id}`, { headers: asUser });
+      return state.body.node_id === '__end__' && state.body.state;
+    });
+    expect(done).toMatchObject({ approved: false, comment: 'no', outcome: 'discarded' });
+  });
+});
+
+describe('answers the console shows in words', () => {
+  it('shows 404, 409 and 429 as readable messages', async () => {
+    const api = await startConsoleApi(undefined, { secured: true, env: { SERVICE_RATE_LIMIT: '12/60s' } });
+    const page = await browser.newPage();
+    const problems = pageProblems(page, [/status of (404|409|429)/]);
+    try {
+      await page.goto(`${api.url}/console/#/sessions/no-such-session`);
+      await page.getByRole('alert').filter({ hasText: 'Not found (404)' }).first().waitFor();
+
+      const started = await call(`${api.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'human-review', session_id: 'busy-1' } });
+      expect(started.body.status).toBe('interrupted');
+      await page.goto(`${api.url}/console/#/runs/new`);
+      await page.getByLabel('Agent').selectOption('human-review');
+      await page.getByLabel(/^Session id/).fill('busy-1');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await page.getByRole('alert').filter({ hasText: /^Not possible right now \(409\): .+/ }).waitFor();
+
+      await page.goto(`${api.url}/console/#/sessions`);
+      const limited = page.getByRole('alert').filter({ hasText: /^Too many requests \(429\): try again in \d+ s\./ });
+      for (let i = 0; i < 12 && !(await limited.isVisible()); i += 1) {
+        const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/sessions');
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await answered;
+      }
+      await limited.waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await api.close();
+    }
+  });
+});
+
+describe('the console with JWT', () => {
+  it('signs in with a bearer token typed in and shows the inbox', async () => {
+    const secret = 'console-test-secret-0123456789abcdef0123456789';
+    const api = await startConsoleApi(undefined, { secured: true, env: { SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: secret, SERVICE_RBAC: 'true' } });
+    const page = await browser.newPage();
+    const problems = pageProblems(page);
+    try {
+      const token = await new SignJWT({ sub: 'ana', tenant_id: 'acme', roles: ['user'] })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setExpirationTime('10m')
+        .sign(new TextEncoder().encode(secret));
+      await page.goto(`${api.url}/console/`);
+      await page.getByLabel('Bearer token (JWT)').fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('status', { name: 'Event stream: Live' }).waitFor();
+      await page.getByText('Signed in').waitFor();
+      expect(await page.getByRole('link', { name: 'Start a run' }).count()).toBe(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await api.close();
+    }
+  });
+});

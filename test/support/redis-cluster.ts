@@ -1,0 +1,343 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
+import { openRedis, type ClientRole, type RedisClient, type RedisConnection } from '../../src/adapters/redis/connection.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from './redis.js';
+import { waitFor } from './wait.js';
+
+/**
+ * Failure detection of the test servers: a master silent this long is failed over. Short, so a
+ * failover takes a few seconds; production clusters keep Redis's default (15 s).
+ */
+const NODE_TIMEOUT_MS = 1_000;
+
+/** A real Redis Cluster on loopback: 3 masters and 3 replicas, `redis-server --cluster-enabled yes`. */
+export interface TestRedisCluster {
+  /** Every node as `host:port,…`: the value of REDIS_CLUSTER_NODES. */
+  nodes: string;
+  servers: PrivateRedis[];
+  /** The slot of a key or hash tag (`CLUSTER KEYSLOT`). */
+  slotOf(key: string): Promise<number>;
+  /** Port of the master serving `key`'s slot now, as the live nodes see it. */
+  masterOf(key: string): Promise<number>;
+  /** Ports of the masters that serve slots now. */
+  masters(): Promise<number[]>;
+  /**
+   * `count` names `<base>-<n>` whose hash tags land on `count` different masters (the first
+   * one on the master of `sameAs` when given).
+   */
+  namesOnDistinctMasters(base: string, count: number, sameAs?: string): Promise<string[]>;
+  /**
+   * Kills (SIGKILL) the master serving `key` and resolves once its replica serves the slots and
+   * every live node says `cluster_state:ok`. Resolves with the killed and the promoted port.
+   */
+  failover(key: string): Promise<{ killed: number; promoted: number }>;
+  /** Admin client on one live node. */
+  admin(): Redis;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts six cluster-enabled redis-server children on free loopback ports (each with its own
+ * nodes file in a temp dir, no persistence), joins them with `redis-cli --cluster create
+ * … --cluster-replicas 1`, and resolves once every node says `cluster_state:ok` and knows
+ * all six.
+ */
+export async function startRedisCluster(): Promise<TestRedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentplane-cluster-'));
+  const ports = await distinctFreePorts(6);
+  const servers = await Promise.all(
+    ports.map((port) =>
+      startPrivateRedis({
+        port,
+        args: [
+          '--cluster-enabled', 'yes',
+          '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
+          '--dir', dir,
+        ],
+      }),
+    ),
+  );
+  const stop = async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+    await waitFor('every node to see cluster_state:ok, six nodes and every slot', () => allSettled(ports, 6), 30_000, 50);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const alive = () => servers.filter((s) => s.running());
+  const admin = () => {
+    const node = alive()[0];
+    if (!node) throw new Error('no live node in the test cluster');
+    return new Redis({ port: node.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
+  };
+  const withAdmin = async <T>(use: (client: Redis) => Promise<T>): Promise<T> => {
+    const client = admin();
+    client.on('error', () => {});
+    try {
+      return await use(client);
+    } finally {
+      client.disconnect();
+    }
+  };
+  const slotOf = (key: string) => withAdmin(async (c) => Number(await c.cluster('KEYSLOT', key)));
+  const slotMasters = () => withAdmin(async (c) => (await c.cluster('SLOTS')) as unknown as [number, number, [string, number, string]][]);
+  const masterOf = async (key: string) => {
+    const slot = await slotOf(key);
+    const range = (await slotMasters()).find(([from, to]) => slot >= from && slot <= to);
+    if (!range) throw new Error(`no master serves slot ${slot}`);
+    return range[2][1];
+  };
+  const masters = async () => [...new Set((await slotMasters()).map((range) => range[2][1]))];
+
+  return {
+    nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    servers,
+    slotOf,
+    masterOf,
+    masters,
+    async namesOnDistinctMasters(base, count, sameAs) {
+      const first = sameAs === undefined ? undefined : await masterOf(sameAs);
+      const names: string[] = [];
+      const used = new Set<number>();
+      for (let n = 0; names.length < count && n < 1_000; n += 1) {
+        const name = `${base}-${n}`;
+        const master = await masterOf(name);
+        if (used.has(master) || (names.length === 0 && first !== undefined && master !== first)) continue;
+        used.add(master);
+        names.push(name);
+      }
+      if (names.length < count) throw new Error(`no ${count} names on distinct masters`);
+      return names;
+    },
+    async failover(key) {
+      const killed = await masterOf(key);
+      await servers.find((s) => s.port === killed)!.kill();
+      const promoted = await waitFor(
+        `a replica to take over the slots of ${killed}`,
+        async () => {
+          const now = await masterOf(key);
+          return now !== killed && (await allSettled(alive().map((s) => s.port), 5)) && now;
+        },
+        30_000,
+        50,
+      );
+      return { killed, promoted };
+    },
+    admin,
+    stop,
+  };
+}
+
+/**
+ * One cluster for the test file (started in beforeAll, stopped in afterAll) and a way to open
+ * clients on it, through the application's connection factory, that are all disconnected at
+ * the end.
+ */
+export function useRedisCluster(): { open(role?: Partial<ClientRole>): RedisClient; connection(): RedisConnection; cluster(): TestRedisCluster } {
+  let cluster: TestRedisCluster | undefined;
+  const clients: RedisClient[] = [];
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+  }, 60_000);
+  afterAll(async () => {
+    for (const client of clients) client.disconnect();
+    await cluster?.stop();
+  });
+  const started = () => {
+    if (!cluster) throw new Error('useRedisCluster(): only available inside tests and hooks.');
+    return cluster;
+  };
+  const connection = (): RedisConnection => ({ mode: 'cluster', nodes: seedNodes(started().nodes), auth: {} });
+  return {
+    cluster: started,
+    connection,
+    open(role: Partial<ClientRole> = {}) {
+      const client = openRedis(connection(), { name: 'test', maxRetriesPerRequest: 3, ...role });
+      clients.push(client);
+      return client;
+    },
+  };
+}
+
+/** `host:port,…` as ioredis Cluster startup nodes. */
+export function seedNodes(nodes: string): { host: string; port: number }[] {
+  return nodes.split(',').map((node) => {
+    const [host = '', port = ''] = node.split(':');
+    return { host, port: Number(port) };
+  });
+}
+
+/** True when every node in `ports` says cluster_state:ok, knows `known` connected nodes, and all 16384 slots are served. */
+async function allSettled(ports: number[], known: number): Promise<boolean> {
+  const states = await Promise.all(
+    ports.map(async (port) => {
+      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      client.on('error', () => {});
+      try {
+        await client.connect();
+        const info = String(await client.cluster('INFO'));
+        const nodes = String(await client.cluster('NODES'))
+          .split('\n')
+          .filter((line) => line.trim() !== '' && !/\bfail\b|\bfail\?|\bnoaddr\b/.test(line) && / connected/.test(line));
+        return /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info) && nodes.length >= known;
+      } catch {
+        return false;
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+  return states.every(Boolean);
+}
+
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  // A cluster node also listens on port + 10000 (the cluster bus): keep both below 65536 and apart.
+  while (ports.size < count) {
+    const port = await freePort();
+    if (port + 10_000 < 65_536 && ![...ports].some((p) => Math.abs(p - port) === 10_000)) ports.add(port);
+  }
+  return [...ports];
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited ${code}:\n${output}`))));
+  });
+}
+
+/** A Sentinel set on loopback: one master, one replica, three sentinels. */
+export interface TestRedisSentinel {
+  /** The sentinels as `host:port,…`: the value of REDIS_SENTINELS. */
+  sentinels: string;
+  /** The monitored master's name: REDIS_SENTINEL_NAME. */
+  name: string;
+  /** Password of master and replica (REDIS_PASSWORD) and of the sentinels (REDIS_SENTINEL_PASSWORD). */
+  password: string;
+  sentinelPassword: string;
+  /** Port of the master the sentinels name now. */
+  masterPort(): Promise<number>;
+  /** Kills the master (SIGKILL) and resolves once the sentinels name the replica, promoted. */
+  failover(): Promise<{ killed: number; promoted: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a master and a replica (`--replicaof`), both with `requirepass`, and three sentinels
+ * (`redis-server <file> --sentinel`, each with its own rewritable file and a password) that
+ * monitor the master with quorum 2; resolves once every sentinel knows the replica and the
+ * two other sentinels, so a failover can be elected.
+ */
+export async function startRedisSentinel(): Promise<TestRedisSentinel> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentplane-sentinel-'));
+  const name = 'agentplane-test';
+  const password = 'data-secret';
+  const sentinelPassword = 'sentinel-secret';
+  const auth = ['--masterauth', password];
+  const master = await startPrivateRedis({ password, args: auth });
+  const replica = await startPrivateRedis({ password, args: [...auth, '--replicaof', '127.0.0.1', String(master.port)] });
+  const data = [master, replica];
+  const sentinelPorts = await Promise.all([freePort(), freePort(), freePort()]);
+  const sentinels = await Promise.all(
+    sentinelPorts.map((port) => {
+      const file = join(dir, `sentinel-${port}.conf`);
+      writeFileSync(
+        file,
+        [
+          `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,
+          `sentinel auth-pass ${name} ${password}`,
+          `sentinel down-after-milliseconds ${name} ${NODE_TIMEOUT_MS}`,
+          `sentinel failover-timeout ${name} 10000`,
+          `sentinel sentinel-pass ${sentinelPassword}`,
+          '',
+        ].join('\n'),
+      );
+      return startPrivateRedis({ port, configFile: file, password: sentinelPassword, args: ['--dir', dir, '--sentinel'] });
+    }),
+  );
+  const stop = async () => {
+    await Promise.all([...sentinels, ...data].map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const ask = async <T>(port: number, ...args: string[]): Promise<T> => {
+    const client = new Redis({ port, host: '127.0.0.1', password: sentinelPassword, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return (await client.call('SENTINEL', ...args)) as T;
+    } finally {
+      client.disconnect();
+    }
+  };
+  const masterPort = async () => {
+    for (const port of sentinels.filter((s) => s.running()).map((s) => s.port)) {
+      try {
+        return Number((await ask<string[]>(port, 'get-master-addr-by-name', name))[1]);
+      } catch {
+        // Ask the next one.
+      }
+    }
+    throw new Error('no sentinel answered');
+  };
+  try {
+    await waitFor(
+      'every sentinel to know the replica and the two other sentinels',
+      async () => {
+        const views = await Promise.all(
+          sentinelPorts.map(async (port) => [(await ask<unknown[]>(port, 'replicas', name)).length, (await ask<unknown[]>(port, 'sentinels', name)).length]),
+        );
+        return views.every(([replicas, others]) => replicas === 1 && others === 2);
+      },
+      30_000,
+      100,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    sentinels: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
+    name,
+    password,
+    sentinelPassword,
+    masterPort,
+    async failover() {
+      const killed = await masterPort();
+      await data.find((s) => s.port === killed)!.kill();
+      const promoted = await waitFor(
+        'the sentinels to promote the replica',
+        async () => {
+          const now = await masterPort();
+          if (now === killed) return false;
+          const client = new Redis({ port: now, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+          client.on('error', () => {});
+          try {
+            await client.connect();
+            return /role:master/.test(await client.info('replication')) && now;
+          } finally {
+            client.disconnect();
+          }
+        },
+        30_000,
+        100,
+      );
+      return { killed, promoted };
+    },
+    stop,
+  };
+}
