@@ -168,5 +168,27 @@ export function lifecycleContract(name: string, make: LifecycleStoreFactory): vo
       expect(await store.leases.acquire(name, 60_000)).toBe(false);
       expect(await store.leases.acquire(`${name}-other`, 60_000)).toBe(true);
     });
+
+    it('keeps sessions named like the indexes (active, behind:…, all, pending) apart from them', async () => {
+      const { store, start } = await setUp();
+      const tag = randomUUID().slice(0, 8);
+      // Session "active" (a tenant's active-run index once shared its key): its run stays listed after it ends.
+      const { run: named } = await start({ a: 1 }, 'active');
+      await store.runs.updateRun(T, named.id, { status: 'completed' });
+      expect((await store.runs.listRuns(T, 'active', ALL)).map((r) => r.id)).toContain(named.id);
+      expect((await store.runs.listActiveRuns(Number.MAX_SAFE_INTEGER, 10_000)).map((a) => a.run.id)).not.toContain(named.id);
+      // A session "behind:<id>" and the queue behind session <id> do not share a key.
+      const { run: lookalike } = await start({ a: 1 }, `behind:${tag}`);
+      const { run: current } = await start({ a: 1 }, tag);
+      const waiting = await store.runs.createRun(T, { run_id: randomUUID(), session_id: tag, agent_id: 'echo', behind: true });
+      expect(waiting).toMatchObject({ behind: true });
+      expect((await store.runs.listRuns(T, `behind:${tag}`, ALL)).map((r) => r.id)).toEqual([lookalike.id]);
+      expect(await store.runs.updateRun(T, current.id, { status: 'completed' })).toMatchObject({ queued_behind: true });
+      expect((await store.runs.promoteNext(T, tag)).started?.id).toBe(waiting.id);
+      for (const sessionId of ['all', 'pending', 'decided', 'activity']) {
+        const { run } = await start({ a: 1 }, sessionId);
+        expect((await store.runs.listRuns(T, sessionId, ALL)).map((r) => r.id), sessionId).toEqual([run.id]);
+      }
+    });
   });
 }

@@ -61,9 +61,12 @@ export class RedisKeys {
   runs(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:runs:${sessionId}`;
   }
-  /** Sorted set of the tenant's queued, running and interrupted run ids, scored by their last status change (ms). */
+  /**
+   * Sorted set of the tenant's queued, running and interrupted run ids, scored by their last
+   * status change (ms). Not under `runs:`, where any session id may follow.
+   */
   activeRuns(tenant: string): string {
-    return `${this.t(tenant)}:runs:active`;
+    return `${this.t(tenant)}:active-runs`;
   }
   /**
    * Prefix of the tenant's run indexes (what GET /api/runs reads), sorted sets of run ids
@@ -84,7 +87,7 @@ export class RedisKeys {
   }
   /** List of the run ids queued behind a session's current run (`multitask: "enqueue"`), oldest first. */
   queuedBehind(tenant: string, sessionId: string): string {
-    return `${this.t(tenant)}:runs:behind:${sessionId}`;
+    return `${this.t(tenant)}:queued-behind:${sessionId}`;
   }
   /** Global sorted set of timers (run deadlines, approval expiries): `<kind>|<tenant>|<id>` scored by due ms. */
   timers(): string {
