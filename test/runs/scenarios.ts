@@ -38,6 +38,18 @@ export async function sessionEvents(h: RunHarness, session: string): Promise<Run
   return (await h.events.readAfter(T, '0-0', 100_000)).map((e) => e.event).filter((e) => e.session === session);
 }
 
+/**
+ * The session's events once the last one is `type`: a run's status is stored before the event
+ * that announces its end is published (one step after the other), so a status read first can
+ * come before the event.
+ */
+export function sessionEventsEndingWith(h: RunHarness, session: string, type: RunEvent['type']): Promise<RunEvent[]> {
+  return waitFor(`the session's ${type} event`, async () => {
+    const events = await sessionEvents(h, session);
+    return events.at(-1)?.type === type ? events : undefined;
+  });
+}
+
 const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
 
 /** The run and approval scenarios of issue 3, for one harness (Redis + workers, or embedded). */
@@ -61,7 +73,7 @@ export function runScenarios(name: string, harness: () => RunHarness): void {
       expect(children.map((s: { name: string }) => s.name)).toEqual(['receive', 'respond']);
       expect(children.every((s: { attributes: Record<string, unknown> }) => s.attributes.status === 'ok' && s.attributes.run_id === run_id)).toBe(true);
       expect(spans).toHaveLength(3);
-      const events = await sessionEvents(h, session_id);
+      const events = await sessionEventsEndingWith(h, session_id, 'completed');
       expect(events.map(brief)).toEqual([
         'node_start:receive',
         'node_end:receive:ok',
@@ -88,7 +100,7 @@ export function runScenarios(name: string, harness: () => RunHarness): void {
       await waitRun(h, run_id, 'completed');
       const final = (await call(`${h.url}/api/sessions/state?session_id=${session_id}`)).body;
       expect(final).toMatchObject({ node_id: '__end__', state: { editor: 'ana', outcome: 'published', comment: 'ship it', approved: true } });
-      const types = (await sessionEvents(h, session_id)).map(brief);
+      const types = (await sessionEventsEndingWith(h, session_id, 'completed')).map(brief);
       expect(types).toContain('interrupted:review');
       expect(types.indexOf('approval_decided')).toBeGreaterThan(types.indexOf('interrupted:review'));
       expect(types.at(-1)).toBe('completed');
@@ -129,9 +141,10 @@ export function runScenarios(name: string, harness: () => RunHarness): void {
       const { run_id, session_id } = await startRun(h, { agent_id: 'flaky', input: {} });
       const failed = await waitRun(h, run_id, 'failed');
       expect(failed.error).toBe('work needs fixed: true');
-      const events = (await sessionEvents(h, session_id)).map(brief);
+      const ended = await sessionEventsEndingWith(h, session_id, 'failed');
+      const events = ended.map(brief);
       expect(events.slice(-2)).toEqual(['node_end:work:error', 'failed']);
-      const failedEvent = (await sessionEvents(h, session_id)).at(-1)!;
+      const failedEvent = ended.at(-1)!;
       expect(failedEvent.error).toBe('work needs fixed: true');
       expect((await call(`${h.url}/api/sessions/state?session_id=${session_id}`)).body.node_id).toBe('work');
       await call(`${h.url}/api/sessions/state?session_id=${session_id}`, { method: 'POST', json: { state: { fixed: true } } });
