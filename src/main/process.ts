@@ -56,8 +56,9 @@ export async function exitOnStartupError<T>(step: () => Promise<T>): Promise<T> 
   try {
     return await step();
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
+    // By name too: an agents module loaded through tsx gets its own copy of config.ts's class.
+    if (!(error instanceof ConfigError) && (error as Error | null)?.name !== 'ConfigError') throw error;
+    process.stderr.write(`${(error as Error).message}\n`);
     process.exit(1);
   }
 }

@@ -31,6 +31,12 @@ describe('start-up errors: one line naming the setting, no stack trace, exit cod
     ['AGENTS_MODULE names no file', { AGENTS_MODULE: 'test/fixtures/no-such-agents.js' }, 'AGENTS_MODULE', /no file at .*no-such-agents\.js/],
     ['REDIS_URL without a scheme', { REDIS_URL: 'localhost:6379' }, 'REDIS_URL', /redis:\/\/ or rediss:\/\//],
     ['LOG_FORMAT unknown', { LOG_FORMAT: 'text', REDIS_URL: undefined }, 'LOG_FORMAT', /json|pretty/],
+    [
+      "a setting of the agents module itself (a .ts module's own ConfigError)",
+      { AGENTS_MODULE: 'examples/llm/agents.ts', REDIS_URL: undefined, OPENAI_API_KEY: undefined },
+      'OPENAI_API_KEY',
+      /not set/,
+    ],
   ];
 
   async function failedStart(env: Record<string, string | undefined>, port?: number): Promise<{ code: number | null; lines: LogLine[] }> {
