@@ -1,6 +1,6 @@
 import { createClient, type AgentplaneClient } from '../../src/client/index.js';
 import { ConsoleApiError } from './errors.js';
-import type { Agent, Approval, Checkpoint, HistoryRecord, JsonObject, Run, RunTicket, Schedule, Session, Span } from './types.js';
+import type { Agent, Approval, ApprovalRequest, Checkpoint, HistoryRecord, JsonObject, Run, RunTicket, Schedule, Session, Span } from './types.js';
 
 /** The headers that carry the user's credential (none when authentication is off). */
 export type AuthHeaders = Record<string, string>;
@@ -27,6 +27,9 @@ export class Api {
 
   pending = async (limit = 500): Promise<Approval[]> =>
     (await ok(this.client.GET('/api/approval/pending', { params: { query: { limit } } }))).pending;
+
+  /** One request, pending or decided (a viewer may read it, unlike the pending list). */
+  approval = (id: string): Promise<ApprovalRequest> => ok(this.client.GET('/api/approvals/{id}', { params: { path: { id } } }));
 
   respond = (id: string, approved: boolean, comment: string): Promise<{ id: string; status: string }> =>
     ok(this.client.POST('/api/approval/respond', { body: { id, approved, ...(comment ? { comment } : {}) } }));

@@ -14,11 +14,15 @@ export type RunEvent = Schemas['RunEvent'];
 export type Schedule = Schemas['Schedule'];
 export type HistoryRecord = Schemas['ScheduleHistoryRecord'];
 
+/** An approval request as the API answers it, pending or decided. */
+export type ApprovalRequest = Schemas['ApprovalRequest'];
+
 /**
  * A pending approval as the inbox shows it. From GET /api/approval/pending it has every
- * field; folded from events (a viewer's inbox) it has no prompt.
+ * field; folded from events (a viewer's inbox) it has no prompt until GET /api/approvals/{id}
+ * fills it in.
  */
-export type Approval = Omit<Schemas['ApprovalRequest'], 'prompt' | 'status'> & { prompt?: string };
+export type Approval = Omit<ApprovalRequest, 'prompt' | 'status'> & { prompt?: string };
 
 /** What /console/config.json says about the server. */
 export interface ConsoleSettings {

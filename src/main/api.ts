@@ -7,7 +7,7 @@ import { securityOptions } from './security.js';
 
 /**
  * `npm start`: one API replica on Redis with REDIS_URL; without it the embedded default, one
- * process on the in-memory adapters serving http://localhost:8420 with the Swagger console.
+ * process on the in-memory adapters serving http://localhost:8420 with the web and Swagger consoles.
  */
 export async function runApi(config?: Config): Promise<void> {
   const composition = await bootProcess({ config });
@@ -17,7 +17,8 @@ export async function runApi(config?: Config): Promise<void> {
   await listenOrExit({ host: 'SERVICE_HOST', port: 'SERVICE_PORT' }, { host, port }, () => api.listen());
   const { address, url } = listeningAt(api.server, host);
   const swagger = composition.config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined;
-  logger.info({ address, url, mode: composition.backend.mode, swagger }, 'agentplane api listening');
+  const webConsole = composition.config.SERVICE_CONSOLE ? `${url}/console/` : undefined;
+  logger.info({ address, url, mode: composition.backend.mode, swagger, console: webConsole }, 'agentplane api listening');
   shutdownOnSignals(composition, api, {
     delayMs: composition.config.SERVICE_SHUTDOWN_DELAY_MS,
     timeoutMs: composition.config.SERVICE_SHUTDOWN_TIMEOUT_MS,

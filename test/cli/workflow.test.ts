@@ -77,12 +77,99 @@ describe('agentplane against agentplane dev', () => {
     const stale = await cli('sessions', 'patch', session, '{"text":"again"}', '--if-match', String(latest.seq_num));
     expect(stale).toMatchObject({ code: 1, stderr: expect.stringMatching(/^agentplane: 412 precondition_failed: /) });
     expect(json(await cli('sessions', 'history', session, '--limit', '2', '--json'))).toMatchObject({ next_offset: 2 });
-    expect(json(await cli('approvals', 'list', '--json'))).toHaveProperty('pending');
+    expect(json(await cli('approvals', 'list', '--json'))).toHaveProperty('approvals');
 
     const schedule = json(await cli('schedules', 'create', 'echo', '*/5 * * * *', '--timezone', 'Europe/Berlin', '--json'));
     expect(schedule).toMatchObject({ agent_id: 'echo', cron_expr: '*/5 * * * *', timezone: 'Europe/Berlin', new_session: true });
     expect(json(await cli('schedules', 'list', '--json')).schedules.map((s: any) => s.id)).toContain(schedule.id);
     expect(json(await cli('schedules', 'delete', schedule.id, '--json'))).toEqual({ id: schedule.id, status: 'deleted' });
+  });
+
+  it('runs list: the tenant\'s runs without --session, filtered by --status and --agent, paged, and combined with --session', async () => {
+    const session = `cli-${randomUUID()}`;
+    const first = json(await cli('runs', 'start', 'human-review', '--session', session, '--input', '{"topic":"lists"}', '--wait', '--json'));
+    expect(first.status).toBe('interrupted');
+    expect(json(await cli('runs', 'cancel', first.id, '--json')).status).toBe('cancelled');
+    const second = json(await cli('runs', 'start', 'human-review', '--session', session, '--input', '{"topic":"lists"}', '--wait', '--json'));
+    expect(second.status).toBe('interrupted');
+    const echo = json(await cli('runs', 'start', 'echo', '--input', '{"text":"lists"}', '--wait', '--json'));
+    expect(echo).toMatchObject({ status: 'completed' });
+    expect(echo.session_id).not.toBe(session);
+    const ids = (result: CliResult) => (json(result).runs as Record<string, any>[]).map((r) => r.id as string);
+
+    // Across sessions, newest first; --limit and --offset page it.
+    const all = json(await cli('runs', 'list', '--limit', '500', '--json')).runs as Record<string, any>[];
+    expect(all.slice(0, 3).map((r) => r.id)).toEqual([echo.id, second.id, first.id]);
+    expect(ids(await cli('runs', 'list', '--limit', '2', '--json'))).toEqual([echo.id, second.id]);
+    expect(ids(await cli('runs', 'list', '--limit', '1', '--offset', '1', '--json'))).toEqual([second.id]);
+
+    // Filters, alone and together: every run listed matches, and none that matches is missing.
+    const interrupted = json(await cli('runs', 'list', '--status', 'interrupted', '--agent', 'human-review', '--limit', '500', '--json')).runs as Record<string, any>[];
+    expect(interrupted.map((r) => r.id)).toEqual(all.filter((r) => r.status === 'interrupted' && r.agent_id === 'human-review').map((r) => r.id));
+    expect(interrupted.map((r) => r.id)).toContain(second.id);
+    const cancelled = ids(await cli('runs', 'list', '--status', 'cancelled', '--limit', '500', '--json'));
+    expect(cancelled).toEqual(all.filter((r) => r.status === 'cancelled').map((r) => r.id));
+    expect(cancelled).toContain(first.id);
+    expect(cancelled).not.toContain(second.id);
+    const echoes = ids(await cli('runs', 'list', '--agent', 'echo', '--limit', '500', '--json'));
+    expect(echoes).toEqual(all.filter((r) => r.agent_id === 'echo').map((r) => r.id));
+    expect(echoes).toContain(echo.id);
+
+    // --session still works, and the filters narrow it.
+    expect(ids(await cli('runs', 'list', '--session', session, '--json'))).toEqual([second.id, first.id]);
+    expect(ids(await cli('runs', 'list', '--session', session, '--status', 'cancelled', '--json'))).toEqual([first.id]);
+    expect(ids(await cli('runs', 'list', '--session', session, '--agent', 'echo', '--json'))).toEqual([]);
+
+    const human = await cli('runs', 'list', '--session', session, '--status', 'interrupted');
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    const lines = human.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+AGENT_ID\s+SESSION_ID\s+CREATED_AT\s+ERROR$/);
+    expect(lines[1]).toMatch(new RegExp(`^${second.id}\\s+interrupted\\s+human-review\\s+${session}\\s+\\S+\\s+-$`));
+    expect(await cli('runs', 'list', '--agent', 'no-such-agent')).toMatchObject({ code: 0, stdout: '(none)\n' });
+
+    expect(await cli('runs', 'list', '--status', 'paused')).toMatchObject({ code: 2, stderr: expect.stringContaining('Allowed choices are queued, running, interrupted') });
+    expect(await cli('runs', 'list', '--session', `cli-missing-${randomUUID()}`)).toMatchObject({ code: 1, stderr: expect.stringMatching(/^agentplane: 404 not_found: /) });
+  });
+
+  it('approvals list --status decided (newest decision first) and approvals get <id>, pending or decided', async () => {
+    const session = `cli-${randomUUID()}`;
+    const first = json(await cli('runs', 'start', 'human-review', '--session', session, '--wait', '--json'));
+    await cli('runs', 'cancel', first.id);
+    const second = json(await cli('runs', 'start', 'human-review', '--session', session, '--wait', '--json'));
+    const [closed, asked] = [first.approval.id as string, second.approval.id as string];
+
+    const pending = json(await cli('approvals', 'list', '--json')).approvals as Record<string, any>[];
+    expect(pending.map((a) => a.id)).toContain(asked);
+    expect(pending.map((a) => a.id)).not.toContain(closed);
+    expect(pending.every((a) => a.status === 'pending')).toBe(true);
+    expect(json(await cli('approvals', 'list', '--status', 'pending', '--json')).approvals).toEqual(pending);
+    expect(json(await cli('approvals', 'get', asked, '--json'))).toMatchObject({ id: asked, status: 'pending', prompt: 'Publish the draft?', session_id: session });
+    expect(json(await cli('approvals', 'get', closed, '--json'))).toMatchObject({ id: closed, status: 'cancelled', run_id: first.id });
+
+    expect(await cli('approvals', 'approve', asked, '--comment', 'lists ok')).toMatchObject({ code: 0 });
+    const decided = json(await cli('approvals', 'list', '--status', 'decided', '--json')).approvals as Record<string, any>[];
+    expect(decided[0]).toMatchObject({ id: asked, status: 'approved', comment: 'lists ok', decided_at: expect.any(String) });
+    expect(decided.findIndex((a) => a.id === closed)).toBeGreaterThan(0);
+    expect(decided.every((a) => a.status !== 'pending')).toBe(true);
+    expect(json(await cli('approvals', 'list', '--json')).approvals.map((a: any) => a.id)).not.toContain(asked);
+    expect(json(await cli('approvals', 'list', '--status', 'decided', '--limit', '1', '--offset', '1', '--json')).approvals).toEqual([decided[1]]);
+
+    const table = await cli('approvals', 'list', '--status', 'decided');
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    expect(table.stdout).toMatch(/^ID\s+STATUS\s+PROMPT\s+AGENT_ID\s+SESSION_ID\s+DECIDED_BY\s+DECIDED_AT\s+COMMENT\n/);
+    expect(table.stdout.split('\n')[1]).toMatch(new RegExp(`^${asked}\\s+approved\\s+Publish the draft\\?\\s+human-review\\s+${session}\\s+\\S+\\s+\\S+\\s+lists ok$`));
+    expect(table.stdout).toMatch(new RegExp(`^${closed}\\s+cancelled\\s+Publish the draft\\?`, 'm'));
+
+    const one = await cli('approvals', 'get', asked);
+    expect(one).toMatchObject({ code: 0, stderr: '' });
+    expect(one.stdout).toMatch(/^id\s+\S+$/m);
+    expect(one.stdout).toMatch(/^status\s+approved$/m);
+    expect(one.stdout).toMatch(/^prompt\s+Publish the draft\?$/m);
+    expect(one.stdout).toMatch(/^comment\s+lists ok$/m);
+
+    expect(await cli('approvals', 'get', 'no-such-approval')).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^agentplane: 404 not_found: /) });
+    expect(await cli('approvals', 'list', '--status', 'approved')).toMatchObject({ code: 2, stderr: expect.stringContaining('Allowed choices are pending, decided') });
   });
 
   it('exits 3 when a waited run is cancelled, 4 when --wait-ms passes first, 1 on an error answer, 2 on bad usage', async () => {

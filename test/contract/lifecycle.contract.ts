@@ -24,7 +24,7 @@ export function lifecycleContract(name: string, make: LifecycleStoreFactory): vo
     const setUp = async (limits?: Partial<StorageLimits>) => {
       const clock = manualClock();
       const store = await make({ clock: clock.now, ...(limits ? { limits } : {}) });
-      const start = async (input: Record<string, unknown> = { a: 1 }, sessionId = randomUUID()) => {
+      const start = async (input: Record<string, unknown> = { a: 1 }, sessionId: string = randomUUID()) => {
         const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: 'echo', start: { node_id: 'receive', input } });
         return { run, sessionId };
       };

@@ -1,6 +1,8 @@
 import { SignJWT } from 'jose';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import agents from '../fixtures/agents.js';
 import { call, type TestApi } from '../support/app.js';
 import { launchChromium, pageProblems, seriousViolations, startConsoleApi } from '../support/console.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -9,7 +11,8 @@ import { waitFor } from '../support/wait.js';
 /*
  * The console with API keys and RBAC on, on both backends: the credential typed in is kept in
  * sessionStorage and sent only in a header; a viewer sees the inbox read-only (the decision
- * buttons disabled), and the server refuses the viewer's forced answer with 403.
+ * buttons disabled) with each request's prompt and expiry (read by id), and the server refuses
+ * the viewer's forced answer with 403.
  */
 
 const USER_KEY = 'k-user-console-0123456789';
@@ -36,7 +39,8 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
   const asUser = { 'X-Api-Key': USER_KEY };
 
   beforeAll(async () => {
-    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined, { secured: true, env: ENV });
+    // The fixture agents add `expiring`, whose request has an expiry.
+    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined, { secured: true, env: ENV, agents: new AgentRegistry(agents) });
   });
   afterAll(async () => {
     await api?.close();
@@ -85,7 +89,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
     expect(await page.evaluate(() => (globalThis as any).sessionStorage.length)).toBe(0);
   });
 
-  it('shows a viewer the inbox read-only: the request appears live, approve is disabled, and a forced answer is 403', async () => {
+  it('shows a viewer the inbox read-only: the request appears live with its prompt and ticking age, approve is disabled, and a forced answer is 403', async () => {
     // Two 403s are expected: the role probe (GET /api/approval/pending) and the forced answer.
     const { page } = await signIn(VIEWER_KEY, [/status of 403/]);
     await page.getByText('Read-only (viewer)').waitFor();
@@ -99,9 +103,42 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
     const row = page.locator(`tr[data-approval="${approvalId}"]`);
     await row.waitFor();
     expect(await row.textContent()).toContain(waited.body.session_id);
+    // The events carry no prompt: GET /api/approvals/{id}, which a viewer may read, fills it in.
+    await row.getByRole('cell', { name: 'Publish the draft?', exact: true }).waitFor();
+    expect(await row.locator('[title]').getAttribute('title')).toBe(waited.body.approval.requested_at);
+    expect(await row.getByRole('cell').nth(4).textContent()).toBe('never');
+
+    // The age is worked out again every few seconds, with no event and no reload.
+    const age = row.getByRole('cell').nth(3);
+    const seconds = async () => Number(/^(\d+) s ago$/.exec((await age.textContent()) ?? '')?.[1] ?? Number.NaN);
+    const before = await seconds();
+    expect(before).toBeGreaterThanOrEqual(0);
+    const after = await waitFor('the age of the request to tick', async () => {
+      const now = await seconds();
+      return now > before && now;
+    });
+    expect(after).toBeGreaterThan(before);
+
+    // A request with an expiry shows it, from the same read.
+    const expiring = await call(`${api.url}/api/runs/wait`, {
+      method: 'POST',
+      headers: asUser,
+      json: { agent_id: 'expiring', input: { expires_in_ms: 3_600_000, on_timeout: 'approve' } },
+    });
+    expect(expiring.body.status).toBe('interrupted');
+    const expiringRow = page.locator(`tr[data-approval="${expiring.body.approval_id}"]`);
+    await expiringRow.getByRole('cell', { name: 'Proceed?', exact: true }).waitFor();
+    const shown = await expiringRow.locator('time').getAttribute('datetime');
+    expect(shown).toBe((await call(`${api.url}/api/approvals/${expiring.body.approval_id}`, { headers: asUser })).body.expires_at);
     expect(await seriousViolations(page), 'axe on the read-only inbox').toEqual([]);
+    await expiringRow.getByRole('link', { name: /^Open approval/ }).click();
+    await page.getByRole('heading', { name: 'Proceed?', level: 2 }).waitFor();
+    await page.getByText(/^in (60 min|1 h) \(then approve\)$/).waitFor();
+    expect((await call(`${api.url}/api/runs/${expiring.body.id}/cancel`, { method: 'POST', headers: asUser })).status).toBe(200);
+    await expiringRow.waitFor({ state: 'detached' });
 
     await row.getByRole('link', { name: /^Open approval/ }).click();
+    await page.getByRole('heading', { name: 'Publish the draft?', level: 2 }).waitFor();
     const editor = page.getByLabel(/^Session state/);
     await editor.waitFor();
     expect(await editor.getAttribute('readonly')).not.toBeNull();

@@ -77,6 +77,17 @@ describe('/console/ on an API with API keys and RBAC', () => {
 });
 
 describe('SERVICE_CONSOLE=false', () => {
+  it('leaves the console out of the start-up line', async () => {
+    const proc = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'info', SERVICE_CONSOLE: 'false' } });
+    try {
+      const listening = await proc.waitForLine((l) => l.json?.msg === 'agentplane api listening');
+      expect(listening.json).toMatchObject({ url: proc.url, swagger: `${proc.url}/swagger/` });
+      expect(listening.json).not.toHaveProperty('console');
+    } finally {
+      await proc.stop();
+    }
+  });
+
   it('removes the console: /console/ and its files are 404', async () => {
     const api = await startTestApi({ env: { SERVICE_CONSOLE: 'false' } });
     try {
@@ -89,9 +100,11 @@ describe('SERVICE_CONSOLE=false', () => {
 });
 
 describe('the console of a process', () => {
-  it('is served by `npm start` (src/main/api.ts under tsx) with no build step', async () => {
-    const proc = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'warn' } });
+  it('is served by `npm start` (src/main/api.ts under tsx) with no build step, and its URL is in the start-up line', async () => {
+    const proc = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'info' } });
     try {
+      const listening = await proc.waitForLine((l) => l.json?.msg === 'agentplane api listening');
+      expect(listening.json).toMatchObject({ url: proc.url, swagger: `${proc.url}/swagger/`, console: `${proc.url}/console/` });
       const page = await fetch(`${proc.url}/console/`);
       expect(page.status).toBe(200);
       const script = await fetch(`${proc.url}/console/app.js`);

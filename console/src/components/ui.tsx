@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../errors.js';
 import type { StreamStatus } from '../events.js';
 import { pretty, type Change } from '../json.js';
@@ -32,6 +32,35 @@ export function relative(iso: string, now = Date.now()): string {
   const [value, unit] =
     abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.round(abs / 60), 'min'] : abs < 86_400 ? [Math.round(abs / 3600), 'h'] : [Math.round(abs / 86_400), 'd'];
   return seconds <= 0 ? `${value} ${unit} ago` : `in ${value} ${unit}`;
+}
+
+/** How often the relative times on screen ("12 s ago") are worked out again. */
+export const TICK_MS = 5_000;
+const ticking = new Set<() => void>();
+let ticker: number | undefined;
+
+/** The time now, renewed every {@link TICK_MS} while mounted: one timer serves every component. */
+export function useNow(): number {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    const tick = () => setNow(Date.now());
+    ticking.add(tick);
+    ticker ??= window.setInterval(() => ticking.forEach((t) => t()), TICK_MS);
+    return () => {
+      ticking.delete(tick);
+      if (ticking.size === 0) {
+        window.clearInterval(ticker);
+        ticker = undefined;
+      }
+    };
+  }, []);
+  return now;
+}
+
+/** {@link relative} that keeps itself current, the exact time in its tooltip. */
+export function Relative({ iso }: { iso: string }) {
+  const now = useNow();
+  return <span title={iso}>{relative(iso, now)}</span>;
 }
 
 const STREAM_TEXT: Record<StreamStatus, string> = {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useCaller } from '../auth.js';
-import { DiffView, JsonEditor, Notice, relative, useAction } from '../components/ui.js';
+import { DiffView, JsonEditor, Notice, Relative, useAction } from '../components/ui.js';
 import { ApiError } from '../errors.js';
 import { diffStates, parseJsonObject, patchOf, pretty } from '../json.js';
 import { href } from '../router.js';
@@ -93,12 +93,14 @@ export function ApprovalDetail({ approval, onDecided }: { approval: Approval; on
         <dt>Node</dt>
         <dd>{approval.node_id}</dd>
         <dt>Requested</dt>
-        <dd>{relative(approval.requested_at)}</dd>
+        <dd>
+          <Relative iso={approval.requested_at} />
+        </dd>
         {approval.expires_at ? (
           <>
             <dt>Expires</dt>
             <dd>
-              {relative(approval.expires_at)} (then {approval.on_timeout ?? 'reject'})
+              <Relative iso={approval.expires_at} /> (then {approval.on_timeout ?? 'reject'})
             </dd>
           </>
         ) : null}

@@ -1,22 +1,25 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useCaller } from '../auth.js';
-import { LiveBadge, Notice, relative, Time } from '../components/ui.js';
+import { LiveBadge, Notice, Relative, Time } from '../components/ui.js';
 import { useEventStream, useLoad } from '../hooks.js';
 import { href, navigate } from '../router.js';
-import type { Approval, RunEvent } from '../types.js';
+import type { Approval, ApprovalRequest, RunEvent } from '../types.js';
 import { ApprovalDetail, type Decision } from './approval.js';
 
 /** Events after which the pending list may differ. */
 const CHANGES_PENDING = new Set(['interrupted', 'approval_decided', 'cancelled', 'failed', 'completed']);
 /** Replaying from the first retained event: a viewer's inbox is folded from the event log. */
 const FROM_START = '0-0';
+/** At most this many GET /api/approvals/{id} at once while a viewer's inbox fills in. */
+const DETAIL_CALLS = 4;
 
 /**
  * The approvals inbox: pending requests of the tenant, oldest first, live. A user (and admin)
  * reads GET /api/approval/pending and reloads it when an event may have changed it, including
  * the events missed while reconnecting (the stream resumes). A viewer may not read that list
- * (403 by the contract), so its read-only inbox is folded from the tenant's retained events:
- * every `interrupted` whose approval was not decided and whose run did not end.
+ * (403 by the contract), so its read-only inbox is folded from the tenant's retained events
+ * (every `interrupted` whose approval was not decided and whose run did not end), each request
+ * then read by id for what events do not carry: the prompt, the time asked, the expiry.
  */
 export function Inbox({ approvalId }: { approvalId: string | undefined }) {
   const caller = useCaller();
@@ -43,7 +46,8 @@ export function Inbox({ approvalId }: { approvalId: string | undefined }) {
   }, [stream.status]);
   useEffect(() => () => clearTimeout(reloadSoon.current), []);
 
-  const items = listed ? (pending.data ?? []) : folded;
+  const detailed = useDetails(folded, !listed);
+  const items = listed ? (pending.data ?? []) : detailed;
   const open = approvalId ? items.find((a) => a.id === approvalId) : undefined;
 
   const decided = (d: Decision) => {
@@ -62,8 +66,7 @@ export function Inbox({ approvalId }: { approvalId: string | undefined }) {
       </div>
       {!caller.canWrite ? (
         <Notice kind="info">
-          Read-only: your role (viewer) can see what waits for a decision but cannot answer. The list is built from the tenant's
-          events; prompts show to users.
+          Read-only: your role (viewer) can see what waits for a decision but cannot answer.
         </Notice>
       ) : null}
       {stream.error ? <Notice kind="error">Live updates stopped: {stream.error}</Notice> : null}
@@ -116,7 +119,7 @@ function ApprovalTable({ items, selected, loading }: { items: Approval[]; select
               <a href={href({ screen: 'session', sessionId: a.session_id })}>{a.session_id}</a>
             </td>
             <td>
-              <span title={a.requested_at}>{relative(a.requested_at)}</span>
+              <Relative iso={a.requested_at} />
             </td>
             <td>{a.expires_at ? <Time iso={a.expires_at} /> : <span class="muted">never</span>}</td>
             <td>
@@ -128,6 +131,46 @@ function ApprovalTable({ items, selected, loading }: { items: Approval[]; select
         ))}
       </tbody>
     </table>
+  );
+}
+
+/**
+ * A viewer's folded inbox with what the events leave out (prompt, requested_at, expiry), from
+ * GET /api/approvals/{id}, which a viewer may read: each request once, at most DETAIL_CALLS at
+ * a time. One the server already calls decided leaves the list; one it cannot answer now
+ * stays as the events describe it.
+ */
+function useDetails(items: Approval[], enabled: boolean): Approval[] {
+  const { api } = useCaller();
+  const [details, setDetails] = useState<ReadonlyMap<string, ApprovalRequest | null>>(new Map());
+  const asked = useRef(new Set<string>());
+  const inFlight = useRef(0);
+  useEffect(() => {
+    if (!enabled) return;
+    for (const item of items) {
+      if (inFlight.current >= DETAIL_CALLS) break;
+      if (asked.current.has(item.id)) continue;
+      asked.current.add(item.id);
+      inFlight.current += 1;
+      void api
+        .approval(item.id)
+        .catch(() => null)
+        .then((detail) => {
+          inFlight.current -= 1;
+          setDetails((known) => new Map(known).set(item.id, detail));
+        });
+    }
+  }, [items, details, enabled]);
+  return useMemo(
+    () =>
+      items.flatMap((item) => {
+        const detail = details.get(item.id);
+        if (!detail) return [item];
+        if (detail.status !== 'pending') return [];
+        const { status: _status, comment: _comment, decided_at: _at, decided_by: _by, ...request } = detail;
+        return [{ ...item, ...request }];
+      }),
+    [items, details],
   );
 }
 

@@ -1,10 +1,12 @@
 import { Command, Option } from 'commander';
+import type { Run } from '../../client/index.js';
 import { contextOf } from '../context.js';
 import { describeRun, fields, table } from '../format.js';
 import { integer, jsonObject } from '../parse.js';
 import { exitCodeOfRun, expectOk } from '../request.js';
 
 const RUN_COLUMNS = ['id', 'status', 'agent_id', 'session_id', 'created_at', 'error'];
+const RUN_STATUSES = ['queued', 'running', 'interrupted', 'completed', 'failed', 'cancelled'] as const satisfies readonly Run['status'][];
 
 /** The longest a wait may be held by the server (`wait_ms` 1–300000). */
 export const MAX_WAIT_MS = 300_000;
@@ -54,13 +56,21 @@ export function runsCommand(): Command {
 
   runs
     .command('list')
-    .description('runs of a session, newest first')
-    .requiredOption('--session <id>', 'the session')
+    .description("the tenant's runs (or a session's), newest first")
+    .option('--session <id>', 'only the runs of this session')
+    .addOption(new Option('--status <status>', 'only the runs with this status').choices(RUN_STATUSES))
+    .option('--agent <id>', 'only the runs of this agent')
     .option('--limit <n>', 'page size (1–500)', integer(1, 500))
     .option('--offset <n>', 'page offset', integer(0))
     .action(async (options, command: Command) => {
       const context = contextOf(command);
-      const query = { session_id: options.session as string, limit: options.limit, offset: options.offset };
+      const query = {
+        session_id: options.session as string | undefined,
+        status: options.status as (typeof RUN_STATUSES)[number] | undefined,
+        agent_id: options.agent as string | undefined,
+        limit: options.limit as number | undefined,
+        offset: options.offset as number | undefined,
+      };
       const page = await expectOk(context.client.GET('/api/runs', { params: { query } }));
       context.print(page, () => table(page.runs, RUN_COLUMNS));
     });

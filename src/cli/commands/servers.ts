@@ -8,7 +8,9 @@ import { integer } from '../parse.js';
 /** Overrides of the environment by a server command's options. */
 function environment(overrides: { port?: number; withoutRedis?: boolean }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  if (overrides.withoutRedis) delete env.REDIS_URL;
+  if (overrides.withoutRedis) {
+    for (const name of ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS']) delete env[name];
+  }
   if (overrides.port !== undefined) env.SERVICE_PORT = String(overrides.port);
   return env;
 }
@@ -16,7 +18,7 @@ function environment(overrides: { port?: number; withoutRedis?: boolean }): Node
 /** `agentplane dev|api|worker|webhooks`: the processes of agentplane, configured by the environment (README). */
 export function serverCommands(): Command[] {
   const dev = new Command('dev')
-    .description('everything in one process on in-memory storage (ignores REDIS_URL): http://localhost:8420')
+    .description('everything in one process on in-memory storage (ignores REDIS_URL and the other Redis settings): http://localhost:8420')
     .option('--port <port>', 'listen port (SERVICE_PORT)', integer(0, 65535))
     .action(async (options: { port?: number }) => {
       const [{ runApi }, { loadConfigOrExit }] = await Promise.all([import('../../main/api.js'), import('../../config.js')]);
