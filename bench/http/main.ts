@@ -1,11 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { load, type Endpoint, type LoadResult } from './load.js';
-import { generated, misses, writeSection, type Pass, type Row } from './report.js';
+import { clusterSection, generated, misses, writeClusterSection, writeSection, type Pass, type Row } from './report.js';
 import { seedSessions, sessionId } from './seed.js';
 import { monotonicUs, profilesIn, summarizeProfile } from '../runs/profile.js';
 import { startNodeProcess, startRedisServer, type BenchChild } from '../runs/processes.js';
+import { startBenchRedis } from '../runs/redis-backend.js';
 import { machine, sourceRevision } from '../runs/report.js';
 
 /**
@@ -17,6 +19,8 @@ import { machine, sourceRevision } from '../runs/report.js';
  * Options: --duration S (10), --warmup S (3), --connections N (50), --sessions N (10000),
  * --repeats N (1; the pass with the median API / bare ratio is reported), --profile (the API
  * under --cpu-prof; prints its top self time per endpoint; writes nothing), --no-write.
+ * --redis-cluster: instead, the API alone on a redis-server and then on a Redis Cluster of six
+ * (3 masters, 3 replicas), same endpoints, same run; writes the `## Redis Cluster` section.
  */
 const PREFIX = 'agentplane';
 const argv = process.argv.slice(2);
@@ -35,6 +39,7 @@ const options = {
   repeats: number('repeats', 1),
   profile: flag('profile'),
   write: !flag('no-write') && !flag('profile'),
+  redisCluster: flag('redis-cluster'),
 };
 const command = ['npm run bench:http', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
 const watchdog = setTimeout(() => {
@@ -80,7 +85,8 @@ async function main(): Promise<void> {
   try {
     const redis = await startRedisServer();
     children.push(redis);
-    const seededMs = await seedSessions(redis.url, PREFIX, options.sessions);
+    const seeder = new Redis(redis.url, { enableAutoPipelining: true, maxRetriesPerRequest: 3 });
+    const seededMs = await seedSessions(seeder, PREFIX, options.sessions).finally(() => seeder.disconnect());
     console.log(`seeded ${options.sessions} sessions in ${seededMs} ms`);
     const env = { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX };
     const api = await startNodeProcess({
@@ -170,4 +176,52 @@ async function redisVersion(url: string): Promise<string | undefined> {
   }
 }
 
-await main();
+/** `--redis-cluster`: the API alone on each Redis, one after the other, every endpoint. */
+async function compareBackends(): Promise<void> {
+  const results: { name: string; seededMs: number; rows: { endpoint: string; api: LoadResult; loadAvg: number }[] }[] = [];
+  let version = 'unknown';
+  try {
+    for (const cluster of [false, true]) {
+      const redis = await startBenchRedis(cluster);
+      try {
+        version = /redis_version:(\S+)/.exec(await redis.client('bench:version').info('server'))?.[1] ?? version;
+        const seededMs = await seedSessions(redis.client('bench:seed'), PREFIX, options.sessions);
+        console.log(`${redis.name}: seeded ${options.sessions} sessions in ${seededMs} ms`);
+        const api = await startNodeProcess({
+          name: 'api',
+          entry: 'src/main/api.ts',
+          portVariable: 'SERVICE_PORT',
+          env: { ...redis.env, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SHUTDOWN_DELAY_MS: '0' },
+        });
+        try {
+          await capture(api.url);
+          const rows = [];
+          for (const endpoint of endpoints) {
+            const loadAvg = loadavg()[0]!;
+            await load(api.url, endpoint, options.connections, options.warmupSec);
+            const result = await load(api.url, endpoint, options.connections, options.durationSec);
+            console.log(`${redis.name} ${endpoint.name}: ${Math.round(result.reqPerSec)} req/s p50 ${result.p50Ms} p99 ${result.p99Ms} ms`);
+            rows.push({ endpoint: endpoint.name, api: result, loadAvg });
+          }
+          results.push({ name: redis.name, seededMs, rows });
+        } finally {
+          await api.stop();
+        }
+      } finally {
+        await redis.stop();
+      }
+    }
+    const setup =
+      `Each endpoint: ${options.warmupSec} s warm-up, then ${options.durationSec} s measured with ${options.connections} connections on ` +
+      `one \`src/main/api.ts\` process (LOG_LEVEL=warn, SERVICE_RATE_LIMIT=off, no auth) holding ${options.sessions.toLocaleString('en-US')} ` +
+      'sessions of DefaultTenant (one hash tag: on the cluster they all live on one master, as one tenant\'s do); the same requests as `## HTTP`. ' +
+      'One Redis after the other in the same run.';
+    const section = clusterSection(results, machine(version), command, sourceRevision(), setup);
+    console.log(`\n${section}\n`);
+    if (options.write) writeClusterSection(section);
+  } finally {
+    clearTimeout(watchdog);
+  }
+}
+
+await (options.redisCluster ? compareBackends() : main());

@@ -85,3 +85,41 @@ export function generated(rows: Row[], m: Machine, command: string, source: stri
 export function writeSection(body: string): void {
   writeGeneratedSection('## HTTP', 'http', body);
 }
+
+const CLUSTER = markers('redis-cluster-http', 'npm run bench:http -- --redis-cluster');
+
+/** The generated HTTP part of the `## Redis Cluster` section: the API's answers on each Redis, side by side. */
+export function clusterSection(
+  results: { name: string; rows: { endpoint: string; api: LoadResult; loadAvg: number }[] }[],
+  m: Machine,
+  command: string,
+  source: string,
+  setup: string,
+): string {
+  const lines = [
+    `| endpoint | ${results.map((r) => `${r.name}: req/s | p50 ms | p99 ms | load avg`).join(' | ')} | cluster / one server |`,
+    `|---|${results.map(() => '---:|---:|---:|---:|').join('')}---:|`,
+  ];
+  for (const [i, { endpoint }] of (results[0]?.rows ?? []).entries()) {
+    const cells = results.map((r) => r.rows[i]!).map((row) => `${fixed(row.api.reqPerSec)} | ${row.api.p50Ms} | ${row.api.p99Ms} | ${fixed(row.loadAvg, 1)}`);
+    const [one, cluster] = results.map((r) => r.rows[i]!.api);
+    lines.push(`| ${endpoint} | ${cells.join(' | ')} | ${one && cluster ? pct(cluster, one) : 'n/a'} |`);
+  }
+  return [
+    CLUSTER.begin,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; autocannon, the Redis processes ` +
+      '(one, or six) and the API process share these cores, with other users of the machine (load avg column).',
+    '',
+    setup,
+    '',
+    lines.join('\n'),
+    CLUSTER.end,
+  ].join('\n');
+}
+
+/** Writes `body` into the HTTP part of the `## Redis Cluster` section of BENCHMARKS.md. */
+export function writeClusterSection(body: string): void {
+  writeGeneratedSection('## Redis Cluster', 'redis-cluster-http', body, 'npm run bench:http -- --redis-cluster');
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/adapters/redis/connection.js';
 import { RedisStore } from '../../src/adapters/redis/store.js';
 
 const TENANT = 'DefaultTenant';
@@ -10,10 +10,9 @@ export const sessionId = (i: number) => `bench-${String(i).padStart(6, '0')}`;
 /**
  * Stores `count` echo sessions straight through the Store port (as a finished echo run leaves
  * them: a checkpoint at `receive`, then one at `__end__`), `concurrency` sessions in flight on
- * one auto-pipelined connection. Resolves with the elapsed milliseconds.
+ * `redis` (the caller's, left open). Resolves with the elapsed milliseconds.
  */
-export async function seedSessions(url: string, keyPrefix: string, count: number, concurrency = 256): Promise<number> {
-  const redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 3 });
+export async function seedSessions(redis: RedisClient, keyPrefix: string, count: number, concurrency = 256): Promise<number> {
   const store = new RedisStore(redis, { keyPrefix });
   const started = Date.now();
   let next = 0;
@@ -24,10 +23,6 @@ export async function seedSessions(url: string, keyPrefix: string, count: number
       await store.sessions.appendCheckpoint(TENANT, session_id, { patch: { received_at: new Date().toISOString(), echoed: true }, node_id: '__end__' });
     }
   };
-  try {
-    await Promise.all(Array.from({ length: concurrency }, lane));
-    return Date.now() - started;
-  } finally {
-    redis.disconnect();
-  }
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return Date.now() - started;
 }

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../../src/adapters/redis/connection.js';
 
 /** What one batch of runs measured. Times in milliseconds. */
 export interface BatchResult {
@@ -31,8 +31,9 @@ export function percentile(sorted: number[], p: number): number {
 export type RunEndListener = (runId: string, latencyMs: number, ok: boolean, at: number) => void;
 
 /**
- * Watches the event channel (`<prefix>:events`, messages `{id, tenant, event}`) for the end of
- * runs. A run's end may be announced before its POST is answered, so both orders are matched.
+ * Watches the event channel (`<prefix>:events`, messages `{id, tenant, event}`; on a Redis
+ * Cluster the tenant's sharded channel, `<prefix>:{<tenant>}:events:live`) for the end of runs.
+ * A run's end may be announced before its POST is answered, so both orders are matched.
  */
 export class RunEndWatcher {
   private readonly sentAt = new Map<string, number>();
@@ -40,10 +41,10 @@ export class RunEndWatcher {
   private onEnd: RunEndListener | undefined;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly channel: string,
   ) {
-    subscriber.on('message', (ch: string, message: string) => {
+    subscriber.on(isCluster(subscriber) ? 'smessage' : 'message', (ch: string, message: string) => {
       if (ch !== channel) return;
       // Five events per echo run; only the last one is parsed.
       const completed = message.includes('"type":"completed"');
@@ -54,7 +55,8 @@ export class RunEndWatcher {
   }
 
   async start(): Promise<void> {
-    await this.subscriber.subscribe(this.channel);
+    if (isCluster(this.subscriber)) await this.subscriber.ssubscribe(this.channel);
+    else await this.subscriber.subscribe(this.channel);
   }
 
   /** Routes the ends of runs to `listener` until the next call. */

@@ -1,13 +1,16 @@
 import { mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../../src/adapters/redis/connection.js';
+import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { fireBatch, RunEndWatcher, type BatchResult } from './load.js';
 import { reviewSection, reviewSummary, reviewTable, waitSection, waitSummary, waitTable, writeModeSection, type Setup } from './modes-report.js';
 import { parseOptions, type BenchOptions } from './options.js';
 import { clientAddresses, commandLines, countCommands, monotonicUs, profilesIn, summarizeProfile } from './profile.js';
-import { startNodeProcess, startRedisServer, type BenchChild } from './processes.js';
-import { generated, machine, sourceRevision, table, verdict, writeSection, type Measurement } from './report.js';
+import { startNodeProcess, type BenchChild } from './processes.js';
+import { startBenchRedis, type BenchRedis } from './redis-backend.js';
+import { clusterSection, generated, machine, sourceRevision, table, verdict, writeClusterSection, writeSection, type Measurement } from './report.js';
 import { measureReviewFlow, type ReviewFlow, type ReviewMeasurement } from './review.js';
 import { RunEventStream } from './run-events.js';
 import { callsPerRun, commandCalls, cpuMs } from './stats.js';
@@ -16,7 +19,8 @@ import { measureWaitFlow, type ProcessGroups, type WaitFlow, type WaitMeasuremen
 /**
  * `npm run bench:runs`: echo runs per second end to end, and latency from POST /api/runs to the
  * run's `completed` event, with 1 and 2 worker processes, on a private redis-server and one API
- * process it starts and stops itself. See BENCHMARKS.md, section Runs.
+ * process it starts and stops itself. See BENCHMARKS.md, section Runs. `--redis-cluster`: the
+ * same on a redis-server and then on a Redis Cluster of six, in one run (section Redis Cluster).
  *
  * `--mode wait`: one echo run through POST /api/runs/wait against polling GET /api/runs/{id}
  * (and, on Redis, the light load), client-observed and server-side. `--mode review`: the
@@ -36,12 +40,12 @@ const profileDir = options.profile ? mkdtempSync(join(tmpdir(), 'agentplane-benc
 const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
 const names = new Map<number, string>();
 const started: BenchChild[] = [];
-const clients: Redis[] = [];
 /** Monotonic µs spans of the measured batches: CPU profiles are summarised over these only. */
 const windows: [number, number][] = [];
 
-function sharedEnv(redisUrl: string): Record<string, string> {
-  return { REDIS_URL: redisUrl, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_SHUTDOWN_DELAY_MS: '0' };
+/** The settings of every process: where Redis is (REDIS_URL, or REDIS_CLUSTER_NODES) and the rest. */
+function sharedEnv(redis: Record<string, string>): Record<string, string> {
+  return { ...redis, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_SHUTDOWN_DELAY_MS: '0' };
 }
 
 async function startChild(start: Promise<BenchChild>): Promise<BenchChild> {
@@ -51,14 +55,7 @@ async function startChild(start: Promise<BenchChild>): Promise<BenchChild> {
   return child;
 }
 
-function redisClient(url: string, name: string): Redis {
-  const client = new Redis(url, { connectionName: name, maxRetriesPerRequest: 3 });
-  client.on('error', () => {});
-  clients.push(client);
-  return client;
-}
-
-async function measure(redis: BenchChild, api: BenchChild, watcher: RunEndWatcher, admin: Redis, workerCount: number, concurrency: number, pass: number, onLastPass: (() => Promise<void>) | undefined): Promise<Measurement> {
+async function measure(redis: BenchRedis, api: BenchChild, watcher: RunEndWatcher, admin: RedisClient, workerCount: number, concurrency: number, pass: number, onLastPass: (() => Promise<void>) | undefined): Promise<Measurement> {
   const workers = await Promise.all(
     Array.from({ length: workerCount }, (_, i) =>
       startChild(
@@ -66,7 +63,7 @@ async function measure(redis: BenchChild, api: BenchChild, watcher: RunEndWatche
           name: `worker ${i + 1}/${workerCount} (concurrency ${concurrency}, pass ${pass})`,
           entry: 'src/main/worker.ts',
           portVariable: 'WORKER_PORT',
-          env: { ...sharedEnv(redis.url), WORKER_CONCURRENCY: String(concurrency) },
+          env: { ...sharedEnv(redis.env), WORKER_CONCURRENCY: String(concurrency) },
           nodeArgs,
         }),
       ),
@@ -76,7 +73,7 @@ async function measure(redis: BenchChild, api: BenchChild, watcher: RunEndWatche
     fireBatch({ apiUrl: api.url, runs, clients: options.clients, watcher, timeoutMs: Math.max(60_000, runs * 20) });
   try {
     await batch(options.warmup);
-    const groups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: [redis.pid], bench: [process.pid] };
+    const groups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis.pids(), bench: [process.pid] };
     const cpu = () => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, pid) => s + cpuMs(pid), 0)]));
     const loadAvg = loadavg()[0]!;
     const cpuBefore = cpu();
@@ -108,7 +105,7 @@ async function measure(redis: BenchChild, api: BenchChild, watcher: RunEndWatche
 }
 
 /** With --profile: the commands one run costs, per process role, over a small batch under MONITOR. */
-function commandCounter(redis: BenchChild, api: BenchChild, watcher: RunEndWatcher, before: Map<string, string>) {
+function commandCounter(redisUrl: string, api: BenchChild, watcher: RunEndWatcher, before: Map<string, string>) {
   return async () => {
     const roleOf = (source: string) => {
       if (source === 'lua') return 'inside Lua scripts';
@@ -116,7 +113,7 @@ function commandCounter(redis: BenchChild, api: BenchChild, watcher: RunEndWatch
       if (name === undefined) return 'worker';
       return name.startsWith('bench') ? 'bench' : 'api';
     };
-    const { runs, perRole } = await countCommands(redis.url, roleOf, async () => {
+    const { runs, perRole } = await countCommands(redisUrl, roleOf, async () => {
       const result = await fireBatch({ apiUrl: api.url, runs: 200, clients: 8, watcher, timeoutMs: 60_000 });
       return result.runs;
     });
@@ -135,15 +132,16 @@ async function mainMode(o: BenchOptions): Promise<void> {
   const setup: Setup = { embedded, workers: embedded ? 0 : o.workers[0]!, concurrency: o.concurrency[0]!, pollMs: o.pollMs, runs: o.runs, warmup: o.warmup };
   // Held waits and the event stream count against the per-caller stream caps (20 by default).
   const modeEnv = { SERVICE_RATE_LIMIT: 'off', SERVICE_SSE_MAX_PER_PRINCIPAL: '0', SERVICE_SSE_MAX_PER_TENANT: '0' };
-  let redis: BenchChild | undefined;
+  let redis: BenchRedis | undefined;
   let redisVersion = 'n/a';
   let env: Record<string, string>;
   if (embedded) {
     env = { REDIS_URL: '', SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_SHUTDOWN_DELAY_MS: '0', WORKER_CONCURRENCY: String(setup.concurrency) };
   } else {
-    redis = await startChild(startRedisServer());
-    redisVersion = /redis_version:(\S+)/.exec(await redisClient(redis.url, 'bench:admin').info('server'))?.[1] ?? 'unknown';
-    env = sharedEnv(redis.url);
+    redis = await startBenchRedis(false);
+    backends.push(redis);
+    redisVersion = await versionOf(redis);
+    env = sharedEnv(redis.env);
   }
   const api = await startChild(startNodeProcess({ name: embedded ? 'api (embedded)' : 'api', entry: 'src/main/api.ts', portVariable: 'SERVICE_PORT', env: { ...env, ...modeEnv } }));
   const workers = await Promise.all(
@@ -158,7 +156,7 @@ async function mainMode(o: BenchOptions): Promise<void> {
       ),
     ),
   );
-  const groups: ProcessGroups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis ? [redis.pid] : [] };
+  const groups: ProcessGroups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis ? redis.pids() : [] };
   const events = await RunEventStream.open(api.url);
   const m = machine(redisVersion);
   const source = sourceRevision();
@@ -171,7 +169,7 @@ async function mainMode(o: BenchOptions): Promise<void> {
     if (o.mode === 'wait') {
       let watcher: RunEndWatcher | undefined;
       if (redis) {
-        watcher = new RunEndWatcher(redisClient(redis.url, 'bench:subscriber'), `${PREFIX}:events`);
+        watcher = new RunEndWatcher(redis.client('bench:subscriber'), `${PREFIX}:events`);
         await watcher.start();
       }
       const flows: WaitFlow[] = ['wait', 'poll', ...(watcher ? (['light'] as const) : [])];
@@ -209,34 +207,64 @@ async function mainMode(o: BenchOptions): Promise<void> {
   }
 }
 
-async function main(o: BenchOptions): Promise<void> {
-  const redis = await startChild(startRedisServer());
-  const admin = redisClient(redis.url, 'bench:admin');
-  const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
-  const api = await startChild(
-    startNodeProcess({ name: 'api', entry: 'src/main/api.ts', portVariable: 'SERVICE_PORT', env: { ...sharedEnv(redis.url), SERVICE_RATE_LIMIT: 'off' }, nodeArgs }),
-  );
-  const watcher = new RunEndWatcher(redisClient(redis.url, 'bench:subscriber'), `${PREFIX}:events`);
-  await watcher.start();
-  const apiClients = await clientAddresses(admin);
-  const m = machine(redisVersion);
-  const source = sourceRevision();
-  console.log(`bench:runs on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; ${source}; ${o.runs} runs after ${o.warmup} warm-up, ${o.clients} POST clients`);
+/** Backends started by the benchmark, stopped at the end whatever happens. */
+const backends: BenchRedis[] = [];
 
-  const passes = new Map<string, Measurement[]>();
-  const configs = o.concurrency.flatMap((c) => o.workers.map((w) => [w, c] as const));
-  for (let pass = 1; pass <= o.repeats; pass += 1) {
-    for (const [i, [w, c]] of configs.entries()) {
-      const last = o.profile && pass === o.repeats && i === configs.length - 1;
-      const row = await measure(redis, api, watcher, admin, w, c, pass, last ? commandCounter(redis, api, watcher, apiClients) : undefined);
-      console.log(table([row]).split('\n').slice(pass === 1 && i === 0 ? 0 : 2).join('\n'));
-      passes.set(`${w}:${c}`, [...(passes.get(`${w}:${c}`) ?? []), row]);
+async function versionOf(redis: BenchRedis): Promise<string> {
+  const info = await redis.client('bench:version').info('server');
+  return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+}
+
+/** Every configuration on one Redis (the API started and stopped here): the median pass of each. */
+async function measureOn(redis: BenchRedis, o: BenchOptions): Promise<Measurement[]> {
+  const admin = redis.client('bench:admin');
+  const api = await startChild(
+    startNodeProcess({ name: 'api', entry: 'src/main/api.ts', portVariable: 'SERVICE_PORT', env: { ...sharedEnv(redis.env), SERVICE_RATE_LIMIT: 'off' }, nodeArgs }),
+  );
+  try {
+    // On a cluster the run events of DefaultTenant are announced on its sharded channel.
+    const channel = isCluster(admin) ? new RedisKeys(PREFIX).eventsShardChannel('DefaultTenant') : `${PREFIX}:events`;
+    const watcher = new RunEndWatcher(redis.client('bench:subscriber', { shardedSubscriber: true }), channel);
+    await watcher.start();
+    const apiClients = o.profile && !isCluster(admin) ? await clientAddresses(admin as Redis) : new Map<string, string>();
+    const passes = new Map<string, Measurement[]>();
+    const configs = o.concurrency.flatMap((c) => o.workers.map((w) => [w, c] as const));
+    for (let pass = 1; pass <= o.repeats; pass += 1) {
+      for (const [i, [w, c]] of configs.entries()) {
+        const last = o.profile && pass === o.repeats && i === configs.length - 1;
+        const row = await measure(redis, api, watcher, admin, w, c, pass, last ? commandCounter(redis.env.REDIS_URL!, api, watcher, apiClients) : undefined);
+        console.log(table([row]).split('\n').slice(pass === 1 && i === 0 ? 0 : 2).join('\n'));
+        passes.set(`${w}:${c}`, [...(passes.get(`${w}:${c}`) ?? []), row]);
+      }
     }
+    return [...passes.values()].map(median);
+  } finally {
+    await api.stop();
   }
-  const rows = [...passes.values()].map(median);
-  console.log(`\n${o.repeats > 1 ? `Median of ${o.repeats} passes:\n` : ''}${table(rows)}\n\n${verdict(rows)}`);
-  if (o.write) {
-    writeSection(generated(rows, m, command, source, o));
+}
+
+async function main(o: BenchOptions): Promise<void> {
+  const results: { name: string; rows: Measurement[] }[] = [];
+  let m: ReturnType<typeof machine> | undefined;
+  const source = sourceRevision();
+  for (const cluster of o.redisCluster ? [false, true] : [false]) {
+    const redis = await startBenchRedis(cluster);
+    backends.push(redis);
+    if (!m) {
+      m = machine(await versionOf(redis));
+      console.log(`bench:runs on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; ${source}; ${o.runs} runs after ${o.warmup} warm-up, ${o.clients} POST clients`);
+    }
+    console.log(`\non ${redis.name}:`);
+    results.push({ name: redis.name, rows: await measureOn(redis, o) });
+    await redis.stop();
+  }
+  for (const { name, rows } of results) console.log(`\n${name}${o.repeats > 1 ? `, median of ${o.repeats} passes` : ''}:\n${table(rows)}\n\n${verdict(rows)}`);
+  if (!o.write) return;
+  if (o.redisCluster) {
+    writeClusterSection(clusterSection(results, m!, command, source, o));
+    console.log('BENCHMARKS.md: section "## Redis Cluster" (runs) updated.');
+  } else {
+    writeSection(generated(results[0]!.rows, m!, command, source, o));
     console.log('BENCHMARKS.md: section "## Runs" updated.');
   }
 }
@@ -248,8 +276,8 @@ try {
   failed = true;
   console.error(error);
 } finally {
-  for (const client of clients) client.disconnect();
   for (const child of [...started].reverse()) await child.stop();
+  for (const redis of backends) await redis.stop();
   clearTimeout(watchdog);
 }
 if (profileDir) {

@@ -37,11 +37,16 @@ export interface BenchOptions {
   write: boolean;
   /** The whole benchmark is stopped (exit 2) past this. @defaultValue 900 (modes: 300) */
   limitSec: number;
+  /**
+   * Throughput on a private redis-server and then on a Redis Cluster of six (3 masters, 3
+   * replicas), same configurations, same run; writes the section `## Redis Cluster`.
+   */
+  redisCluster: boolean;
 }
 
 const USAGE = `npm run bench:runs -- [--runs N] [--warmup N] [--clients N] [--light-runs N] [--light-clients N]
                         [--workers 1,2] [--concurrency 8,16]
-                        [--repeats N] [--profile] [--no-write] [--limit-sec S]
+                        [--repeats N] [--profile] [--no-write] [--limit-sec S] [--redis-cluster]
 npm run bench:runs -- --mode wait|review [--clients 1,8,32] [--runs N] [--warmup N] [--poll-ms MS]
                         [--workers N] [--concurrency N] [--embedded] [--no-write] [--limit-sec S]`;
 
@@ -75,6 +80,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     profile: false,
     write: true,
     limitSec: 900,
+    redisCluster: false,
   };
   const given = new Set<string>();
   for (let i = 0; i < argv.length; i += 1) {
@@ -96,6 +102,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       case '--limit-sec': options.limitSec = positive('limit-sec', value()); break;
       case '--profile': options.profile = true; break;
       case '--no-write': options.write = false; break;
+      case '--redis-cluster': options.redisCluster = true; break;
       default: throw new Error(`Unknown argument "${flag}".\n${USAGE}`);
     }
   }
@@ -106,7 +113,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     options.clients = options.clientCounts[0] ?? options.clients;
     options.clientCounts = [options.clients];
   } else {
-    const misplaced = ['--light-runs', '--light-clients', '--repeats', '--profile'].filter((f) => given.has(f));
+    const misplaced = ['--light-runs', '--light-clients', '--repeats', '--profile', '--redis-cluster'].filter((f) => given.has(f));
     if (misplaced.length > 0) throw new Error(`${misplaced.join(', ')}: not with --mode ${options.mode}.\n${USAGE}`);
     if (!given.has('--runs')) options.runs = options.mode === 'wait' ? 500 : 300;
     if (!given.has('--warmup')) options.warmup = options.mode === 'wait' ? 100 : 50;
@@ -118,6 +125,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     }
     if (options.embedded && given.has('--workers')) throw new Error(`--embedded starts no workers (the API executes the runs).\n${USAGE}`);
   }
+  if (options.profile && options.redisCluster) throw new Error(`--profile and --redis-cluster: one at a time.\n${USAGE}`);
   if (options.profile) options.write = false;
   return options;
 }

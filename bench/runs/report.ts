@@ -142,3 +142,42 @@ export function generated(
 export function writeSection(body: string): void {
   writeGeneratedSection('## Runs', 'runs', body);
 }
+
+const CLUSTER = markers('redis-cluster-runs', 'npm run bench:runs -- --redis-cluster');
+
+/** The generated runs part of the `## Redis Cluster` section: the same table on each Redis, measured one after the other. */
+export function clusterSection(
+  results: { name: string; rows: Measurement[] }[],
+  m: Machine,
+  command: string,
+  source: string,
+  options: { runs: number; warmup: number; clients: number; repeats: number },
+): string {
+  const best = (rows: Measurement[]) => [...rows].sort((a, b) => b.batch.runsPerSec - a.batch.runsPerSec)[0];
+  const [single, cluster] = results.map((r) => best(r.rows));
+  return [
+    CLUSTER.begin,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; the benchmark, the Redis ` +
+      'processes (one, or six), one API process and the workers all share these cores. Each Redis measured after the other ' +
+      `in the same run, the same configurations as \`## Runs\`: ${options.warmup} warm-up runs, then ${options.runs} echo runs ` +
+      `by at most ${options.clients} POST clients${options.repeats > 1 ? `, median of ${options.repeats} passes` : ''}; the cluster's ` +
+      'CPU column is all six servers (replicas replicate every write).',
+    ...results.flatMap(({ name, rows }) => ['', `On ${name}:`, '', table(rows)]),
+    ...(single && cluster
+      ? [
+          '',
+          `Best configuration: ${fixed(single.batch.runsPerSec, 0)} runs/s on one server, ${fixed(cluster.batch.runsPerSec, 0)} on the ` +
+            `cluster (${fixed((cluster.batch.runsPerSec / single.batch.runsPerSec) * 100, 0)} %); light-load p50 ` +
+            `${fixed(percentile(single.light.latenciesMs, 50), 1)} ms vs ${fixed(percentile(cluster.light.latenciesMs, 50), 1)} ms.`,
+        ]
+      : []),
+    CLUSTER.end,
+  ].join('\n');
+}
+
+/** Writes `body` into the runs part of the `## Redis Cluster` section of BENCHMARKS.md. */
+export function writeClusterSection(body: string): void {
+  writeGeneratedSection('## Redis Cluster', 'redis-cluster-runs', body, 'npm run bench:runs -- --redis-cluster');
+}

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import { masters, type RedisClient } from '../../src/adapters/redis/connection.js';
 
 const CLOCK_TICKS_PER_SEC = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
@@ -20,11 +20,13 @@ export function cpuMs(pid: number): number {
   }
 }
 
-/** Calls per command from INFO commandstats (commands run inside Lua scripts included). */
-export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const text = await redis.info('commandstats');
+/** Calls per command from INFO commandstats (commands run inside Lua scripts included), summed over a cluster's masters. */
+export async function commandCalls(redis: RedisClient): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
-  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
+  for (const node of masters(redis)) {
+    const text = await node.info('commandstats');
+    for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, (calls.get(match[1]!) ?? 0) + Number(match[2]));
+  }
   return calls;
 }
 

@@ -9,6 +9,7 @@ import { RedisStore } from '../../src/adapters/redis/store.js';
 import { eventBusContract } from '../contract/event-bus.contract.js';
 import { lifecycleContract } from '../contract/lifecycle.contract.js';
 import { limiterContract } from '../contract/limiter.contract.js';
+import { listingContract } from '../contract/listing.contract.js';
 import { retentionContract } from '../contract/retention.contract.js';
 import { runQueueContract } from '../contract/run-queue.contract.js';
 import { scheduleStoreContract } from '../contract/schedule-store.contract.js';
@@ -43,6 +44,7 @@ storeContract('redis cluster', async () => new RedisStore(commands(), { keyPrefi
 lifecycleContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('lifecycle'), ...options }));
 retentionContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('retention'), ...options }));
 scheduleStoreContract('redis cluster', async () => new RedisStore(commands(), { keyPrefix: uniquePrefix() }));
+listingContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('listing'), ...options }));
 
 eventBusContract('redis cluster (sharded pub/sub)', async (retain) => {
   return new RedisEventBus({ redis: commands(), subscriber: forever('subscriber', true), keyPrefix: uniquePrefix('events'), retain });

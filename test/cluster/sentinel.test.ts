@@ -57,6 +57,6 @@ it('keeps every acknowledged run, every stream event and truthful readiness thro
       expect(promoted).not.toBe(killed);
     },
   });
+  // While the master was away every process said so.
   for (const [name, seen] of Object.entries(report.readiness)) expect(seen.during, name).toContain(503);
-  console.log(JSON.stringify({ runs: report.runs.length, refused: report.refused, recoveredMs: report.recoveredMs }));
 }, 240_000);

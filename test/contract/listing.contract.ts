@@ -5,7 +5,8 @@ import type { RunListOptions, StorageLimits } from '../../src/ports/store.js';
 import { manualClock, type BoundedStoreFactory } from './retention.contract.js';
 
 const T = 'tenant-a';
-const OTHER = 'tenant-b';
+// On the test Redis Cluster, T and OTHER land on different masters (test/cluster checks it).
+const OTHER = 'tenant-c';
 const ALL = { limit: 10_000, offset: 0 };
 const LIMITS: StorageLimits = { maxStateBytes: 10_000, maxStateKeys: 100, checkpointsRetain: 50, runsRetain: 100, spansRetain: 1_000 };
 const HOUR = 3_600_000;

@@ -211,6 +211,24 @@ describe('helm/agentplane: the first settings', () => {
     expect(config.data).not.toHaveProperty('REDIS_URL');
   });
 
+  it('redis.clusterNodes or redis.sentinels, with passwords and TLS, leave the bundled Redis out and set the variables', () => {
+    const cluster = render(
+      ...valueArgs({ redis: { clusterNodes: 'redis-0:6379,redis-1:6379', password: 'data-secret', tls: { enabled: true, caFile: '/etc/agentplane/redis-ca/ca.crt' } } }),
+    );
+    expect(byKind(cluster, 'StatefulSet')).toEqual([]);
+    const config = byKind(cluster, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!;
+    expect(config.data).toMatchObject({ REDIS_CLUSTER_NODES: 'redis-0:6379,redis-1:6379', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: '/etc/agentplane/redis-ca/ca.crt' });
+    expect(config.data).not.toHaveProperty('REDIS_URL');
+    const secret = byKind(cluster, 'Secret').find((x) => x.metadata.name === 'rel-agentplane')!;
+    expect(Buffer.from(secret.data.REDIS_PASSWORD, 'base64').toString()).toBe('data-secret');
+    const sentinel = render('--set', 'redis.sentinels=s-0:26379\\,s-1:26379', '--set', 'redis.sentinelMasterName=main', '--set', 'redis.sentinelPassword=s-secret');
+    expect(byKind(sentinel, 'StatefulSet')).toEqual([]);
+    const sentinelConfig = byKind(sentinel, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!;
+    expect(sentinelConfig.data).toMatchObject({ REDIS_SENTINELS: 's-0:26379,s-1:26379', REDIS_SENTINEL_NAME: 'main' });
+    const sentinelSecret = byKind(sentinel, 'Secret').find((x) => x.metadata.name === 'rel-agentplane')!;
+    expect(Buffer.from(sentinelSecret.data.REDIS_SENTINEL_PASSWORD, 'base64').toString()).toBe('s-secret');
+  });
+
   it('the defaults bring the bundled Redis and point every process at it', () => {
     const objects = render();
     expect(byKind(objects, 'StatefulSet').map((s) => s.metadata.name)).toEqual(['rel-agentplane-redis']);
@@ -243,6 +261,11 @@ describe('helm/agentplane: the first settings', () => {
       'redis.url beside an existingSecret',
       ['--set', 'existingSecret=agentplane', '--set', 'redis.url=redis://r:6379'],
       'redis.url is not used with existingSecret: put REDIS_URL in the Secret "agentplane"',
+    ],
+    [
+      'two Redis at once',
+      ['--set', 'redis.url=redis://r:6379', '--set', 'redis.clusterNodes=c:6379'],
+      'set only one of redis.url, redis.clusterNodes and redis.sentinels',
     ],
     ['an unknown key', ['--set', 'replicaCount=3'], "additional properties 'replicaCount' not allowed"],
     [

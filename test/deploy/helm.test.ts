@@ -87,15 +87,24 @@ function apiPodEnv(values: Json): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(values.config as Values)) env[name] = text(value);
   env.SERVICE_SHUTDOWN_TIMEOUT_MS = text(values.shutdown.drainTimeoutMs);
-  if (values.redis.bundled.enabled && !nonEmpty(values.redis.url)) env.REDIS_URL = 'redis://release-agentplane-redis:6379';
+  const redis = values.redis as Json;
+  const external = [redis.url, redis.clusterNodes, redis.sentinels].some(nonEmpty);
+  if (redis.bundled.enabled && !external) env.REDIS_URL = 'redis://release-agentplane-redis:6379';
+  if (nonEmpty(redis.clusterNodes)) env.REDIS_CLUSTER_NODES = text(redis.clusterNodes);
+  if (nonEmpty(redis.sentinels)) Object.assign(env, { REDIS_SENTINELS: text(redis.sentinels), REDIS_SENTINEL_NAME: text(redis.sentinelMasterName) });
+  if (nonEmpty(redis.username)) env.REDIS_USERNAME = text(redis.username);
+  if (redis.tls?.enabled) env.REDIS_TLS = 'true';
+  if (redis.tls?.sentinels) env.REDIS_SENTINEL_TLS = 'true';
   if (values.existingSecret) {
-    if (!values.redis.bundled.enabled) env.REDIS_URL = 'rediss://from-existing-secret:6379';
+    if (!redis.bundled.enabled && !external) env.REDIS_URL = 'rediss://from-existing-secret:6379';
     if (env.SERVICE_AUTH === 'jwt' && !env.SERVICE_JWT_JWKS_URL && !env.SERVICE_JWT_PUBLIC_KEY) {
       env.SERVICE_JWT_SECRET = 'from-existing-secret';
     }
     if (env.SERVICE_AUTH === 'apikey') env.SERVICE_API_KEYS = 'from-existing-secret:viewer';
   } else {
-    if (nonEmpty(values.redis.url)) env.REDIS_URL = text(values.redis.url);
+    if (nonEmpty(redis.url)) env.REDIS_URL = text(redis.url);
+    if (nonEmpty(redis.password)) env.REDIS_PASSWORD = text(redis.password);
+    if (nonEmpty(redis.sentinelPassword)) env.REDIS_SENTINEL_PASSWORD = text(redis.sentinelPassword);
     for (const [name, value] of Object.entries(values.secrets as Values)) if (nonEmpty(value)) env[name] = text(value);
   }
   env.SERVICE_PORT = text(values.api.port);
@@ -245,7 +254,7 @@ describe('helm/agentplane: environment variables', () => {
   it.each(valueSets)('%s: the api and worker get Redis and the credentials their auth mode needs', (_name, values) => {
     const env = apiPodEnv(values);
     const config = loadConfig(env);
-    expect(config.REDIS_URL).toBeDefined();
+    expect(config.redis).toBeDefined();
     expect(config.SERVICE_TRUST_PROXY).toBe(true);
     expect(config.SERVICE_REPLICA_ID).toBe(env.SERVICE_REPLICA_ID);
   });
@@ -254,8 +263,20 @@ describe('helm/agentplane: environment variables', () => {
     const enabled = mergeValues(values, { webhooks: { enabled: true, secrets: { WEBHOOK_SECRET: 'hook-secret' } } }) as Json;
     expect(schemaErrors(enabled)).toEqual([]);
     const env = webhooksPodEnv(enabled);
-    expect(loadConfig(env).REDIS_URL).toBeDefined();
+    expect(loadConfig(env).redis).toBeDefined();
     expect(loadWebhooksConfig(env).port).toBe(enabled.webhooks.port);
+  });
+
+  it('gives a Redis Cluster or a Sentinel set, with passwords and TLS, to the processes as their config reads them', () => {
+    const cluster = mergeValues(defaults, { redis: { clusterNodes: 'redis-0:6379,redis-1:6379', password: 'p', tls: { enabled: true, caFile: '/etc/ca.pem' } } });
+    expect(schemaErrors(cluster)).toEqual([]);
+    expect(loadConfig(apiPodEnv(cluster)).redis).toMatchObject({ mode: 'cluster', auth: { password: 'p' }, tls: {} });
+    const sentinel = mergeValues(defaults, { redis: { sentinels: 's-0:26379,s-1:26379', sentinelMasterName: 'main', sentinelPassword: 'sp' } });
+    expect(loadConfig(apiPodEnv(sentinel)).redis).toMatchObject({ mode: 'sentinel', name: 'main', sentinelPassword: 'sp' });
+    expect(schemaErrors(mergeValues(defaults, { redis: { clusterNodes: 'redis-0' } }))).not.toEqual([]);
+    const helpers = template('_helpers.tpl');
+    expect(helpers).toMatch(/set only one of redis\.url, redis\.clusterNodes and redis\.sentinels/);
+    expect(helpers).toMatch(/define "agentplane\.bundledRedis"[\s\S]*\.Values\.redis\.clusterNodes[\s\S]*\.Values\.redis\.sentinels/);
   });
 
   it('fails the pod environment of each auth mode without its credentials (the checks above can fail)', () => {

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { openRedis, type ClientRole, type RedisClient, type RedisConnection } from '../../src/adapters/redis/connection.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from './redis.js';
+import { freePort, startPrivateRedis, type PrivateRedis, type TlsFiles } from './redis.js';
 import { waitFor } from './wait.js';
 
 /**
@@ -40,35 +40,51 @@ export interface TestRedisCluster {
   stop(): Promise<void>;
 }
 
+export interface RedisClusterOptions {
+  /** `requirepass` and `masterauth` of every node. */
+  password?: string;
+  /** TLS only, for clients, the cluster bus and replication. */
+  tls?: TlsFiles;
+}
+
 /**
  * Starts six cluster-enabled redis-server children on free loopback ports (each with its own
  * nodes file in a temp dir, no persistence), joins them with `redis-cli --cluster create
  * … --cluster-replicas 1`, and resolves once every node says `cluster_state:ok` and knows
  * all six.
  */
-export async function startRedisCluster(): Promise<TestRedisCluster> {
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<TestRedisCluster> {
+  const { password, tls } = options;
   const dir = mkdtempSync(join(tmpdir(), 'agentplane-cluster-'));
   const ports = await distinctFreePorts(6);
   const servers = await Promise.all(
     ports.map((port) =>
       startPrivateRedis({
         port,
+        ...(password ? { password } : {}),
+        ...(tls ? { tls } : {}),
         args: [
           '--cluster-enabled', 'yes',
           '--cluster-config-file', join(dir, `nodes-${port}.conf`),
           '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
+          // A replica writes the RDB of its full sync here.
           '--dir', dir,
+          '--dbfilename', `dump-${port}.rdb`,
+          ...(password ? ['--masterauth', password] : []),
+          ...(tls ? ['--tls-cluster', 'yes', '--tls-replication', 'yes'] : []),
         ],
       }),
     ),
   );
+  const clientOptions: RedisOptions = { host: '127.0.0.1', ...(password ? { password } : {}), ...(tls ? { tls: { ca: tls.ca } } : {}) };
+  const cliOptions = [...(password ? ['-a', password, '--no-auth-warning'] : []), ...(tls ? ['--tls', '--cacert', tls.caFile] : [])];
   const stop = async () => {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
-    await waitFor('every node to see cluster_state:ok, six nodes and every slot', () => allSettled(ports, 6), 30_000, 50);
+    await run('redis-cli', [...cliOptions, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+    await waitFor('every node to see cluster_state:ok, six nodes and every slot', () => allSettled(ports, 6, clientOptions), 30_000, 50);
   } catch (error) {
     await stop();
     throw error;
@@ -78,7 +94,7 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
   const admin = () => {
     const node = alive()[0];
     if (!node) throw new Error('no live node in the test cluster');
-    return new Redis({ port: node.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
+    return new Redis({ ...clientOptions, port: node.port, lazyConnect: true, maxRetriesPerRequest: 1 });
   };
   const withAdmin = async <T>(use: (client: Redis) => Promise<T>): Promise<T> => {
     const client = admin();
@@ -126,7 +142,7 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
         `a replica to take over the slots of ${killed}`,
         async () => {
           const now = await masterOf(key);
-          return now !== killed && (await allSettled(alive().map((s) => s.port), 5)) && now;
+          return now !== killed && (await allSettled(alive().map((s) => s.port), 5, clientOptions)) && now;
         },
         30_000,
         50,
@@ -178,10 +194,10 @@ export function seedNodes(nodes: string): { host: string; port: number }[] {
 }
 
 /** True when every node in `ports` says cluster_state:ok, knows `known` connected nodes, and all 16384 slots are served. */
-async function allSettled(ports: number[], known: number): Promise<boolean> {
+async function allSettled(ports: number[], known: number, options: RedisOptions): Promise<boolean> {
   const states = await Promise.all(
     ports.map(async (port) => {
-      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      const client = new Redis({ ...options, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       client.on('error', () => {});
       try {
         await client.connect();
@@ -248,7 +264,8 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
   const name = 'agentplane-test';
   const password = 'data-secret';
   const sentinelPassword = 'sentinel-secret';
-  const auth = ['--masterauth', password];
+  // Each data node in the temp dir: a replica writes the RDB of its full sync there.
+  const auth = ['--masterauth', password, '--dir', dir];
   const master = await startPrivateRedis({ password, args: auth });
   const replica = await startPrivateRedis({ password, args: [...auth, '--replicaof', '127.0.0.1', String(master.port)] });
   const data = [master, replica];

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -26,6 +26,8 @@ export interface PrivateRedis extends TestRedis {
   resume(): void;
   /** True between a start and a kill. */
   running(): boolean;
+  /** The server's process id while it runs (benchmarks count its CPU). */
+  pid(): number | undefined;
 }
 
 const HOW_TO_GET_ONE =
@@ -89,6 +91,38 @@ export interface PrivateRedisOptions {
   args?: string[];
   /** `requirepass`: the server wants it, PING is sent after AUTH, and the URL carries it. */
   password?: string;
+  /**
+   * TLS only (`--port 0 --tls-port <port>`), with this certificate; PING goes over TLS and the
+   * URL is `rediss://`. Clients are not asked for certificates.
+   */
+  tls?: TlsFiles;
+}
+
+/** A CA and a server certificate for 127.0.0.1 signed by it, as files (see {@link makeCertificates}). */
+export interface TlsFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** The CA certificate (PEM). */
+  ca: string;
+}
+
+/** Makes a throwaway CA and a certificate for 127.0.0.1 in `dir` with openssl. */
+export function makeCertificates(dir: string): TlsFiles {
+  const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'server.crt'), keyFile: join(dir, 'server.key') };
+  const openssl = (...args: string[]) => {
+    const result = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${result.stderr}`);
+  };
+  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=agentplane-test-ca', '-keyout', 'ca.key', '-out', 'ca.crt');
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr');
+  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-copy_extensions', 'copy', '-out', 'server.crt');
+  return { ...files, ca: readFileSync(files.caFile, 'utf8') };
+}
+
+/** The server arguments of TLS only on `port`. */
+export function tlsArgs(tls: TlsFiles, port: number): string[] {
+  return ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no'];
 }
 
 /** Starts a private redis-server child on a free port (fault tests stop and restart it). */
@@ -102,10 +136,11 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   const start = async (): Promise<void> => {
     const auth = options.password === undefined ? [] : ['--requirepass', options.password];
     const first = options.configFile ? [options.configFile] : [];
-    child = spawn('redis-server', [...first, '--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, ...auth, ...(options.args ?? [])], {
+    const listen = options.tls ? tlsArgs(options.tls, port) : ['--port', String(port)];
+    child = spawn('redis-server', [...first, ...listen, '--bind', '127.0.0.1', '--save', '', ...persistence, ...auth, ...(options.args ?? [])], {
       stdio: 'ignore',
     });
-    await waitForPing(port, options.password);
+    await waitForPing(port, options.password, options.tls);
   };
   const kill = async (): Promise<void> => {
     const running = child;
@@ -126,7 +161,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     if (child && child.exitCode === null) child.kill(name);
   };
   return {
-    url: `redis://${options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`}127.0.0.1:${port}`,
+    url: `${options.tls ? 'rediss' : 'redis'}://${options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`}127.0.0.1:${port}`,
     port,
     kill,
     restart: start,
@@ -137,13 +172,14 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     pause: () => signal('SIGSTOP'),
     resume: () => signal('SIGCONT'),
     running: () => child !== undefined && child.exitCode === null,
+    pid: () => child?.pid,
   };
 }
 
-async function waitForPing(port: number, password?: string): Promise<void> {
+async function waitForPing(port: number, password?: string, tls?: TlsFiles): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const client = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({ port, host: '127.0.0.1', password, ...(tls ? { tls: { ca: tls.ca } } : {}), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
     try {
       await client.connect();

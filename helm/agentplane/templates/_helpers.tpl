@@ -136,11 +136,21 @@ Redis and auth settings that only make sense together. Checked here rather than 
 values.schema.json so that the message names the values to set.
 */}}
 {{- define "agentplane.validateRedis" -}}
-{{- if and .Values.redis.url .Values.existingSecret }}
+{{- $r := .Values.redis }}
+{{- if and $r.url .Values.existingSecret }}
 {{- fail (printf "redis.url is not used with existingSecret: put REDIS_URL in the Secret %q and leave redis.url empty" .Values.existingSecret) }}
 {{- end }}
-{{- if not (or .Values.redis.url .Values.existingSecret .Values.redis.bundled.enabled) }}
-{{- fail "agentplane needs a Redis: set redis.url=redis://host:6379 (rediss:// for TLS), or existingSecret naming a Secret with REDIS_URL, or redis.bundled.enabled=true (a single node, for trying out)" }}
+{{- if and (or $r.password $r.sentinelPassword) .Values.existingSecret }}
+{{- fail (printf "redis.password and redis.sentinelPassword are not used with existingSecret: put REDIS_PASSWORD / REDIS_SENTINEL_PASSWORD in the Secret %q" .Values.existingSecret) }}
+{{- end }}
+{{- if gt (len (compact (list $r.url $r.clusterNodes $r.sentinels))) 1 }}
+{{- fail "set only one of redis.url, redis.clusterNodes and redis.sentinels" }}
+{{- end }}
+{{- if and $r.url (or $r.username $r.password $r.tls.enabled) }}
+{{- fail "redis.url carries its own credentials and TLS (rediss://user:password@host:6379): leave redis.username, redis.password and redis.tls.enabled unset with it" }}
+{{- end }}
+{{- if not (or $r.url $r.clusterNodes $r.sentinels .Values.existingSecret $r.bundled.enabled) }}
+{{- fail "agentplane needs a Redis: set redis.url=redis://host:6379 (rediss:// for TLS), redis.clusterNodes (a Redis Cluster) or redis.sentinels (Sentinel), or existingSecret naming a Secret with REDIS_URL, or redis.bundled.enabled=true (a single node, for trying out)" }}
 {{- end }}
 {{- end }}
 
@@ -171,9 +181,9 @@ and a signature scheme has its key: the process refuses to start otherwise.
 {{- end }}
 {{- end }}
 
-{{/* "true" when the release runs its own Redis: enabled, and no redis.url names another one. */}}
+{{/* "true" when the release runs its own Redis: enabled, and no url, cluster or Sentinels name another one. */}}
 {{- define "agentplane.bundledRedis" -}}
-{{- if and .Values.redis.bundled.enabled (not .Values.redis.url) }}true{{ end }}
+{{- if and .Values.redis.bundled.enabled (not (or .Values.redis.url .Values.redis.clusterNodes .Values.redis.sentinels)) }}true{{ end }}
 {{- end }}
 
 {{/*

@@ -29,6 +29,11 @@ export interface Announcements {
   subscribe(tenants: readonly string[]): Promise<boolean>;
   /** No listener of the tenant is left in this process. */
   release(tenant: string): void;
+  /**
+   * The subscriber can take a subscription now (a cluster client counts as connected while one
+   * of its nodes fails: its subscriptions there are retried).
+   */
+  connected(): boolean;
   /** Subscribes the cancel channel (classic pub/sub in every mode: it is rare and tiny). */
   subscribeCancel(): Promise<unknown>;
   /** Removes the listeners from the subscriber connection (whose owner quits it). */
@@ -63,6 +68,7 @@ function classicAnnouncements(subscriber: Redis, keys: RedisKeys, handlers: Anno
       return subscriber.status === 'ready';
     },
     release() {},
+    connected: () => subscriber.status === 'ready',
     subscribeCancel: () => subscriber.subscribe(cancelChannel),
     detach() {
       subscriber.off('message', onMessage);
@@ -112,6 +118,7 @@ function shardedAnnouncements(subscriber: Cluster, keys: RedisKeys, handlers: An
     release(tenant) {
       subscriber.sunsubscribe(keys.eventsShardChannel(tenant)).catch(() => {});
     },
+    connected: () => subscriber.status === 'ready',
     subscribeCancel: () => subscriber.subscribe(cancelChannel),
     detach() {
       for (const [event, listener] of listeners) subscriber.off(event, listener);

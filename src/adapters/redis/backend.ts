@@ -118,6 +118,16 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
   };
 }
 
+/**
+ * The error of a refused AUTH or HELLO names its command with the password among the
+ * arguments: they are blanked before the error is logged.
+ */
+function withoutSecrets(error: unknown): unknown {
+  const command = (error as { command?: { name?: unknown; args?: unknown[] } } | null)?.command;
+  if (command && /^(auth|hello)$/i.test(String(command.name))) command.args = ['***'];
+  return error;
+}
+
 /** Longest wait for one step of closing (a queue, a QUIT) before moving on. */
 const CLOSE_STEP_MS = 2_000;
 
@@ -140,7 +150,7 @@ function reportConnection(client: RedisClient, options: RedisBackendOptions): vo
     const now = Date.now();
     if (down && now < nextAt) return;
     const which = node ? ` (node ${node})` : '';
-    options.onError?.(`Redis at ${where} is unreachable${which}; requests answer 503 until it is back`, error);
+    options.onError?.(`Redis at ${where} is unreachable${which}; requests answer 503 until it is back`, withoutSecrets(error));
     nextAt = now + pause;
     pause = down ? Math.min(pause * 2, REPORT_MAX_MS) : REPORT_MIN_MS * 2;
     down = true;

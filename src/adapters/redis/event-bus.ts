@@ -302,7 +302,8 @@ export class RedisEventBus implements EventBus {
     if (this.retryTimer || this.closed) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.sync();
+      // Disconnected, the bus waits for `regained` instead of failing every few seconds.
+      if (this.source.connected()) void this.sync();
     }, this.options.retryMs ?? 500);
     this.retryTimer.unref();
   }

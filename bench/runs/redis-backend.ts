@@ -1,0 +1,60 @@
+import { openRedis, type RedisClient, type RedisConnection } from '../../src/adapters/redis/connection.js';
+import { seedNodes, startRedisCluster } from '../../test/support/redis-cluster.js';
+import { startRedisServer } from './processes.js';
+
+/** The Redis a benchmark runs on: one redis-server, or a Redis Cluster of six (`--redis-cluster`). */
+export interface BenchRedis {
+  /** `redis-server` or `Redis Cluster (3 masters + 3 replicas)`. */
+  name: string;
+  /** The variables that point a process at it (REDIS_URL, or REDIS_CLUSTER_NODES). */
+  env: Record<string, string>;
+  connection: RedisConnection;
+  /** Process ids of its servers (their CPU counts as Redis's). */
+  pids(): number[];
+  /** A client of the benchmark itself, disconnected by {@link BenchRedis.stop}. */
+  client(name: string, role?: { shardedSubscriber?: boolean }): RedisClient;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the Redis of a benchmark: a private redis-server, or (cluster) six cluster-enabled
+ * redis-server processes joined by `redis-cli --cluster create` (the harness of
+ * test/support/redis-cluster.ts).
+ */
+export async function startBenchRedis(cluster: boolean): Promise<BenchRedis> {
+  const clients: RedisClient[] = [];
+  const track = (connection: RedisConnection) => (name: string, role: { shardedSubscriber?: boolean } = {}) => {
+    const client = openRedis(connection, { name, maxRetriesPerRequest: 3, ...role });
+    clients.push(client);
+    return client;
+  };
+  const quit = () => clients.forEach((c) => c.disconnect());
+  if (!cluster) {
+    const server = await startRedisServer();
+    const connection: RedisConnection = { mode: 'single', url: server.url };
+    return {
+      name: 'redis-server',
+      env: { REDIS_URL: server.url },
+      connection,
+      pids: () => [server.pid],
+      client: track(connection),
+      stop: async () => {
+        quit();
+        await server.stop();
+      },
+    };
+  }
+  const servers = await startRedisCluster();
+  const connection: RedisConnection = { mode: 'cluster', nodes: seedNodes(servers.nodes), auth: {} };
+  return {
+    name: 'Redis Cluster (3 masters + 3 replicas)',
+    env: { REDIS_CLUSTER_NODES: servers.nodes },
+    connection,
+    pids: () => servers.servers.flatMap((s) => s.pid() ?? []),
+    client: track(connection),
+    stop: async () => {
+      quit();
+      await servers.stop();
+    },
+  };
+}
