@@ -36,7 +36,9 @@ beforeAll(async () => {
   };
   const registry = new AgentRegistry(agents);
   apis = await Promise.all(['a', 'b'].map((id) => startTestApi({ env: { ...secured, SERVICE_REPLICA_ID: id }, secured: true, agents: registry })));
-  workers = await Promise.all([0, 1].map(() => startRunWorker(env, apis[0]!, { SLOW_NODE_MS: '300' })));
+  // The reaper settles a run whose job was lost with the master within seconds; a worker's
+  // graceful shutdown is bounded well inside the 15 s stop() allows before SIGKILL.
+  workers = await Promise.all([0, 1].map(() => startRunWorker(env, apis[0]!, { SLOW_NODE_MS: '300', RUN_REAPER_INTERVAL_MS: '2000', SERVICE_SHUTDOWN_TIMEOUT_MS: '5000' })));
 }, 90_000);
 
 afterAll(async () => {

@@ -67,6 +67,9 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
           '--cluster-enabled', 'yes',
           '--cluster-config-file', join(dir, `nodes-${port}.conf`),
           '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
+          // A replica takes over however long its link was down (a busy machine can stall a
+          // sync past the default age limit of 10 node timeouts, and then no replica would).
+          '--cluster-replica-validity-factor', '0',
           // A replica writes the RDB of its full sync here.
           '--dir', dir,
           '--dbfilename', `dump-${port}.rdb`,
@@ -138,16 +141,22 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     async failover(key) {
       const killed = await masterOf(key);
       await servers.find((s) => s.port === killed)!.kill();
-      const promoted = await waitFor(
-        `a replica to take over the slots of ${killed}`,
-        async () => {
-          const now = await masterOf(key);
-          return now !== killed && (await allSettled(alive().map((s) => s.port), 5, clientOptions)) && now;
-        },
-        30_000,
-        50,
-      );
-      return { killed, promoted };
+      try {
+        const promoted = await waitFor(
+          `a replica to take over the slots of ${killed}`,
+          async () => {
+            const now = await masterOf(key);
+            return now !== killed && (await allSettled(alive().map((s) => s.port), 5, clientOptions)) && now;
+          },
+          60_000,
+          50,
+        );
+        return { killed, promoted };
+      } catch (error) {
+        // What the cluster looked like, for the reader of a failed run.
+        const nodes = await withAdmin(async (c) => String(await c.cluster('NODES'))).catch((e: unknown) => String(e));
+        throw new Error(`${(error as Error).message}\nCLUSTER NODES:\n${nodes}`);
+      }
     },
     admin,
     stop,
