@@ -1,7 +1,11 @@
 import { expect } from 'vitest';
 import { compareEventIds } from '../../src/domain/event-ids.js';
 import { watch, type Received, type Watcher } from '../events/clients.js';
-import { call, type TestApi } from '../support/app.js';
+import agents from '../fixtures/agents.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import { startRunWorker } from '../runs/backends.js';
+import { call, startTestApi, type TestApi } from '../support/app.js';
+import type { AgentProcess } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -18,6 +22,45 @@ export interface FailoverLoad {
   headers(tenant: string): Record<string, string>;
   /** Kills the master; resolves once a replica has taken over. */
   failover(): Promise<unknown>;
+}
+
+/** Two API replicas (API keys per tenant) and two worker processes on the Redis `env` names. */
+export interface FailoverProcesses {
+  apis: TestApi[];
+  workers: AgentProcess[];
+  headers(tenant: string): Record<string, string>;
+  /** The APIs and workers, for {@link FailoverLoad.probed}. */
+  probed(): { name: string; url: string }[];
+  /** Stops them all; resolves with the workers' exit codes. */
+  stop(): Promise<(number | null)[]>;
+}
+
+export async function startFailoverProcesses(env: Record<string, string>, tenants: string[]): Promise<FailoverProcesses> {
+  const headers = (tenant: string) => ({ 'X-Api-Key': `key-${tenant}-0b7a` });
+  const secured = {
+    ...env,
+    SERVICE_AUTH: 'apikey',
+    SERVICE_API_KEYS: tenants.map((t) => `${headers(t)['X-Api-Key']}:user:${t}`).join(','),
+    SERVICE_RATE_LIMIT: 'off',
+  };
+  const registry = new AgentRegistry(agents);
+  const apis = await Promise.all(['a', 'b'].map((id) => startTestApi({ env: { ...secured, SERVICE_REPLICA_ID: id }, secured: true, agents: registry })));
+  // The reaper settles a run whose job was lost with the master within seconds; a worker's
+  // graceful shutdown is bounded well inside the 15 s stop() allows before SIGKILL.
+  const workers = await Promise.all(
+    [0, 1].map(() => startRunWorker(env, apis[0]!, { SLOW_NODE_MS: '300', RUN_REAPER_INTERVAL_MS: '2000', SERVICE_SHUTDOWN_TIMEOUT_MS: '5000' })),
+  );
+  return {
+    apis,
+    workers,
+    headers,
+    probed: () => [...apis.map((api, i) => ({ name: `api-${i}`, url: api.url })), ...workers.map((w, i) => ({ name: `worker-${i}`, url: w.url }))],
+    async stop() {
+      const codes = await Promise.all(workers.map((w) => w.stop()));
+      await Promise.all(apis.map((api) => api.close()));
+      return codes;
+    },
+  };
 }
 
 export interface FailoverReport {
