@@ -96,6 +96,19 @@ export async function stopAllProcesses(): Promise<void> {
  * the last lines it wrote.
  */
 export async function startProcess(options: StartProcessOptions): Promise<AgentProcess> {
+  // A free port can be taken by a process of another test file between freePort() and the
+  // bind: then the process says so and exits, and it is started again on another free port.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startProcessOnce(options);
+    } catch (error) {
+      const taken = /is already in use/.test(String((error as Error).message));
+      if (!taken || options.port !== undefined || attempt === 3) throw error;
+    }
+  }
+}
+
+async function startProcessOnce(options: StartProcessOptions): Promise<AgentProcess> {
   const port = options.port ?? (await freePort());
   const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_HOST: '127.0.0.1' };
   for (const [name, value] of Object.entries(options.env ?? {})) {
