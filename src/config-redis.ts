@@ -20,13 +20,25 @@ export interface RedisAuth {
 }
 
 /**
+ * Durable acknowledgements (REDIS_WAIT_REPLICAS, REDIS_WAIT_TIMEOUT_MS): before the API
+ * acknowledges a run, an approval decision or a checkpoint patch, Redis `WAIT`s until this
+ * many replicas have the write. Absent: off (no WAIT).
+ */
+export interface ReplicaWait {
+  /** Replicas that must confirm the write. */
+  replicas: number;
+  /** Longest wait for them (ms); past it the request answers 503. */
+  timeoutMs: number;
+}
+
+/**
  * How every process reaches Redis, from the settings of `src/config.ts`:
  * - `single`: one server by URL (REDIS_URL; `rediss://` for TLS).
  * - `cluster`: a Redis Cluster, found from any of its nodes (REDIS_CLUSTER_NODES).
  * - `sentinel`: the master a set of Sentinels names (REDIS_SENTINELS, REDIS_SENTINEL_NAME),
  *   followed across failovers.
  */
-export type RedisConnection =
+export type RedisConnection = (
   | { mode: 'single'; url: string; tls?: TlsSettings }
   | { mode: 'cluster'; nodes: HostPort[]; auth: RedisAuth; tls?: TlsSettings }
   | {
@@ -37,7 +49,11 @@ export type RedisConnection =
       sentinelPassword?: string;
       tls?: TlsSettings;
       sentinelTls?: TlsSettings;
-    };
+    }
+) & {
+  /** Durable acknowledgements, in any mode; absent when REDIS_WAIT_REPLICAS is 0. */
+  wait?: ReplicaWait;
+};
 
 /** `host:port,host:port`: hostnames or IPv4 addresses (or `[IPv6]`) and ports; empty is unset. */
 export const hostPortList = z
@@ -69,14 +85,23 @@ interface Settings {
   REDIS_TLS: boolean;
   REDIS_SENTINEL_TLS: boolean;
   REDIS_TLS_CA_FILE?: string | undefined;
+  REDIS_WAIT_REPLICAS: number;
+  REDIS_WAIT_TIMEOUT_MS: number;
 }
 
 /**
  * The connection the settings describe, undefined when none is set (the embedded mode).
  * REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS exclude each other; credentials and TLS
- * of a URL belong in the URL. `fail` throws the config error naming the variable.
+ * of a URL belong in the URL. `fail` throws the config error naming the variable. REDIS_WAIT_REPLICAS
+ * above 0 adds `wait` to any mode (the embedded mode has no replicas: it is ignored there).
  */
 export function redisConnectionOf(env: Settings, fail: (variable: string, detail: string) => never): RedisConnection | undefined {
+  const connection = connectionOf(env, fail);
+  if (!connection || env.REDIS_WAIT_REPLICAS === 0) return connection;
+  return { ...connection, wait: { replicas: env.REDIS_WAIT_REPLICAS, timeoutMs: env.REDIS_WAIT_TIMEOUT_MS } };
+}
+
+function connectionOf(env: Settings, fail: (variable: string, detail: string) => never): RedisConnection | undefined {
   const given = (['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'] as const).filter((name) => env[name] !== undefined);
   if (given.length > 1) fail(given[1]!, `set only one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (${given.join(' and ')} are set)`);
   const ca = env.REDIS_TLS_CA_FILE === undefined ? undefined : readCa(env.REDIS_TLS_CA_FILE, fail);

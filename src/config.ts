@@ -77,6 +77,8 @@ const envSchema = z.object({
   REDIS_TLS: bool.default(false),
   REDIS_SENTINEL_TLS: bool.default(false),
   REDIS_TLS_CA_FILE: optionalString,
+  REDIS_WAIT_REPLICAS: int(0, 100).default(0),
+  REDIS_WAIT_TIMEOUT_MS: int(1, 60_000).default(1_000),
   SERVICE_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default('agentplane'),
   SERVICE_MAX_BODY_BYTES: int(1).default(1024 * 1024),
   SERVICE_MAX_STATE_BYTES: int(1).default(DEFAULT_STORAGE_LIMITS.maxStateBytes),

@@ -12,7 +12,7 @@ import { startNodeProcess, type BenchChild } from './processes.js';
 import { startBenchRedis, type BenchRedis } from './redis-backend.js';
 import { clusterSection, generated, machine, sourceRevision, table, verdict, writeClusterSection, writeSection, type Measurement } from './report.js';
 import { measureReviewFlow, type ReviewFlow, type ReviewMeasurement } from './review.js';
-import { RunEventStream } from './run-events.js';
+import { ChannelRunStops, RunEventStream, type RunStops } from './run-events.js';
 import { callsPerRun, commandCalls, cpuMs } from './stats.js';
 import { measureWaitFlow, type ProcessGroups, type WaitFlow, type WaitMeasurement } from './wait.js';
 
@@ -157,7 +157,7 @@ async function mainMode(o: BenchOptions): Promise<void> {
     ),
   );
   const groups: ProcessGroups = { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis ? redis.pids() : [] };
-  const events = await RunEventStream.open(api.url);
+  let events: RunStops | undefined;
   const m = machine(redisVersion);
   const source = sourceRevision();
   const where = embedded ? `embedded (one API process, concurrency ${setup.concurrency})` : `Redis ${m.redis}, ${setup.workers} workers × ${setup.concurrency}`;
@@ -169,14 +169,18 @@ async function mainMode(o: BenchOptions): Promise<void> {
     if (o.mode === 'wait') {
       let watcher: RunEndWatcher | undefined;
       if (redis) {
-        watcher = new RunEndWatcher(redis.client('bench:subscriber'), `${PREFIX}:events`);
+        // The benchmark's own subscriber: run ends for the light load and the server-side times.
+        const subscriber = redis.client('bench:subscriber');
+        watcher = new RunEndWatcher(subscriber, `${PREFIX}:events`);
+        events = new ChannelRunStops(subscriber, `${PREFIX}:events`);
         await watcher.start();
-      }
+      } else events = await RunEventStream.open(api.url);
+      const stops = events;
       const flows: WaitFlow[] = ['wait', 'poll', ...(watcher ? (['light'] as const) : [])];
       const rows: WaitMeasurement[] = [];
       for (const clients of o.clientCounts) {
         for (const flow of flows) {
-          const row = await measureWaitFlow({ apiUrl: api.url, events, watcher, groups, pollMs: o.pollMs }, flow, clients, o.warmup, o.runs);
+          const row = await measureWaitFlow({ apiUrl: api.url, events: stops, watcher, groups, pollMs: o.pollMs }, flow, clients, o.warmup, o.runs);
           console.log(waitTable([row], o.pollMs).split('\n').slice(rows.length === 0 ? 0 : 2).join('\n'));
           rows.push(row);
         }
@@ -203,7 +207,7 @@ async function mainMode(o: BenchOptions): Promise<void> {
       }
     }
   } finally {
-    events.close();
+    events?.close();
   }
 }
 

@@ -137,8 +137,11 @@ export function waitSection(rows: WaitMeasurement[], m: Machine, s: Setup, comma
       'runs per flow and client count. *Client*: request sent → the answer that says the run completed (the 200 of ' +
       `POST /api/runs/wait; the GET /api/runs/{id} that first reads \`completed\`, polled every ${s.pollMs} ms after the 202` +
       (s.embedded ? ')' : '; for the light load, the `completed` event on the Redis channel as in `## Runs`)') +
-      '. *Server*: the same request sent → the `ts` of the run\'s `completed` event, read on one GET /api/events/stream held ' +
-      'through the whole benchmark (same machine, same clock; `ts` is floored to the ms, so +0.5 ms); *created_at → completed*: ' +
+      '. *Server*: the same request sent → the `ts` of the run\'s `completed` event, read ' +
+      (s.embedded
+        ? 'on one GET /api/events/stream held through the whole benchmark'
+        : 'by the benchmark\'s own subscriber on the Redis events channel (so the API under test serves no extra stream)') +
+      ' (same machine, same clock; `ts` is floored to the ms, so +0.5 ms); *created_at → completed*: ' +
       'both stamped by the server, whole ms (sub-ms server times are coarse). ' +
       '*client p50 / server p50*: what learning of the end adds on top of the run itself (1.00 = nothing). runs/s: completed ' +
       'runs over first request → last answer. SERVICE_SSE_MAX_PER_PRINCIPAL/TENANT are 0 (held waits count against them), ' +

@@ -1,7 +1,8 @@
 import { request, type ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { isCluster, type RedisClient } from '../../src/adapters/redis/connection.js';
 
-/** How a run stopped, as GET /api/events/stream told it. */
+/** How a run stopped, as GET /api/events/stream or the Redis events channel told it. */
 export interface RunStop {
   type: 'completed' | 'failed' | 'cancelled';
   /** The event's `ts` in ms (millisecond resolution, stamped by the process that ended the run). */
@@ -12,13 +13,87 @@ export interface RunStop {
 
 const END_TYPES = ['completed', 'failed', 'cancelled'] as const;
 
+/** Where the benchmark learns the server-side end of each run (see {@link RunEventStream}, {@link ChannelRunStops}). */
+export interface RunStops {
+  stop(runId: string): RunStop | undefined;
+  /** Waits until the end of each of `runIds` arrived or `timeoutMs` passed; resolves with how many are missing. */
+  waitFor(runIds: string[], timeoutMs: number): Promise<number>;
+  close(): void;
+}
+
+/** The ends recorded so far, and the waiters woken when one arrives. */
+class StopBook {
+  readonly stops = new Map<string, RunStop>();
+  private readonly waiters = new Set<() => void>();
+
+  record(event: { type: RunStop['type']; run_id: string; ts: string }): boolean {
+    if (!END_TYPES.includes(event.type) || this.stops.has(event.run_id)) return false;
+    this.stops.set(event.run_id, { type: event.type, tsMs: Date.parse(event.ts), receivedAt: performance.now() });
+    return true;
+  }
+
+  wake(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  async waitFor(runIds: string[], timeoutMs: number): Promise<number> {
+    const missing = () => runIds.filter((id) => !this.stops.has(id)).length;
+    const deadline = performance.now() + timeoutMs;
+    while (missing() > 0 && performance.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - performance.now()));
+        this.waiters.add(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return missing();
+  }
+}
+
+/**
+ * The ends of the tenant's runs read on the Redis events channel by the benchmark's own
+ * subscriber (Redis mode): the API under test serves no extra stream, so what it does for a
+ * wait is measured alone.
+ */
+export class ChannelRunStops implements RunStops {
+  private readonly book = new StopBook();
+  private readonly onMessage: (channel: string, message: string) => void;
+
+  constructor(
+    private readonly subscriber: RedisClient,
+    channel: string,
+  ) {
+    this.onMessage = (ch, message) => {
+      if (ch !== channel || !END_TYPES.some((t) => message.includes(`"type":"${t}"`))) return;
+      const { event } = JSON.parse(message) as { event: { type: RunStop['type']; run_id: string; ts: string } };
+      if (this.book.record(event)) this.book.wake();
+    };
+    subscriber.on(isCluster(subscriber) ? 'smessage' : 'message', this.onMessage);
+  }
+
+  stop(runId: string): RunStop | undefined {
+    return this.book.stops.get(runId);
+  }
+
+  waitFor(runIds: string[], timeoutMs: number): Promise<number> {
+    return this.book.waitFor(runIds, timeoutMs);
+  }
+
+  close(): void {
+    this.subscriber.off(isCluster(this.subscriber) ? 'smessage' : 'message', this.onMessage);
+  }
+}
+
 /**
  * One GET /api/events/stream held for the whole benchmark: records the end event (`completed`,
  * `failed`, `cancelled`) of every run of the tenant, for the server-side completion times.
  */
-export class RunEventStream {
-  private readonly stops = new Map<string, RunStop>();
-  private readonly waiters = new Set<() => void>();
+export class RunEventStream implements RunStops {
+  private readonly book = new StopBook();
   private req: ClientRequest | undefined;
   private buffer = '';
   private closed = false;
@@ -56,23 +131,11 @@ export class RunEventStream {
   }
 
   stop(runId: string): RunStop | undefined {
-    return this.stops.get(runId);
+    return this.book.stops.get(runId);
   }
 
-  /** Waits until the end of each of `runIds` arrived or `timeoutMs` passed; resolves with how many are missing. */
-  async waitFor(runIds: string[], timeoutMs: number): Promise<number> {
-    const missing = () => runIds.filter((id) => !this.stops.has(id)).length;
-    const deadline = performance.now() + timeoutMs;
-    while (missing() > 0 && performance.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, deadline - performance.now()));
-        this.waiters.add(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-    return missing();
+  waitFor(runIds: string[], timeoutMs: number): Promise<number> {
+    return this.book.waitFor(runIds, timeoutMs);
   }
 
   close(): void {
@@ -91,15 +154,8 @@ export class RunEventStream {
       if (!END_TYPES.some((t) => frame.includes(`"type":"${t}"`))) continue;
       const data = frame.split('\n').find((line) => line.startsWith('data: '));
       if (!data) continue;
-      const event = JSON.parse(data.slice(6)) as { type: RunStop['type']; run_id: string; ts: string };
-      if (!END_TYPES.includes(event.type) || this.stops.has(event.run_id)) continue;
-      this.stops.set(event.run_id, { type: event.type, tsMs: Date.parse(event.ts), receivedAt: performance.now() });
-      found = true;
+      if (this.book.record(JSON.parse(data.slice(6)) as { type: RunStop['type']; run_id: string; ts: string })) found = true;
     }
-    if (found) {
-      const waiters = [...this.waiters];
-      this.waiters.clear();
-      for (const wake of waiters) wake();
-    }
+    if (found) this.book.wake();
   }
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ApiClient, closedLoop, sleep, wallClock } from './client.js';
 import { fireBatch, type RunEndWatcher } from './load.js';
-import type { RunEventStream } from './run-events.js';
+import type { RunStops } from './run-events.js';
 import { cpuMs } from './stats.js';
 
 /** The ways a client learns that its echo run ended. */
@@ -30,7 +30,7 @@ export interface WaitMeasurement {
   serverMs: number[];
   /** Server-side: the run's `created_at` → `ts` of its `completed` event (n/a for `light`: the ticket has no created_at). */
   createdToCompletedMs: number[];
-  /** Measured runs whose end event never arrived on GET /api/events/stream. */
+  /** Measured runs whose end event never arrived (on the Redis channel, or GET /api/events/stream embedded). */
   missingEvents: number;
   /** HTTP requests per run (the `light` flow: its POST; the end arrives on Redis pub/sub). */
   requestsPerRun: number;
@@ -40,7 +40,7 @@ export interface WaitMeasurement {
 
 export interface WaitContext {
   apiUrl: string;
-  events: RunEventStream;
+  events: RunStops;
   /** Redis mode: the bench's subscription to the event channel (the `## Runs` light load); absent when embedded. */
   watcher: RunEndWatcher | undefined;
   groups: ProcessGroups;

@@ -216,6 +216,11 @@ export interface StoredEvent {
   id: string;
   tenant: string;
   event: RunEvent;
+  /**
+   * Only on a live announcement of the end of a run a request waits for (NewRun.waited), when
+   * the adapter carries it: the run and its state as the run ended. Never stored or streamed.
+   */
+  stop?: { run: Run; state: JsonObject };
 }
 
 export type Role = 'viewer' | 'user' | 'admin';

@@ -34,7 +34,7 @@ export async function holdForRun(deps: AppDeps, ctx: Context, principal: Princip
   const { follower, done } = await beginFollowing(deps, ctx, principal);
   ctx.req.socket.setTimeout(0);
   return {
-    follow: (runId) => follower.follow(runId),
+    follow: (runId, isStale) => follower.follow(runId, isStale),
     async until(waitMs: number): Promise<StoredEvent | null> {
       let timer: NodeJS.Timeout | undefined;
       let forget = () => {};
@@ -86,15 +86,26 @@ export async function beginFollowing(
 }
 
 export interface HeldWait {
-  follow(runId: string): void;
+  /** See {@link RunFollower.follow}. */
+  follow(runId: string, isStale?: (event: StoredEvent) => boolean): void;
   until(waitMs: number): Promise<StoredEvent | null>;
   /** Unsubscribes and releases the caller's cap. Call once, whatever happened. */
   done(): void;
 }
 
-/** The run as a wait answers it: with its state and, when interrupted, its approval. */
-export async function waitedRun(deps: AppDeps, tenant: string, ref: { run_id: string; session_id: string }, stopped: boolean): Promise<WaitedRun | null> {
-  if (!stopped) return deps.store.runs.getRun(tenant, ref.run_id);
+/**
+ * The run as a wait answers it: with its state and, when interrupted, its approval. `stop` is
+ * the event it stopped with (null: it has not stopped); when that carries the run as it ended
+ * (StoredEvent.stop), nothing is read back.
+ */
+export async function waitedRun(
+  deps: AppDeps,
+  tenant: string,
+  ref: { run_id: string; session_id: string },
+  stop: StoredEvent | null,
+): Promise<WaitedRun | null> {
+  if (!stop) return deps.store.runs.getRun(tenant, ref.run_id);
+  if (stop.stop && stop.stop.run.id === ref.run_id) return { ...stop.stop.run, state: stop.stop.state };
   // The run and the latest state are read at once; when a run queued behind has moved the
   // session on since, the checkpoint this run stopped at is read instead.
   const [run, latest] = await Promise.all([deps.store.runs.getRun(tenant, ref.run_id), deps.store.sessions.getCheckpoint(tenant, ref.session_id)]);

@@ -65,9 +65,10 @@ export interface Composition {
 /** The composition root: the one place adapters, controls and metrics are built and wired. */
 export function compose(config: Config, options: ComposeOptions): Composition {
   const { logger, agents } = options;
-  const backend = createBackend(config, logger);
+  // The backend reports unconfirmed writes only while serving requests, after `metrics` exists.
+  const backend = createBackend(config, logger, () => metrics.unconfirmedWrites.inc());
   const { store, events, queue, scheduler } = backend;
-  const metrics = new Metrics({
+  const metrics: Metrics = new Metrics({
     defaultMetrics: options.defaultMetrics ?? true,
     pendingApprovals: () => store.approvals.countPendingApprovals(),
     usage: () => store.usage(),
@@ -144,7 +145,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
 }
 
 /** Redis (and BullMQ) when REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS is set, memory otherwise. */
-function createBackend(config: Config, logger: Logger): Backend {
+function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () => void): Backend {
   const limits = {
     ...DEFAULT_STORAGE_LIMITS,
     maxStateBytes: config.SERVICE_MAX_STATE_BYTES,
@@ -171,5 +172,6 @@ function createBackend(config: Config, logger: Logger): Backend {
     shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     onError: (what, error) => logger.warn({ err: error }, what),
     onRecovered: (what) => logger.info(what),
+    onUnconfirmedWrite,
   });
 }

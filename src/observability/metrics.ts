@@ -57,6 +57,11 @@ export class Metrics {
     help: 'Runs the reaper found queued or running with no job to execute them at its last pass (it ended each as failed).',
     registers: [this.registry],
   });
+  readonly unconfirmedWrites = new Counter({
+    name: 'agentplane_redis_unconfirmed_writes_total',
+    help: 'Writes that fewer Redis replicas than REDIS_WAIT_REPLICAS confirmed in time; their requests answered 503 (each write may or may not persist).',
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter({
     name: 'agentplane_rate_limited_total',
     help: 'Requests refused with 429, by limiter (global, key, tenant).',

@@ -26,7 +26,8 @@ export interface RunTicket {
  * `not_found`).
  */
 export interface RunControl {
-  startRun(tenant: string, request: StartRunRequest): Promise<RunTicket>;
+  /** `waited`: the caller waits for the run to stop (see NewRun.waited). */
+  startRun(tenant: string, request: StartRunRequest, options?: { waited?: boolean }): Promise<RunTicket>;
   /** Continue a failed, edited or decided session from its latest checkpoint. */
   resumeSession(tenant: string, sessionId: string): Promise<RunTicket>;
   /** Decide an approval atomically and enqueue the resume of its run. */

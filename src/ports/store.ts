@@ -1,3 +1,4 @@
+import type { AppError } from '../domain/errors.js';
 import type {
   Approval,
   Checkpoint,
@@ -129,6 +130,11 @@ export interface NewRun {
    * written when it becomes current) instead of refusing. At most MAX_QUEUED_BEHIND wait.
    */
   behind?: boolean;
+  /**
+   * A request waits for this run to stop (POST /api/runs/wait): an adapter may announce its
+   * end with the run and its state ({@link StoredEvent.stop}) so the waiter reads nothing back.
+   */
+  waited?: boolean;
 }
 
 /** A page of the tenant's runs matching every filter given ({@link RunStore.findRuns}). */
@@ -141,6 +147,13 @@ export interface RunListOptions extends Page {
 
 /** An updated run; `queued_behind` when it ended with runs waiting behind it ({@link RunStore.promoteNext}). */
 export type UpdatedRun = Run & { queued_behind?: true };
+
+/**
+ * A decided approval. `unconfirmed`: the decision is written but the store could not confirm
+ * it durable (REDIS_WAIT_REPLICAS): the caller still does what follows a decision (the resume)
+ * and then fails with it, so a decision is never left without its resume.
+ */
+export type DecidedApproval = Approval & { unconfirmed?: AppError };
 
 /** A created run; `behind` when it waits for the session's active run to end. */
 export type CreatedRun = Run & { behind?: boolean };
@@ -212,6 +225,11 @@ export interface ApprovalDecision {
   approved: boolean;
   comment?: string;
   decided_by: string;
+  /**
+   * The decider waits for the resumed run's next stop (`wait_ms` on POST /api/approval/respond):
+   * the run counts as waited from now on ({@link NewRun.waited}).
+   */
+  waited?: boolean;
 }
 
 /** Human approval requests. Deciding is atomic: exactly one of concurrent answers wins. */
@@ -231,7 +249,7 @@ export interface ApprovalStore {
   listDecidedApprovals(tenant: string, page: Page): Promise<Approval[]>;
   /** Throws `not_found` for an unknown id, `conflict` when already decided. In the same
    * atomic step an `interrupted` run of the approval becomes `queued` again. */
-  decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval>;
+  decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<DecidedApproval>;
   /** Pending approvals across all tenants (for the gauge). */
   countPendingApprovals(): Promise<number>;
 }

@@ -13,7 +13,11 @@ export interface ReaperOptions {
   logger: Logger;
   /** Pause between passes; also how long a run must sit unchanged before it is inspected. */
   everyMs: number;
-  /** Called with the stuck runs each pass found (the gauge `agentplane_runs_stuck`). */
+  /**
+   * Called with the stuck runs each pass found (the gauge `agentplane_runs_stuck`); with 0
+   * when another process holds the lease, so only the last pass's holder reports any and the
+   * sum over workers is the count.
+   */
   onStuck?: (count: number) => void;
   /** @defaultValue Date.now */
   clock?: () => number;
@@ -33,7 +37,10 @@ export function createReaper(options: ReaperOptions): { pass(): Promise<number> 
   return {
     /** One pass, when this process holds the lease; resolves with the stuck runs it found. */
     async pass(): Promise<number> {
-      if (!(await store.leases.acquire('reaper', options.everyMs))) return 0;
+      if (!(await store.leases.acquire('reaper', options.everyMs))) {
+        options.onStuck?.(0);
+        return 0;
+      }
       const active = await store.runs.listActiveRuns(clock() - options.everyMs, LIMIT);
       let stuck = 0;
       for (const { tenant, run, behind } of active) {

@@ -37,7 +37,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
   };
 
   const control: RunControl = {
-    async startRun(tenant: string, request: StartRunRequest): Promise<RunTicket> {
+    async startRun(tenant: string, request: StartRunRequest, startOptions: { waited?: boolean } = {}): Promise<RunTicket> {
       const agent = agents.get(request.agent_id);
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
       const sessionId = request.session_id ?? newId();
@@ -51,6 +51,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
             start: { node_id: agent.entry, input: request.input ?? {} },
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
             ...(request.multitask === 'enqueue' ? { behind: true } : {}),
+            ...(startOptions.waited ? { waited: true } : {}),
           });
           // A run queued behind the session's active one is enqueued when that one ends.
           if (run.behind) return { run_id: run.id, session_id: sessionId, status: 'queued' };
@@ -93,7 +94,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
     },
 
     async answerApproval(tenant: string, approvalId: string, decision: ApprovalDecision): Promise<Approval> {
-      const approval = await store.approvals.decideApproval(tenant, approvalId, decision);
+      const { unconfirmed, ...approval } = await store.approvals.decideApproval(tenant, approvalId, decision);
       const run = { id: approval.run_id, session_id: approval.session_id, agent_id: approval.agent_id };
       await lifecycle.publish(tenant, run, {
         type: 'approval_decided',
@@ -109,6 +110,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
         agent_id: approval.agent_id,
         approval_id: approval.id,
       });
+      // Not confirmed by the replicas (REDIS_WAIT_REPLICAS): 503 now that its resume is queued.
+      if (unconfirmed) throw unconfirmed;
       return approval;
     },
 

@@ -16,6 +16,7 @@ const EARLY_LIMIT = 10_000;
  */
 export class RunFollower {
   private runId: string | undefined;
+  private isStale: (event: StoredEvent) => boolean = () => false;
   private early: StoredEvent[] = [];
   private readonly unsubscribe: () => void;
   private stopped: ((event: StoredEvent) => void) | undefined;
@@ -34,9 +35,15 @@ export class RunFollower {
     });
   }
 
-  /** Starts following `runId`: its events held so far first, then live ones. */
-  follow(runId: string): void {
+  /**
+   * Starts following `runId`: its events held so far first, then live ones. `isStale` names a
+   * stop event that happened before what the caller waits for (the `interrupted` of the very
+   * approval being answered, published after the run was marked interrupted and so possibly
+   * delivered after the answer): it is passed on but does not count as the next stop.
+   */
+  follow(runId: string, isStale?: (event: StoredEvent) => boolean): void {
     this.runId = runId;
+    if (isStale) this.isStale = isStale;
     const held = this.early;
     this.early = [];
     for (const event of held) if (event.event.run_id === runId) this.deliver(event);
@@ -57,7 +64,7 @@ export class RunFollower {
 
   private deliver(event: StoredEvent): void {
     this.onEvent(event);
-    if (!this.stop && STOP_EVENTS.has(event.event.type)) {
+    if (!this.stop && STOP_EVENTS.has(event.event.type) && !this.isStale(event)) {
       this.stop = event;
       this.stopped?.(event);
     }

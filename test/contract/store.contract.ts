@@ -59,6 +59,20 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
       expect(((await store.sessions.listCheckpoints(T, id, { limit: 1, offset: 1, maxBytes: Infinity })).checkpoints).map((c) => c.seq_num)).toEqual([2]);
     });
 
+    it('applies a patch of more keys than a script writes at once (PATCH_BATCH), and undoes it in history', async () => {
+      const store = await makeStore();
+      const id = await sessionWithCheckpoint(store);
+      // 1,201 keys: three batches of 500 on Redis, one of them partial; some keys replace old ones.
+      const patch: Record<string, unknown> = { a: 'replaced' };
+      for (let i = 0; i < 1_200; i += 1) patch[`k${i}`] = i % 3 === 0 ? { i } : i;
+      const second = await store.sessions.appendCheckpoint(T, id, { patch });
+      expect(second.seq_num).toBe(2);
+      const state = (await store.sessions.getCheckpoint(T, id))!.state;
+      expect(Object.keys(state)).toHaveLength(1_202);
+      expect(state).toMatchObject({ a: 'replaced', nested: { x: 1 }, k0: { i: 0 }, k1: 1, k499: 499, k500: 500, k1199: 1199 });
+      expect((await store.sessions.getCheckpoint(T, id, 1))!.state).toEqual({ a: 1, nested: { x: 1 } });
+    });
+
     it('keeps unicode keys and values intact', async () => {
       const store = await makeStore();
       const id = await sessionWithCheckpoint(store);

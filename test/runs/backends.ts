@@ -44,7 +44,7 @@ export function onBothBackends(scenarios: (name: string, harness: () => RunHarne
     afterAll(async () => {
       await app?.close();
     });
-    scenarios('embedded (memory adapters, in-process execution)', () => harnessOf(app));
+    scenarios('embedded (memory adapters, in-process execution)', () => ({ ...harnessOf(app), slots: app.config.WORKER_CONCURRENCY }));
   });
 
   describe('Redis backend with two worker processes', () => {
@@ -62,6 +62,7 @@ export function onBothBackends(scenarios: (name: string, harness: () => RunHarne
       await redis?.stop();
       expect(codes).toEqual([0, 0]);
     });
-    scenarios('Redis, API → BullMQ → worker processes', () => harnessOf(app));
+    // Each worker runs WORKER_CONCURRENCY (default 8) jobs at once.
+    scenarios('Redis, API → BullMQ → worker processes', () => ({ ...harnessOf(app), slots: workers.length * app.config.WORKER_CONCURRENCY }));
   });
 }

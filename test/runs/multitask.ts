@@ -371,6 +371,22 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
       await cancel(h, plain.run_id);
     });
 
+    it('timeout_ms: a run that completes before its deadline drops its deadline timer at once', async () => {
+      const h = harness();
+      const hour = 3_600_000;
+      const { run_id } = await startRun(h, { agent_id: 'human-review', input: { topic: 'in time' }, timeout_ms: hour });
+      const timerOf = async () => (await h.store.timers.due(Date.now() + 2 * hour, 100_000)).filter((t) => t.kind === 'run' && t.id === run_id);
+      // Paused for an answer: its deadline is a timer.
+      const paused = await waitRun(h, run_id, 'interrupted');
+      expect(await timerOf()).toHaveLength(1);
+      const answer = await call(`${h.url}/api/approval/respond`, { method: 'POST', json: { id: paused.approval_id, approved: true } });
+      expect(answer.status).toBe(200);
+      const done = await waitRun(h, run_id, 'completed');
+      expect(done.deadline_at).toEqual(expect.any(String));
+      // Gone with the run's end, not an hour later when the sweep would find it due.
+      await waitFor('the deadline timer of the completed run to be gone', async () => (await timerOf()).length === 0, 2_000);
+    });
+
     it('timeout_ms: a run waiting behind the active one times out where it waits and never starts', async () => {
       const h = harness();
       const session = sessionId();

@@ -13,6 +13,8 @@ export interface RunHarness {
   url: string;
   store: Store;
   events: EventBus;
+  /** Runs executed at once (WORKER_CONCURRENCY times the worker processes), when a test needs it. */
+  slots?: number;
 }
 
 export async function startRun(h: RunHarness, body: Record<string, unknown>): Promise<{ run_id: string; session_id: string }> {

@@ -44,40 +44,72 @@ async function waitNodeStarts(h: RunHarness, sessionId: string, runId: string, n
   );
 }
 
-describe('a run job whose only attempt fails in a Redis outage (RUN_JOB_ATTEMPTS=1)', () => {
+/**
+ * Starts a worker with `env` and a `slow` run, and SIGKILLs the worker once the run's `crawl`
+ * node is under way: the run is left `running`, its job active under a dead worker's lock.
+ */
+async function killedMidNode(redisUrl: string, app: TestApi, env: Record<string, string>): Promise<{ h: RunHarness; run_id: string; session_id: string }> {
+  const h = harnessOf(app);
+  const a = await startRunWorker(redisUrl, app, env);
+  const { run_id, session_id } = await startRun(h, { agent_id: 'slow', input: {} });
+  await waitNodeStarts(h, session_id, run_id, 'crawl', 1);
+  expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('running');
+  a.signal('SIGKILL');
+  expect(await a.exited).toBeNull();
+  return { h, run_id, session_id };
+}
+
+/**
+ * A private Redis and an API whose run jobs get `attempts` tries (set by whoever enqueues: the
+ * API for a start job). `stallDuringStep` starts a worker and a `slow` run, and stalls Redis
+ * (SIGSTOP) while the node's step is written: the node ends ~1.5 s after its node_start, its
+ * write times out after 1 s (the store's command timeout) and the attempt fails; Redis stays
+ * stopped ~4 s in all. The worker's lock outlasts the stall, so the job fails by its attempt,
+ * never by a stall.
+ */
+function withStalledStep(attempts: number) {
   let redis: PrivateRedis;
   let app: TestApi;
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    // Job options (attempts) are set by whoever enqueues: the API for a start job.
-    app = await startTestApi({ redisUrl: redis.url, agents: new AgentRegistry(agents), env: { RUN_JOB_ATTEMPTS: '1' } });
+    app = await startTestApi({ redisUrl: redis.url, agents: new AgentRegistry(agents), env: { RUN_JOB_ATTEMPTS: String(attempts) } });
   });
   afterAll(async () => {
     redis?.resume();
     await app?.close();
     await redis?.stop();
   });
+  return {
+    app: () => app,
+    async stallDuringStep(): Promise<{ h: RunHarness; worker: AgentProcess; run_id: string; session_id: string }> {
+      const h = harnessOf(app);
+      const worker = await startRunWorker(redis.url, app, { RUN_JOB_ATTEMPTS: String(attempts), SLOW_NODE_MS: '1500', WORKER_STALLED_INTERVAL_MS: '10000' });
+      try {
+        const { run_id, session_id } = await startRun(h, { agent_id: 'slow', input: { n: 1 } });
+        await waitNodeStarts(h, session_id, run_id, 'crawl', 1);
+        const pausedAt = Date.now();
+        redis.pause();
+        try {
+          await worker.waitForLine(logged('run job failed; the queue retries it', run_id), 6_000);
+        } finally {
+          await new Promise((r) => setTimeout(r, Math.max(0, 4_000 - (Date.now() - pausedAt))));
+          redis.resume();
+        }
+        return { h, worker, run_id, session_id };
+      } catch (error) {
+        await worker.stop();
+        throw error;
+      }
+    },
+  };
+}
+
+describe('a run job whose only attempt fails in a Redis outage (RUN_JOB_ATTEMPTS=1)', () => {
+  const setup = withStalledStep(1);
 
   it('ends the run failed with a failed event once Redis is back; the session takes a new run', async () => {
-    const h = harnessOf(app);
-    // Lock far longer than the outage: the job must fail by its attempt, not stall.
-    const worker = await startRunWorker(redis.url, app, { RUN_JOB_ATTEMPTS: '1', SLOW_NODE_MS: '1500', WORKER_STALLED_INTERVAL_MS: '10000' });
+    const { h, worker, run_id, session_id } = await setup.stallDuringStep();
     try {
-      const { run_id, session_id } = await startRun(h, { agent_id: 'slow', input: { n: 1 } });
-      await waitNodeStarts(h, session_id, run_id, 'crawl', 1);
-
-      // The node ends ~1.5 s after its node_start; its checkpoint write then times out after 1 s
-      // (the store's command timeout) while Redis is stopped: the only attempt fails.
-      const pausedAt = Date.now();
-      redis.pause();
-      try {
-        await worker.waitForLine(logged('run job failed; the queue retries it', run_id), 6_000);
-      } finally {
-        // Keep Redis stopped ~4 s in all (the write timed out at ~2.5 s).
-        await new Promise((r) => setTimeout(r, Math.max(0, 4_000 - (Date.now() - pausedAt))));
-        redis.resume();
-      }
-
       const run = await waitRun(h, run_id, 'failed', 20_000);
       expect(run.error).toMatch(/^The run's job failed for good: /);
       expect(run.error).toBe(`${JOB_FAILED}Storage is unreachable; retry shortly.`);
@@ -97,13 +129,43 @@ describe('a run job whose only attempt fails in a Redis outage (RUN_JOB_ATTEMPTS
       expect(types.filter((t) => t === 'node_start:crawl')).toHaveLength(1);
 
       // The session is free: a new run on it is accepted and (Redis healthy) completes.
-      const again = await call(`${app.url}/api/runs`, { method: 'POST', json: { agent_id: 'slow', session_id, input: { n: 2 } } });
+      const again = await call(`${setup.app().url}/api/runs`, { method: 'POST', json: { agent_id: 'slow', session_id, input: { n: 2 } } });
       expect(again.status, JSON.stringify(again.body)).toBe(202);
       expect(again.body).toMatchObject({ session_id, status: 'queued' });
       expect(again.body.run_id).not.toBe(run_id);
       await waitRun(h, again.body.run_id, 'completed', 20_000);
     } finally {
-      redis.resume();
+      expect(await worker.stop()).toBe(0);
+    }
+  });
+});
+
+describe('a run job retried after a Redis stall (RUN_JOB_ATTEMPTS=2)', () => {
+  const setup = withStalledStep(2);
+
+  it('finds the write that timed out in the stall landed once Redis resumed: the run completed, its node ran once', async () => {
+    // The node's step (its checkpoint and the run's completion, one script) was sent to the
+    // stalled Redis: the client gave up and the attempt failed, but Redis ran the script when
+    // it resumed, before the retry.
+    const { h, worker, run_id, session_id } = await setup.stallDuringStep();
+    try {
+      const run = await waitRun(h, run_id, 'completed', 20_000);
+      expect(run.error).toBeUndefined();
+      // The retry (the second attempt) took the job and found the run ended: no second execution.
+      await waitFor('the retry', async () => worker.lines.filter(logged('run job started', run_id)).length === 2);
+      await worker.waitForLine(logged('run job ended', run_id), 5_000);
+      const types = (await runEvents(h, session_id, run_id)).map(brief);
+      // Each node ended once (a retry announces the node it takes up again with a node_start).
+      expect(types.filter((t) => t === 'node_start:crawl')).toHaveLength(1);
+      const starts = [...new Set(types.filter((t) => t.startsWith('node_start:')))];
+      const ends = types.filter((t) => t.startsWith('node_end:'));
+      expect(ends).toEqual(starts.map((t) => `${t.replace('node_start:', 'node_end:')}:ok`));
+      expect(types.filter((t) => t === 'completed')).toHaveLength(1);
+      expect(types.filter((t) => t === 'failed')).toEqual([]);
+      // One checkpoint per step, consecutive: none written twice.
+      const seqs = (await call(`${setup.app().url}/api/sessions/history?session_id=${session_id}`)).body.checkpoints.map((c: { seq_num: number }) => c.seq_num);
+      expect(seqs).toEqual(Array.from({ length: starts.length + 1 }, (_, i) => starts.length + 1 - i));
+    } finally {
       expect(await worker.stop()).toBe(0);
     }
   });
@@ -128,14 +190,8 @@ describe('with one private Redis', () => {
     });
 
     it('is failed by BullMQ (stalled more than allowable limit) and the run ends failed', async () => {
-      const h = harnessOf(app);
       const env = { WORKER_MAX_STALLS: '1', WORKER_STALLED_INTERVAL_MS: '1000', SLOW_NODE_MS: '60000' };
-      const a = await startRunWorker(redis.url, app, env);
-      const { run_id, session_id } = await startRun(h, { agent_id: 'slow', input: {} });
-      await waitNodeStarts(h, session_id, run_id, 'crawl', 1);
-      expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('running');
-      a.signal('SIGKILL');
-      expect(await a.exited).toBeNull();
+      const { h, run_id, session_id } = await killedMidNode(redis.url, app, env);
 
       // Stall 1 (≤ WORKER_MAX_STALLS): B takes the job over and starts crawl again.
       const b = await startRunWorker(redis.url, app, env);
@@ -179,20 +235,42 @@ describe('with one private Redis', () => {
       await app?.close();
     });
 
-    it('ends a queued run whose job was deleted by hand, logs it, and counts it in agentplane_runs_stuck', async () => {
-      const h = harnessOf(app);
-      // No worker yet: the run stays queued with its start job waiting in BullMQ.
-      const { run_id, session_id } = await startRun(h, { agent_id: 'echo', input: { message: 'lost' } });
+    /** Deletes the run's start job by hand, found in `state` (an active job's lock first). */
+    async function deleteStartJob(runId: string, state: 'waiting' | 'active'): Promise<void> {
       const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
       const queue = new Queue(RUNS_QUEUE, { connection, prefix: app.config.SERVICE_KEY_PREFIX });
+      const jobId = `start.${runId}`;
       try {
-        expect(await queue.getJobState(`start.${run_id}`)).toBe('waiting');
-        expect(await queue.remove(`start.${run_id}`)).toBe(1);
-        expect(await queue.getJobState(`start.${run_id}`)).toBe('unknown');
+        expect(await queue.getJobState(jobId)).toBe(state);
+        if (state === 'active') expect(await connection.del(`${queue.toKey(jobId)}:lock`)).toBe(1);
+        expect(await queue.remove(jobId)).toBe(1);
+        expect(await queue.getJobState(jobId)).toBe('unknown');
       } finally {
         await queue.close();
         connection.disconnect();
       }
+    }
+
+    /** Waits for `worker`'s reaper to end the run failed; checks its log line; resolves with the run's events. */
+    async function reaped(h: RunHarness, worker: AgentProcess, ids: { run_id: string; session_id: string }, was: string, timeoutMs: number): Promise<RunEvent[]> {
+      const { run_id, session_id } = ids;
+      const run = await waitRun(h, run_id, 'failed', timeoutMs);
+      expect(run.error).toBe(`The run was ${was} with no job left to execute it; ended by the reaper.`);
+      const line = await worker.waitForLine(logged('reaper ended a stuck run', run_id), 5_000);
+      expect(line.json).toMatchObject({ run_id, tenant: T, was, level: 40 });
+      const events = await waitFor('the failed event', async () => {
+        const all = await runEvents(h, session_id, run_id);
+        return all.some((e) => e.type === 'failed') ? all : undefined;
+      });
+      expect(events.at(-1)!.error).toBe(run.error);
+      return events;
+    }
+
+    it('ends a queued run whose job was deleted by hand, logs it, and counts it in agentplane_runs_stuck', async () => {
+      const h = harnessOf(app);
+      // No worker yet: the run stays queued with its start job waiting in BullMQ.
+      const { run_id, session_id } = await startRun(h, { agent_id: 'echo', input: { message: 'lost' } });
+      await deleteStartJob(run_id, 'waiting');
       expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('queued');
 
       // Every value the gauge takes, read from before the worker listens until the test ends.
@@ -215,16 +293,8 @@ describe('with one private Redis', () => {
       const startedAt = Date.now();
       const worker = await startRunWorker(redis.url, app, { RUN_REAPER_INTERVAL_MS: '1000' }, port);
       try {
-        const run = await waitRun(h, run_id, 'failed', 10_000);
-        expect(run.error).toBe('The run was queued with no job left to execute it; ended by the reaper.');
-        const line = await worker.waitForLine(logged('reaper ended a stuck run', run_id), 5_000);
-        expect(line.json).toMatchObject({ run_id, tenant: T, was: 'queued', level: 40 });
-        const events = await waitFor('the failed event', async () => {
-          const all = await runEvents(h, session_id, run_id);
-          return all.some((e) => e.type === 'failed') ? all : undefined;
-        });
+        const events = await reaped(h, worker, { run_id, session_id }, 'queued', 10_000);
         expect(events.map(brief)).toEqual(['failed']);
-        expect(events[0]!.error).toBe(run.error);
         // The pass that ended it found 1; a later pass finds none.
         await waitFor('agentplane_runs_stuck 1, then 0', () => seen.indexOf(1) >= 0 && seen.lastIndexOf(0) > seen.indexOf(1), 10_000);
         expect(worker.lines.filter((l) => logged('reaper ended a stuck run')(l))).toHaveLength(1);
@@ -233,6 +303,28 @@ describe('with one private Redis', () => {
         polling = false;
         await poller;
         expect(await worker.stop()).toBe(0);
+      }
+    });
+
+    it('ends a running run whose worker was SIGKILLed and whose job was then deleted by hand; its node never runs again', async () => {
+      // Both workers reap every second (a killed worker's reaper lease lapses within one interval).
+      const env = { RUN_REAPER_INTERVAL_MS: '1000', SLOW_NODE_MS: '60000' };
+      const { h, run_id, session_id } = await killedMidNode(redis.url, app, env);
+      // The job is still active under the dead worker's lock: an operator drops the lock and the job.
+      await deleteStartJob(run_id, 'active');
+      const checkpoints = async () => (await call(`${app.url}/api/sessions/history?session_id=${session_id}`)).body.checkpoints.length as number;
+      const before = await checkpoints();
+
+      const b = await startRunWorker(redis.url, app, env);
+      try {
+        const events = await reaped(h, b, { run_id, session_id }, 'running', 15_000);
+        // The node started once, on the killed worker; nothing ran it again, no checkpoint was added.
+        expect(events.map(brief)).toEqual(['node_start:before', 'node_end:before:ok', 'node_start:crawl', 'failed']);
+        expect(await checkpoints()).toBe(before);
+        const active = await app.backend.store.runs.listActiveRuns(Date.now(), 1_000);
+        expect(active.filter((r) => r.run.id === run_id)).toEqual([]);
+      } finally {
+        expect(await b.stop()).toBe(0);
       }
     });
   });

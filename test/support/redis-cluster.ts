@@ -14,7 +14,7 @@ import { waitFor } from './wait.js';
  */
 const NODE_TIMEOUT_MS = 1_000;
 
-/** A real Redis Cluster on loopback: 3 masters and 3 replicas, `redis-server --cluster-enabled yes`. */
+/** A real Redis Cluster on loopback: 3 masters with 1 (or more) replicas each, `redis-server --cluster-enabled yes`. */
 export interface TestRedisCluster {
   /** Every node as `host:port,…`: the value of REDIS_CLUSTER_NODES. */
   nodes: string;
@@ -25,6 +25,8 @@ export interface TestRedisCluster {
   masterOf(key: string): Promise<number>;
   /** Ports of the masters that serve slots now. */
   masters(): Promise<number[]>;
+  /** Ports of the replicas of the master on `port`, as it sees them (connected). */
+  replicasOf(port: number): Promise<number[]>;
   /**
    * `count` names `<base>-<n>` whose hash tags land on `count` different masters (the first
    * one on the master of `sameAs` when given).
@@ -34,10 +36,44 @@ export interface TestRedisCluster {
    * Kills (SIGKILL) the master serving `key` and resolves once its replica serves the slots and
    * every live node says `cluster_state:ok`. Resolves with the killed and the promoted port.
    */
-  failover(key: string): Promise<{ killed: number; promoted: number }>;
+  failover(key: string, options?: FailoverOptions): Promise<{ killed: number; promoted: number }>;
   /** Admin client on one live node. */
   admin(): Redis;
   stop(): Promise<void>;
+}
+
+export interface FailoverOptions {
+  /**
+   * Before the kill, cut the master's replicas off (they are disconnected and refused PSYNC) and
+   * wait until the master holds writes they do not have: a write acknowledged then without
+   * waiting for a replica (WAIT) is lost with the master, as asynchronous replication allows.
+   * @defaultValue false
+   */
+  unreplicated?: boolean;
+  /** Called after the replicas were cut off (with `unreplicated`), before the kill. */
+  beforeKill?: () => Promise<void>;
+}
+
+/**
+ * With `options.unreplicated`, cuts the replicas of the master on `port` off (`ACL SETUSER default
+ * -psync -sync` keeps them from syncing again, `CLIENT KILL TYPE replica` drops their links),
+ * resolves once it has taken a write since and `beforeKill` resolved; otherwise at once.
+ */
+async function beforeKill(port: number, clientOptions: RedisOptions, options: FailoverOptions = {}): Promise<void> {
+  if (!options.unreplicated) return;
+  const client = new Redis({ ...clientOptions, port, maxRetriesPerRequest: 1 });
+  client.on('error', () => {});
+  const offset = async () => Number(/^master_repl_offset:(\d+)/m.exec(await client.info('replication'))?.[1]);
+  try {
+    await client.call('ACL', 'SETUSER', 'default', '-psync', '-sync');
+    await client.call('CLIENT', 'KILL', 'TYPE', 'replica');
+    await waitFor(`master ${port} to have no replica`, async () => /^connected_slaves:0\r?$/m.test(await client.info('replication')), 10_000, 5);
+    const cut = await offset();
+    await waitFor(`master ${port} to take a write its replicas lack`, async () => (await offset()) > cut, 10_000, 5);
+    await options.beforeKill?.();
+  } finally {
+    client.disconnect();
+  }
 }
 
 export interface RedisClusterOptions {
@@ -45,18 +81,25 @@ export interface RedisClusterOptions {
   password?: string;
   /** TLS only, for clients, the cluster bus and replication. */
   tls?: TlsFiles;
+  /**
+   * Replicas of each master: 2 leaves a master promoted after a failover with a replica, what
+   * REDIS_WAIT_REPLICAS=1 needs to keep acknowledging. @defaultValue 1
+   */
+  replicas?: number;
 }
 
 /**
- * Starts six cluster-enabled redis-server children on free loopback ports (each with its own
- * nodes file in a temp dir, no persistence), joins them with `redis-cli --cluster create
- * … --cluster-replicas 1`, and resolves once every node says `cluster_state:ok` and knows
- * all six.
+ * Starts 3 × (1 + replicas) cluster-enabled redis-server children on free loopback ports (each
+ * with its own nodes file in a temp dir, no persistence): six by default. Joins them with
+ * `redis-cli --cluster create … --cluster-replicas <replicas>`, and resolves once every node
+ * says `cluster_state:ok` and knows all of them.
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<TestRedisCluster> {
   const { password, tls } = options;
+  const replicas = options.replicas ?? 1;
+  const size = 3 * (1 + replicas);
   const dir = mkdtempSync(join(tmpdir(), 'agentplane-cluster-'));
-  const ports = await distinctFreePorts(6);
+  const ports = await distinctFreePorts(size);
   const servers = await Promise.all(
     ports.map((port) =>
       startPrivateRedis({
@@ -86,8 +129,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await run('redis-cli', [...cliOptions, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
-    await waitFor('every node to see cluster_state:ok, six nodes and every slot', () => allSettled(ports, 6, clientOptions), 30_000, 50);
+    await run('redis-cli', [...cliOptions, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
+    await waitFor(`every node to see cluster_state:ok, ${size} nodes and every slot`, () => allSettled(ports, size, clientOptions), 30_000, 50);
   } catch (error) {
     await stop();
     throw error;
@@ -117,6 +160,27 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     return range[2][1];
   };
   const masters = async () => [...new Set((await slotMasters()).map((range) => range[2][1]))];
+  const replicasOf = async (port: number) => {
+    const client = new Redis({ ...clientOptions, port, lazyConnect: true, maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    try {
+      return replicaPorts(await client.info('replication'));
+    } finally {
+      client.disconnect();
+    }
+  };
+  try {
+    // A replica still in its first sync is no replica yet: no failover to it, no WAIT answered by it.
+    await waitFor(
+      `every master to have ${replicas} replica(s) online`,
+      async () => (await Promise.all((await masters()).map(replicasOf))).every((online) => online.length >= replicas),
+      30_000,
+      50,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 
   return {
     nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
@@ -124,6 +188,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     slotOf,
     masterOf,
     masters,
+    replicasOf,
     async namesOnDistinctMasters(base, count, sameAs) {
       const first = sameAs === undefined ? undefined : await masterOf(sameAs);
       const names: string[] = [];
@@ -138,15 +203,16 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       if (names.length < count) throw new Error(`no ${count} names on distinct masters`);
       return names;
     },
-    async failover(key) {
+    async failover(key, failoverOptions) {
       const killed = await masterOf(key);
+      await beforeKill(killed, clientOptions, failoverOptions);
       await servers.find((s) => s.port === killed)!.kill();
       try {
         const promoted = await waitFor(
           `a replica to take over the slots of ${killed}`,
           async () => {
             const now = await masterOf(key);
-            return now !== killed && (await allSettled(alive().map((s) => s.port), 5, clientOptions)) && now;
+            return now !== killed && (await allSettled(alive().map((s) => s.port), size - 1, clientOptions)) && now;
           },
           60_000,
           50,
@@ -155,7 +221,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       } catch (error) {
         // What the cluster looked like, for the reader of a failed run.
         const nodes = await withAdmin(async (c) => String(await c.cluster('NODES'))).catch((e: unknown) => String(e));
-        throw new Error(`${(error as Error).message}\nCLUSTER NODES:\n${nodes}`);
+        throw new Error(`${(error as Error).message}\nCLUSTER NODES:\n${nodes}`, { cause: error });
       }
     },
     admin,
@@ -235,6 +301,11 @@ async function distinctFreePorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
+/** Ports of the connected (`state=online`) replicas in a master's `INFO replication`. */
+export function replicaPorts(info: string): number[] {
+  return [...info.matchAll(/^slave\d+:.*\bport=(\d+),state=online\b/gm)].map((m) => Number(m[1]));
+}
+
 function run(command: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -246,7 +317,7 @@ function run(command: string, args: string[]): Promise<void> {
   });
 }
 
-/** A Sentinel set on loopback: one master, one replica, three sentinels. */
+/** A Sentinel set on loopback: one master, one (or more) replicas, three sentinels. */
 export interface TestRedisSentinel {
   /** The sentinels as `host:port,…`: the value of REDIS_SENTINELS. */
   sentinels: string;
@@ -257,18 +328,27 @@ export interface TestRedisSentinel {
   sentinelPassword: string;
   /** Port of the master the sentinels name now. */
   masterPort(): Promise<number>;
-  /** Kills the master (SIGKILL) and resolves once the sentinels name the replica, promoted. */
-  failover(): Promise<{ killed: number; promoted: number }>;
+  /** Kills the master (SIGKILL) and resolves once the sentinels name a replica, promoted. */
+  failover(options?: FailoverOptions): Promise<{ killed: number; promoted: number }>;
   stop(): Promise<void>;
 }
 
+export interface RedisSentinelOptions {
+  /**
+   * Replicas of the master: 2 leaves the master promoted after a failover with a replica, what
+   * REDIS_WAIT_REPLICAS=1 needs to keep acknowledging. @defaultValue 1
+   */
+  replicas?: number;
+}
+
 /**
- * Starts a master and a replica (`--replicaof`), both with `requirepass`, and three sentinels
+ * Starts a master and its replicas (`--replicaof`), all with `requirepass`, and three sentinels
  * (`redis-server <file> --sentinel`, each with its own rewritable file and a password) that
- * monitor the master with quorum 2; resolves once every sentinel knows the replica and the
+ * monitor the master with quorum 2; resolves once every sentinel knows the replicas and the
  * two other sentinels, so a failover can be elected.
  */
-export async function startRedisSentinel(): Promise<TestRedisSentinel> {
+export async function startRedisSentinel(options: RedisSentinelOptions = {}): Promise<TestRedisSentinel> {
+  const replicaCount = options.replicas ?? 1;
   const dir = mkdtempSync(join(tmpdir(), 'agentplane-sentinel-'));
   const name = 'agentplane-test';
   const password = 'data-secret';
@@ -276,8 +356,10 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
   // Each data node in the temp dir: a replica writes the RDB of its full sync there.
   const auth = ['--masterauth', password, '--dir', dir];
   const master = await startPrivateRedis({ password, args: auth });
-  const replica = await startPrivateRedis({ password, args: [...auth, '--replicaof', '127.0.0.1', String(master.port)] });
-  const data = [master, replica];
+  const replicas = await Promise.all(
+    Array.from({ length: replicaCount }, () => startPrivateRedis({ password, args: [...auth, '--replicaof', '127.0.0.1', String(master.port)] })),
+  );
+  const data = [master, ...replicas];
   const sentinelPorts = await Promise.all([freePort(), freePort(), freePort()]);
   const sentinels = await Promise.all(
     sentinelPorts.map((port) => {
@@ -322,12 +404,21 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
   };
   try {
     await waitFor(
-      'every sentinel to know the replica and the two other sentinels',
+      'every sentinel to know the replicas and the two other sentinels, and the replicas to be in sync',
       async () => {
         const views = await Promise.all(
           sentinelPorts.map(async (port) => [(await ask<unknown[]>(port, 'replicas', name)).length, (await ask<unknown[]>(port, 'sentinels', name)).length]),
         );
-        return views.every(([replicas, others]) => replicas === 1 && others === 2);
+        if (!views.every(([known, others]) => known === replicaCount && others === 2)) return false;
+        // And the replicas are through their first sync (a replica still syncing cannot take over).
+        const client = new Redis({ port: master.port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        client.on('error', () => {});
+        try {
+          await client.connect();
+          return replicaPorts(await client.info('replication')).length === replicaCount;
+        } finally {
+          client.disconnect();
+        }
       },
       30_000,
       100,
@@ -342,8 +433,9 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
     password,
     sentinelPassword,
     masterPort,
-    async failover() {
+    async failover(failoverOptions) {
       const killed = await masterPort();
+      await beforeKill(killed, { host: '127.0.0.1', password }, failoverOptions);
       await data.find((s) => s.port === killed)!.kill();
       const promoted = await waitFor(
         'the sentinels to promote the replica',

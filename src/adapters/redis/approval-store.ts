@@ -1,7 +1,9 @@
+import { AppError } from '../../domain/errors.js';
 import { nowIso } from '../../domain/time.js';
 import type { Approval } from '../../domain/types.js';
-import type { ApprovalDecision, ApprovalStore, NewApproval, Page } from '../../ports/store.js';
+import type { ApprovalDecision, ApprovalStore, DecidedApproval, NewApproval, Page } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
+import type { DurableWrites } from './durable.js';
 import { flatToObject, objectToPairs } from './hash.js';
 import { timerMember } from './timer-store.js';
 
@@ -15,6 +17,8 @@ export class RedisApprovalStore implements ApprovalStore {
     private readonly c: RedisContext,
     /** The time requests are decided at. */
     private readonly clock: () => number,
+    /** WAIT for replicas before a decision is acknowledged (REDIS_WAIT_REPLICAS). */
+    private readonly durable?: DurableWrites,
   ) {}
 
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
@@ -57,10 +61,11 @@ export class RedisApprovalStore implements ApprovalStore {
     return approvals.filter((a): a is Approval => a !== null && a.status !== 'pending');
   }
 
-  async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
+  async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<DecidedApproval> {
     const { keys } = this.c;
     const [runId = '', sessionId = ''] = await this.c.redis.hmget(keys.approval(tenant, id), 'run_id', 'session_id');
     const now = this.clock();
+    const replicated = this.durable?.track();
     const reply = await this.c.script(
       'decideApproval',
       [...this.keysOf(tenant, id, runId ?? '', sessionId ?? ''), keys.activeRuns(tenant), keys.decidedApprovals(tenant)],
@@ -72,10 +77,19 @@ export class RedisApprovalStore implements ApprovalStore {
         runId ?? '',
         now,
         keys.runIndexPrefix(tenant),
+        decision.waited ? '1' : '0',
       ],
     );
     if (Number(reply[1]) === 1) await this.c.redis.decr(this.c.keys.pendingApprovalCount());
-    return toApproval(flatToObject(reply[2] as unknown[]))!;
+    const approval = toApproval(flatToObject(reply[2] as unknown[]))!;
+    try {
+      await replicated?.([keys.approval(tenant, id), ...(Number(reply[1]) === 1 ? [keys.pendingApprovalCount()] : [])]);
+    } catch (error) {
+      // Written, not confirmed: the caller enqueues the resume first, then answers 503.
+      if (error instanceof AppError) return { ...approval, unconfirmed: error };
+      throw error;
+    }
+    return approval;
   }
 
   async countPendingApprovals(): Promise<number> {

@@ -4,6 +4,7 @@ import type { StorageLimits } from '../../ports/store.js';
 import { describeConnection, isCluster, openRedis, pingAll, type ClientRole, type RedisClient, type RedisConnection } from './connection.js';
 import { mapFailures } from './errors.js';
 import { RedisDeduplicator } from './deduplicator.js';
+import { durableWrites } from './durable.js';
 import { RedisEventBus } from './event-bus.js';
 import { redisLimiterFactory } from './limiter.js';
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
@@ -36,6 +37,8 @@ export interface RedisBackendOptions {
   onError?: (what: string, error: unknown) => void;
   /** The connection to Redis is back after a failure. */
   onRecovered?: (what: string) => void;
+  /** A write answered 503 because the replicas did not confirm it (REDIS_WAIT_REPLICAS). */
+  onUnconfirmedWrite?: () => void;
   /** Longest wait for one command on the command connection. @defaultValue 1000 */
   commandTimeoutMs?: number;
 }
@@ -63,7 +66,15 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
   const prefix = options.keyPrefix;
   // BullMQ's keys on a cluster: one hash tag, as its documentation requires.
   const queuePrefix = new RedisKeys(prefix).queuePrefix(isCluster(redis));
-  const store = new RedisStore(redis, { keyPrefix: prefix, limits: options.limits });
+  // REDIS_WAIT_REPLICAS: each connection that performs acknowledged writes WAITs for its own.
+  const durable = (client: RedisClient) =>
+    durableWrites(
+      client,
+      options.connection.wait,
+      (count, error) => options.onError?.(`${count} write(s) answered 503: the Redis replicas did not confirm them in time (REDIS_WAIT_REPLICAS)`, error),
+      options.onUnconfirmedWrite,
+    );
+  const store = new RedisStore(redis, { keyPrefix: prefix, limits: options.limits, durable: durable(redis) });
   const events = mapFailures(
     new RedisEventBus({
       redis,
@@ -74,7 +85,12 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     }),
   );
   const queue = mapFailures(
-    new BullRunQueue({ connection: bull, prefix: queuePrefix, ...(options.jobAttempts ? { attempts: options.jobAttempts } : {}) }),
+    new BullRunQueue({
+      connection: bull,
+      prefix: queuePrefix,
+      durable: durable(bull),
+      ...(options.jobAttempts ? { attempts: options.jobAttempts } : {}),
+    }),
   );
   const scheduler = mapFailures(new BullScheduler({ connection: bull, prefix: queuePrefix }));
   let consumer: BullRunConsumer | undefined;

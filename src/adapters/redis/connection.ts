@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, SentinelConnector, type ClusterOptions, type RedisOptions, type SentinelConnectionOptions } from 'ioredis';
 import type { HostPort, RedisConnection, TlsSettings } from '../../config-redis.js';
 
 export type { RedisConnection };
@@ -28,6 +28,21 @@ export interface ClientRole {
 const retryStrategy = (attempt: number) => Math.min(50 * 2 ** attempt, 2000);
 
 /**
+ * A write refused by a server that is a replica now (a master demoted behind the client's back:
+ * a failover the connection survived, a DNS name moved to another server): reconnect. In
+ * Sentinel mode the reconnect asks the Sentinels for the master, so the command is sent again
+ * there (2); a URL may still name the replica, so there the command fails (1, a 503) rather
+ * than loop.
+ */
+const reconnectOnReadonly =
+  (then: 1 | 2) =>
+  (error: Error): false | 1 | 2 =>
+    /^READONLY\b/.test(error.message) ? then : false;
+
+/** Longest wait for a Sentinel's answer while looking up the master; then the next Sentinel is asked. */
+const SENTINEL_COMMAND_TIMEOUT_MS = 2_000;
+
+/**
  * Opens one connection (or, on a cluster, one client with a connection per node) in the
  * connection's mode: the one place agentplane creates Redis clients. A connection error event
  * never crashes the process; failures surface through failing commands and readiness.
@@ -49,6 +64,7 @@ function create(connection: RedisConnection, role: ClientRole, common: RedisOpti
       return new Redis(connection.url, {
         ...common,
         retryStrategy,
+        reconnectOnError: reconnectOnReadonly(1),
         // A CA file only matters to a TLS URL; rediss:// turns TLS on by itself.
         ...(connection.tls?.ca && connection.url.startsWith('rediss:') ? { tls: { ca: connection.tls.ca } } : {}),
       });
@@ -58,10 +74,16 @@ function create(connection: RedisConnection, role: ClientRole, common: RedisOpti
         ...connection.auth,
         sentinels: connection.sentinels,
         name: connection.name,
+        // The master only: a node that answers INFO as a replica is dropped and the Sentinels asked again.
+        role: 'master',
         retryStrategy,
         sentinelRetryStrategy: retryStrategy,
-        // Moves to the new master as soon as the Sentinels announce it (+switch-master).
-        failoverDetector: true,
+        sentinelCommandTimeout: SENTINEL_COMMAND_TIMEOUT_MS,
+        reconnectOnError: reconnectOnReadonly(2),
+        // Follows +switch-master itself (MasterFollower), not with ioredis's failover detector,
+        // which can end a client for good. Copied into BullMQ's duplicates with the options.
+        Connector: MasterFollower,
+        failoverDetector: false,
         ...(connection.sentinelPassword ? { sentinelPassword: connection.sentinelPassword } : {}),
         ...(connection.tls ? { tls: tlsOptions(connection.tls), enableTLSForSentinelMode: true } : {}),
         ...(connection.sentinelTls ? { sentinelTLS: tlsOptions(connection.sentinelTls) } : {}),
@@ -75,6 +97,63 @@ function create(connection: RedisConnection, role: ClientRole, common: RedisOpti
       return new Cluster(connection.nodes, options);
     }
   }
+}
+
+/**
+ * ioredis's Sentinel connector, with its own way of following the master when the old one stays
+ * up (a manual failover, a partition): while a connection to the master is open, the Sentinels
+ * are subscribed to `+switch-master`; when one announces a new address for this master, the
+ * connection is closed, and the client reconnects through the Sentinels as after any lost
+ * connection (commands in flight are sent again). A dead master's connections close by
+ * themselves.
+ *
+ * ioredis's `failoverDetector` does the same by calling the connector's disconnect(), which
+ * also aborts a reconnect in progress: when the announcement arrives while a client, its
+ * master dead, is asking a Sentinel where the master is, that reconnect fails with
+ * "Connection is closed" and the client never reconnects again (status "end"; seen on a busy
+ * machine as an API that could not write after a failover). Here only the socket the
+ * subscription belongs to is closed, so nothing else is affected.
+ */
+class MasterFollower extends SentinelConnector {
+  /** ioredis passes the client's options (RedisOptions.Connector). */
+  constructor(options: unknown) {
+    super(options as SentinelConnectionOptions);
+  }
+
+  override async connect(eventEmitter: Parameters<SentinelConnector['connect']>[0]): ReturnType<SentinelConnector['connect']> {
+    const stream = await super.connect(eventEmitter);
+    const options = this.options;
+    if (stream.connecting) stream.once(options.enableTLSForSentinelMode && options.tls ? 'secureConnect' : 'connect', () => followSwitches(stream, options));
+    else followSwitches(stream, options);
+    return stream;
+  }
+}
+
+/** Closes `stream` when a Sentinel announces a new address for its master; subscribed while the stream is open. */
+function followSwitches(stream: Awaited<ReturnType<SentinelConnector['connect']>>, options: SentinelConnectionOptions): void {
+  if (stream.destroyed) return;
+  const watchers = (options.sentinels ?? []).map((sentinel) => {
+    const watcher = new Redis({
+      host: sentinel.host ?? 'localhost',
+      port: sentinel.port ?? 26379,
+      ...(options.sentinelUsername ? { username: options.sentinelUsername } : {}),
+      ...(options.sentinelPassword ? { password: options.sentinelPassword } : {}),
+      ...(options.sentinelTLS ? { tls: options.sentinelTLS } : {}),
+      enableReadyCheck: false,
+      maxRetriesPerRequest: null,
+      retryStrategy,
+    });
+    watcher.on('error', () => {});
+    watcher.on('message', (_channel: string, message: string) => {
+      // `<name> <old ip> <old port> <new ip> <new port>`; already on the new address: stay.
+      const [name, , , host, port] = message.split(' ');
+      if (name !== options.name || (host === stream.remoteAddress && Number(port) === stream.remotePort)) return;
+      stream.destroy();
+    });
+    watcher.subscribe('+switch-master').catch(() => {});
+    return watcher;
+  });
+  stream.once('close', () => watchers.forEach((watcher) => watcher.disconnect()));
 }
 
 function tlsOptions(tls: TlsSettings): { ca?: string } {

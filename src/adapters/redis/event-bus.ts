@@ -6,6 +6,7 @@ import type { CancelSignal, EventBus, EventListener } from '../../ports/event-bu
 import { announcementsOf, type Announcements } from './announcements.js';
 import type { RedisClient } from './connection.js';
 import { redisContext, type RedisContext } from './context.js';
+import { toRun } from './run-store.js';
 
 export interface RedisEventBusOptions {
   /** Connection for the publish script, XRANGE and XREVRANGE. */
@@ -30,7 +31,16 @@ interface TenantFeed {
   seam: EventSeam;
   /** Where a catch-up starts when nothing was delivered yet: the stream's last id when the feed opened. */
   baseline: Promise<string>;
+  /** Set while the feed has no listener: it is dropped when this fires. */
+  linger?: NodeJS.Timeout;
 }
+
+/**
+ * How long a tenant's feed outlives its last listener: a client that waits for one run after
+ * another (POST /api/runs/wait in a loop) reuses it instead of opening a feed, with its stream
+ * read, per request.
+ */
+const FEED_LINGER_MS = 10_000;
 
 const PAGE = 500;
 
@@ -101,15 +111,27 @@ export class RedisEventBus implements EventBus {
 
   subscribe(tenant: string, listener: EventListener): () => void {
     const feed = this.feeds.get(tenant) ?? this.openFeed(tenant);
+    clearTimeout(feed.linger);
+    feed.linger = undefined;
     feed.listeners.add(listener);
     this.start();
+    let subscribed = true;
     return () => {
+      if (!subscribed) return;
+      subscribed = false;
       feed.listeners.delete(listener);
       if (feed.listeners.size > 0 || this.feeds.get(tenant) !== feed) return;
-      this.feeds.delete(tenant);
-      this.pending.delete(tenant);
-      this.source.release(tenant);
+      feed.linger = setTimeout(() => this.dropFeed(tenant, feed), FEED_LINGER_MS);
+      feed.linger.unref();
     };
+  }
+
+  /** Drops a feed that has had no listener for FEED_LINGER_MS. */
+  private dropFeed(tenant: string, feed: TenantFeed): void {
+    if (feed.listeners.size > 0 || this.feeds.get(tenant) !== feed) return;
+    this.feeds.delete(tenant);
+    this.pending.delete(tenant);
+    this.source.release(tenant);
   }
 
   async signalCancel(signal: CancelSignal): Promise<void> {
@@ -157,6 +179,7 @@ export class RedisEventBus implements EventBus {
     this.closed = true;
     this.source.detach();
     clearTimeout(this.retryTimer);
+    for (const feed of this.feeds.values()) clearTimeout(feed.linger);
     this.feeds.clear();
     this.cancelListeners.clear();
     for (const done of [...this.waiters]) done(new AppError('unavailable', 'The event bus is closed.'));
@@ -214,6 +237,12 @@ export class RedisEventBus implements EventBus {
     let stored: StoredEvent;
     try {
       stored = JSON.parse(message) as StoredEvent;
+      // A waited run's end carries the run hash as it ended (stepRun): the domain's Run here.
+      if (stored.stop) {
+        const run = toRun(stored.stop.run as unknown as Record<string, string>);
+        if (run) stored.stop.run = run;
+        else delete stored.stop;
+      }
     } catch (error) {
       this.onError(new Error('An event announcement is not JSON.', { cause: error }));
       return;

@@ -70,14 +70,15 @@ export class RedisKeys {
   }
   /**
    * Prefix of the tenant's run indexes (what GET /api/runs reads), sorted sets of run ids
-   * scored by created_at (ms): `all`, `agent:<agent>`, `status:<status>`,
-   * `agent-status:<status>:<agent>`. The scripts maintain them (includes/runStatus.lua);
-   * {@link runIndex} names the one a filter reads.
+   * scored by created_at (ms): `all`, `agent:<agent>`, and for the terminal statuses only
+   * `status:<status>`, `agent-status:<status>:<agent>` (active runs are {@link activeRuns}).
+   * The scripts maintain them (includes/runStatus.lua); {@link runIndex} names the one a
+   * filter reads.
    */
   runIndexPrefix(tenant: string): string {
     return `${this.t(tenant)}:run-index:`;
   }
-  /** The run index of the tenant's runs with this status and/or agent (all runs without either). */
+  /** The run index of the tenant's runs with this (terminal) status and/or agent (all runs without either). */
   runIndex(tenant: string, filter: { status?: string; agent_id?: string }): string {
     const prefix = this.runIndexPrefix(tenant);
     const { status, agent_id: agent } = filter;

@@ -7,6 +7,7 @@ import type { RedisContext } from './context.js';
 import { flatToObject, statePairs } from './hash.js';
 import { toRun } from './run-store.js';
 import { metaOfEntry } from './session-store.js';
+import { timerMember } from './timer-store.js';
 
 export interface RedisRunJournalOptions {
   limits: StorageLimits;
@@ -97,6 +98,9 @@ export class RedisRunJournal implements RunJournal {
     const checkpoint = metaOfEntry(String(reply[1]), run.session_id);
     if (!completes) return { checkpoint, published: [nodeEnd, next] };
     const done = toRun(flatToObject(reply[2] as unknown[]))!;
+    // Its deadline goes now, not when it comes due (the global timers set: another slot on a
+    // cluster, so not in the script). Should this fail, the sweep drops a timer whose run ended.
+    if (done.deadline_at) await this.c.redis.zrem(keys.timers(), timerMember('run', tenant, run.id)).catch(() => 0);
     return {
       checkpoint,
       completed: Number(reply[3]) > 0 ? { ...done, queued_behind: true } : done,

@@ -1,6 +1,7 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
+import type { DurableWrites } from './durable.js';
 
 /** Name of the BullMQ queue of runs. */
 export const RUNS_QUEUE = 'runs';
@@ -16,6 +17,8 @@ export interface BullRunQueueOptions {
    * @defaultValue 10
    */
   attempts?: number;
+  /** WAIT for replicas after each enqueue, on the connection that added the job (REDIS_WAIT_REPLICAS). */
+  durable?: DurableWrites | undefined;
 }
 
 /** States of a job that will still execute. */
@@ -26,9 +29,14 @@ export class BullRunQueue implements RunQueue {
   private readonly queue: Queue;
   private closing: Promise<void> | undefined;
   private readonly jobOptions;
+  private readonly durable: DurableWrites | undefined;
+  /** A key in the slot of every key of the queue (the prefix is their hash tag on a cluster). */
+  private readonly slotKey: string;
 
   constructor(options: BullRunQueueOptions) {
     this.queue = new Queue(RUNS_QUEUE, { connection: options.connection, prefix: options.prefix });
+    this.durable = options.durable;
+    this.slotKey = `${options.prefix}:${RUNS_QUEUE}`;
     this.queue.on('error', () => {});
     this.jobOptions = {
       attempts: options.attempts ?? 10,
@@ -39,7 +47,9 @@ export class BullRunQueue implements RunQueue {
   }
 
   async enqueue(job: RunJob): Promise<void> {
+    const replicated = this.durable?.track();
     await this.queue.add(job.kind, job, { ...this.jobOptions, jobId: runJobId(job) });
+    await replicated?.([this.slotKey]);
   }
 
   async hasLiveJob(run: { id: string; approval_id?: string }): Promise<boolean> {

@@ -1,7 +1,8 @@
 import { newId, nowIso } from '../../domain/time.js';
-import { MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
+import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
 import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
+import type { DurableWrites } from './durable.js';
 import { flatToObject, statePairs } from './hash.js';
 import { timerMember } from './timer-store.js';
 
@@ -11,6 +12,9 @@ import { timerMember } from './timer-store.js';
  * waiting behind its current one; creation, status changes and promotion are Lua. A run's deadline is also a member of the global timers set (written
  * before the run, removed when it ends: a timer without its run does nothing).
  */
+/** How often a process re-adds a tenant to the global tenants set (expiry and the reaper visit its members). */
+const TENANT_RELIST_MS = 60_000;
+
 export class RedisRunStore implements RunStore {
   constructor(
     private readonly c: RedisContext,
@@ -18,11 +22,28 @@ export class RedisRunStore implements RunStore {
     private readonly limitArgs: () => number[],
     private readonly runsRetain: number,
     private readonly clock: () => number,
+    /** WAIT for replicas before a created run is acknowledged (REDIS_WAIT_REPLICAS). */
+    private readonly durable?: DurableWrites,
   ) {}
+
+  /** When each tenant was last added to the tenants set by this process (ms). */
+  private readonly tenantsListed = new Map<string, number>();
+
+  private listedRecently(tenant: string, now: number): boolean {
+    const last = this.tenantsListed.get(tenant);
+    return last !== undefined && now >= last && now - last < TENANT_RELIST_MS;
+  }
+
+  private async listTenant(tenant: string, now: number): Promise<void> {
+    await this.c.redis.sadd(this.c.keys.tenants(), tenant);
+    if (this.tenantsListed.size >= 10_000) this.tenantsListed.clear();
+    this.tenantsListed.set(tenant, now);
+  }
 
   async createRun(tenant: string, run: NewRun): Promise<CreatedRun> {
     const { keys } = this.c;
     const now = this.clock();
+    const replicated = this.durable?.track();
     if (run.deadline_ms !== undefined) await this.c.redis.zadd(keys.timers(), run.deadline_ms, timerMember('run', tenant, run.run_id));
     const reply = await this.c.script(
       'createRun',
@@ -57,11 +78,16 @@ export class RedisRunStore implements RunStore {
         run.behind ? '1' : '0',
         MAX_QUEUED_BEHIND,
         keys.runIndexPrefix(tenant),
+        run.waited ? '1' : '0',
         ...statePairs(run.start?.input ?? {}),
       ],
     );
     // A tenant's first session makes it one that expiry visits (a global key, outside the script's slot).
-    if (Number(reply[1]) === 1) await this.c.redis.sadd(keys.tenants(), tenant);
+    // Members are never removed, so it is sent once a minute per tenant and process, not per
+    // session: off the path of a run (a set lost with a Redis restart is refilled within it).
+    if (Number(reply[1]) === 1 && !this.listedRecently(tenant, now)) await this.listTenant(tenant, now);
+    // The run's slot, and the timers' when written (the tenants set refills itself, above).
+    await replicated?.([keys.run(tenant, run.run_id), ...(run.deadline_ms === undefined ? [] : [keys.timers()])]);
     const created = toRun(flatToObject(reply[3] as unknown[]))!;
     return Number(reply[2]) === 1 ? { ...created, behind: true } : created;
   }
@@ -82,6 +108,13 @@ export class RedisRunStore implements RunStore {
       run !== null && (options.status === undefined || run.status === options.status) && (options.agent_id === undefined || run.agent_id === options.agent_id);
     const { offset, limit } = options;
     if (options.session_id === undefined) {
+      if (options.status !== undefined && ACTIVE_RUN_STATUSES.includes(options.status)) {
+        // Active runs are not in the status indexes (a run would move three times): they are
+        // the tenant's active-runs set, which the reaper also reads; newest first here.
+        const ids = await redis.zrange(keys.activeRuns(tenant), '0', '-1');
+        const runs = (await Promise.all(ids.map((id) => this.getRun(tenant, id)))).filter(matches);
+        return runs.sort(newestFirst).slice(offset, offset + limit);
+      }
       const ids = await redis.zrevrange(keys.runIndex(tenant, options), offset, offset + limit - 1);
       // A run whose status changed since the index was read is left out, not shown under a filter it no longer matches.
       return (await Promise.all(ids.map((id) => this.getRun(tenant, id)))).filter(matches);
@@ -170,6 +203,12 @@ export class RedisRunStore implements RunStore {
     }
     return out;
   }
+}
+
+/** The order of the run indexes (ZREVRANGE by created_at ms, then by id). */
+function newestFirst(a: Run, b: Run): number {
+  const byTime = Date.parse(b.created_at) - Date.parse(a.created_at);
+  return byTime !== 0 ? byTime : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
 export function toRun(hash: Record<string, string>): Run | null {

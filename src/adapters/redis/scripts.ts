@@ -56,6 +56,12 @@ export const SCRIPT_CODES = {
  */
 export const SMALL_STATE_KEYS = 2_000;
 
+/** Largest state (JSON bytes) a waited run's end announcement carries (StoredEvent.stop); above it the waiter reads it back. */
+export const STOP_STATE_BYTES = 65_536;
+
+/** State keys a script reads or writes per HMGET/HSET when it applies a patch (within Lua's unpack limit). */
+export const PATCH_BATCH = 500;
+
 /** What a NOT_FOUND of each script names, in the error message. */
 const NOT_FOUND_SUBJECT: Partial<Record<ScriptName, string>> = {
   appendCheckpoint: 'A checkpoint of this session',
@@ -107,6 +113,8 @@ const GENERATED_INCLUDES: Record<string, (options: ScriptOptions) => string> = {
       `local ACTIVE_RUN_STATUS = ${luaSet(ACTIVE_RUN_STATUSES)}`,
       `local FINAL_FIRE_STATUS = ${luaSet(FINAL_FIRE_STATUSES)}`,
       `local SMALL_STATE_KEYS = ${SMALL_STATE_KEYS}`,
+      `local PATCH_BATCH = ${PATCH_BATCH}`,
+      `local STOP_STATE_BYTES = ${STOP_STATE_BYTES}`,
       ...Object.entries(SCRIPT_CODES).map(([name, code]) => `local ${name} = ${code}`),
     ].join('\n'),
   // Classic pub/sub on one server; on a cluster sharded pub/sub, on the channel in the tenant's

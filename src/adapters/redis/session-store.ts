@@ -13,6 +13,7 @@ import type {
   StorageLimits,
 } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
+import type { DurableWrites } from './durable.js';
 import { statePairs } from './hash.js';
 import type { JsonObject } from '../../domain/types.js';
 
@@ -41,6 +42,8 @@ export class RedisSessionStore implements SessionStore {
     private readonly c: RedisContext,
     private readonly limits: StorageLimits,
     private readonly clock: () => number,
+    /** WAIT for replicas before a checkpoint patch is acknowledged (REDIS_WAIT_REPLICAS). */
+    private readonly durable?: DurableWrites,
   ) {}
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
@@ -62,6 +65,7 @@ export class RedisSessionStore implements SessionStore {
   async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }> {
     const { keys } = this.c;
     const now = this.clock();
+    const replicated = this.durable?.track();
     const reply = await this.c.script(
       'appendCheckpoint',
       [keys.session(tenant, sessionId), keys.state(tenant, sessionId), keys.checkpoints(tenant, sessionId), keys.sessionsByActivity(tenant)],
@@ -79,6 +83,7 @@ export class RedisSessionStore implements SessionStore {
         ...statePairs(write.patch),
       ],
     );
+    await replicated?.([keys.session(tenant, sessionId)]);
     const meta = metaOf(parseEntry(String(reply[1]), sessionId));
     return reply[2] === undefined ? meta : { ...meta, state: JSON.parse(String(reply[2])) as JsonObject };
   }

@@ -2,6 +2,7 @@ import type { StorageLimits, StorageUsage, Store } from '../../ports/store.js';
 import { masters, pingAll, type RedisClient } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { RedisApprovalStore } from './approval-store.js';
+import type { DurableWrites } from './durable.js';
 import { redisContext } from './context.js';
 import { mapFailures } from './errors.js';
 import { RedisRunStore } from './run-store.js';
@@ -17,6 +18,11 @@ export interface RedisStoreOptions {
   limits?: Partial<StorageLimits>;
   /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
   clock?: () => number;
+  /**
+   * WAIT for replicas on this connection before a created run, an approval decision or a
+   * checkpoint patch is acknowledged (REDIS_WAIT_REPLICAS). @defaultValue none
+   */
+  durable?: DurableWrites | undefined;
 }
 
 /**
@@ -42,10 +48,10 @@ export class RedisStore implements Store {
     this.keys = context.keys;
     const clock = options.clock ?? Date.now;
     const limits = { ...DEFAULT_STORAGE_LIMITS, ...options.limits };
-    const sessions = new RedisSessionStore(context, limits, clock);
+    const sessions = new RedisSessionStore(context, limits, clock, options.durable);
     this.sessions = mapFailures(sessions);
-    this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), limits.runsRetain, clock));
-    this.approvals = mapFailures(new RedisApprovalStore(context, clock));
+    this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), limits.runsRetain, clock, options.durable));
+    this.approvals = mapFailures(new RedisApprovalStore(context, clock, options.durable));
     this.schedules = mapFailures(new RedisScheduleStore(context));
     this.timers = mapFailures(new RedisTimerStore(context));
     this.leases = mapFailures(new RedisLeaseStore(context));

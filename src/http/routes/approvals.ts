@@ -125,11 +125,13 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
         // Subscribed before the decision: the resumed run's next stop cannot be missed.
         const held = await holdForRun(deps, ctx, principal);
         try {
-          const asked = await deps.store.approvals.getApproval(principal.tenant, body.id);
-          if (asked) held.follow(asked.run_id);
-          const approval = await deps.runs.answerApproval(principal.tenant, body.id, decision);
+          const approval = await deps.runs.answerApproval(principal.tenant, body.id, { ...decision, waited: true });
+          // Events since the subscription are held until now, as for POST /api/runs/wait. The
+          // run's `interrupted` for this very approval may be among them or come later (it is
+          // published after the run is marked interrupted): it is not the next stop.
+          held.follow(approval.run_id, (e) => e.event.type === 'interrupted' && e.event.approval_id === body.id);
           const stop = await held.until(body.wait_ms);
-          const run = await waitedRun(deps, principal.tenant, approval, stop !== null);
+          const run = await waitedRun(deps, principal.tenant, approval, stop);
           return { status: 200, body: { id: approval.id, status: approval.status, ...(run ? { run } : {}) } };
         } finally {
           held.done();

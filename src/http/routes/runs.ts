@@ -134,10 +134,10 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         const { wait_ms: waitMs = DEFAULT_WAIT_MS, ...request } = body;
         const held = await holdForRun(deps, ctx, principal);
         try {
-          const ticket = await runs.startRun(principal.tenant, request);
+          const ticket = await runs.startRun(principal.tenant, request, { waited: true });
           held.follow(ticket.run_id);
           const stop = await held.until(waitMs);
-          const run = await waitedRun(deps, principal.tenant, ticket, stop !== null);
+          const run = await waitedRun(deps, principal.tenant, ticket, stop);
           if (!run) throw notFound('The run');
           return { status: stop ? 200 : 202, body: run, headers: { Location: `/api/runs/${ticket.run_id}` } };
         } finally {

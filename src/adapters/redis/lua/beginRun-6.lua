@@ -21,20 +21,21 @@
 --@include runStatus
 --@include publishEvent
 --@include stateJson
-local current = redis.call('HGET', KEYS[1], 'status')
+local before = run_meta(KEYS[1])
+local current = before[1]
 if not current then return {NOT_FOUND} end
 if current ~= 'queued' and current ~= 'running' then return {RUN_STATUS, current} end
-redis.call('HDEL', KEYS[1], 'error')
-set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[8], ARGV[1], 'running', ARGV[2], ARGV[3])
-local node = redis.call('HGET', KEYS[2], 'node_id')
+-- The session's fields for set_run_status ({run_id}) and for the reply, in one read.
+local session = redis.call('HMGET', KEYS[2], 'run_id', 'node_id', 'seq', 'state_keys')
+set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[8], ARGV[1], 'running', ARGV[2], ARGV[3], nil, before, session)
+local node = session[2]
 if node and node ~= '__end__' then
   publish_event(KEYS[4], ARGV[4], ARGV[5], ARGV[6], '{"type":"node_start","node":' .. cjson.encode(node) .. ARGV[7])
 else
   node = ''
 end
 local run = redis.call('HGETALL', KEYS[1])
-local size = redis.call('HMGET', KEYS[2], 'seq', 'state_keys')
-if tonumber(size[1] or '0') > 0 and tonumber(size[2] or '0') <= SMALL_STATE_KEYS then
+if tonumber(session[3] or '0') > 0 and tonumber(session[4] or '0') <= SMALL_STATE_KEYS then
   return {run, node, redis.call('LINDEX', KEYS[6], -1), state_json(KEYS[5])}
 end
 return {run, node}

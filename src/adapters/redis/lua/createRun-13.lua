@@ -25,7 +25,8 @@
   ARGV[11] runs retained per session   ARGV[12] prefix of run keys   ARGV[13] prefix of approval keys
   ARGV[14] deadline_at (RFC 3339), '' for none   ARGV[15] '1' to queue behind an active run
   ARGV[16] most runs queued behind   ARGV[17] prefix of the tenant's run indexes
-  ARGV[18..] pairs: state key, raw JSON value
+  ARGV[18] '1' when a wait follows the run (its end is announced with its state: stepRun)
+  ARGV[19..] pairs: state key, raw JSON value
 
   A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
   approvals and schedule links, so a session reused for months stays bounded.
@@ -44,11 +45,19 @@ local agent = meta[1]
 local created = 0
 -- The run's hash and its entry in the session's runs (the caller makes it current, or queues it).
 local function new_run()
-  redis.call('HSET', KEYS[4], 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
-    'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4])
-  if ARGV[14] ~= '' then redis.call('HSET', KEYS[4], 'deadline_at', ARGV[14]) end
+  local fields = { 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
+    'status', 'queued', 'created_at', ARGV[4], 'updated_at', ARGV[4], 'created_ms', ARGV[5] }
+  if ARGV[14] ~= '' then
+    fields[#fields + 1] = 'deadline_at'
+    fields[#fields + 1] = ARGV[14]
+  end
+  if ARGV[18] == '1' then
+    fields[#fields + 1] = 'waited'
+    fields[#fields + 1] = '1'
+  end
+  redis.call('HSET', KEYS[4], unpack(fields))
   redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
-  index_run(ARGV[17], ARGV[3], ARGV[2], 'queued', ARGV[5])
+  index_run(ARGV[17], ARGV[3], ARGV[2], ARGV[5])
 end
 if agent then
   if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
@@ -58,7 +67,7 @@ if agent then
     track_active(KEYS[11], ARGV[3], 'queued', ARGV[5])
     if ARGV[6] ~= '' then
       local pairs = {}
-      for i = 18, #ARGV do pairs[#pairs + 1] = ARGV[i] end
+      for i = 19, #ARGV do pairs[#pairs + 1] = ARGV[i] end
       redis.call('HSET', KEYS[4], 'start_node', ARGV[6], 'start_input', cjson.encode(pairs))
     end
     redis.call('RPUSH', KEYS[12], ARGV[3])
@@ -68,7 +77,7 @@ end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 18,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 19,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end

@@ -14,6 +14,7 @@
   ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
   ARGV[4] decided_at (RFC 3339)   ARGV[5] run id   ARGV[6] now (ms)
   ARGV[7] prefix of the tenant's run indexes
+  ARGV[8] '1' when the decider waits for the run's next stop: the run is marked `waited` (stepRun)
 
   Returns {1, removed from pending (0|1), approval hash as a flat array}, or (codes of scripts.ts)
     {NOT_FOUND} no such approval
@@ -31,5 +32,6 @@ local removed = redis.call('ZREM', KEYS[2], id)
 redis.call('ZADD', KEYS[6], ARGV[6], id)
 if redis.call('HGET', KEYS[3], 'status') == 'interrupted' then
   set_run_status(KEYS[3], KEYS[4], KEYS[5], ARGV[7], ARGV[5], 'queued', ARGV[4], ARGV[6])
+  if ARGV[8] == '1' then redis.call('HSET', KEYS[3], 'waited', '1') end
 end
 return {1, removed, redis.call('HGETALL', KEYS[1])}

@@ -29,10 +29,11 @@
 --@include runStatus
 --@include appendCheckpoint
 --@include publishEvent
+--@include stateJson
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'run_status', 'state_bytes', 'state_keys', 'run_id')
 if not meta[1] then return {NOT_FOUND} end
 if meta[6] ~= ARGV[2] or meta[3] ~= 'running' then return {RUN_STATUS, meta[3] or ''} end
-local entry = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 19,
+local entry, seq, bytes, count = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 19,
   tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), meta[2], meta[4], meta[5])
 if type(entry) == 'number' then return {entry} end
 local retain = tonumber(ARGV[10])
@@ -45,10 +46,18 @@ if ARGV[17] == '' then
   publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
   return {1, entry}
 end
-redis.call('HDEL', KEYS[5], 'error')
-set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6])
+set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6], nil, nil, { meta[6], seq })
 redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
 add_span(ARGV[17])
-publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
+-- A run started by a wait (field `waited`) announces its end with the run and, when the state
+-- is small, the state: the waiting replica answers from it and reads nothing back.
+local run = redis.call('HGETALL', KEYS[5])
+local stop = nil
+local fields = {}
+for i = 1, #run, 2 do fields[run[i]] = run[i + 1] end
+if fields.waited and bytes <= STOP_STATE_BYTES and count <= SMALL_STATE_KEYS then
+  stop = '{"run":' .. cjson.encode(fields) .. ',"state":' .. state_json(KEYS[2]) .. '}'
+end
+publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16], stop)
 local link = redis.call('HGET', KEYS[10], ARGV[2]) or ''
-return {1, entry, redis.call('HGETALL', KEYS[5]), redis.call('LLEN', KEYS[9]), link}
+return {1, entry, run, redis.call('LLEN', KEYS[9]), link}

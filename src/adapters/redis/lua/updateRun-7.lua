@@ -25,17 +25,15 @@
 ]]
 --@include constants
 --@include runStatus
-local current = redis.call('HGET', KEYS[1], 'status')
+local before = run_meta(KEYS[1])
+local current = before[1]
 if not current then return {NOT_FOUND} end
 if ARGV[4] ~= '' and not string.find(',' .. ARGV[4] .. ',', ',' .. current .. ',', 1, true) then
   return {RUN_STATUS, current}
 end
-if ARGV[2] == '' then
-  redis.call('HDEL', KEYS[1], 'error')
-  set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[10], ARGV[5], ARGV[1], ARGV[3], ARGV[7])
-else
-  set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[10], ARGV[5], ARGV[1], ARGV[3], ARGV[7], { 'error', ARGV[2] })
-end
+local extra = nil
+if ARGV[2] ~= '' then extra = { 'error', ARGV[2] } end
+set_run_status(KEYS[1], KEYS[2], KEYS[4], ARGV[10], ARGV[5], ARGV[1], ARGV[3], ARGV[7], extra, before)
 local closed = 0
 local waiting = 0
 if not is_active(ARGV[1]) then

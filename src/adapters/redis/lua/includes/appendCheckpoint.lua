@@ -13,7 +13,7 @@
   The caller passes the session's seq, state_bytes and state_keys (read with its other fields
   in one HMGET).
 
-  Returns the new entry's JSON ({checkpoint_id, node_id, seq_num, created_at, unset, restore}),
+  Returns the new entry's JSON, the new seq_num, state_bytes and state_keys ({checkpoint_id, node_id, seq_num, created_at, unset, restore}),
   or a failure code (a number).
 ]]
 local function append_checkpoint(session_key, state_key, list_key, checkpoint_id, node, created_at,
@@ -21,10 +21,17 @@ local function append_checkpoint(session_key, state_key, list_key, checkpoint_id
   seq = tonumber(seq or '0') + 1
   bytes = tonumber(bytes or '0')
   count = tonumber(count or '0')
+  -- The patch's keys are read and written in batches of PATCH_BATCH: one HMGET and one HSET
+  -- each, within what unpack takes.
   local olds = {}
+  for from = first, #argv, 2 * PATCH_BATCH do
+    local names = {}
+    for i = from, math.min(#argv, from + 2 * PATCH_BATCH - 1), 2 do names[#names + 1] = argv[i] end
+    local values = redis.call('HMGET', state_key, unpack(names))
+    for j = 1, #names do olds[#olds + 1] = values[j] or false end
+  end
   for i = first, #argv, 2 do
-    local old = redis.call('HGET', state_key, argv[i])
-    olds[#olds + 1] = old
+    local old = olds[(i - first) / 2 + 1]
     if old then
       bytes = bytes - #old
     else
@@ -43,7 +50,9 @@ local function append_checkpoint(session_key, state_key, list_key, checkpoint_id
     else
       unset[#unset + 1] = cjson.encode(argv[i])
     end
-    redis.call('HSET', state_key, argv[i], argv[i + 1])
+  end
+  for from = first, #argv, 2 * PATCH_BATCH do
+    redis.call('HSET', state_key, unpack(argv, from, math.min(#argv, from + 2 * PATCH_BATCH - 1)))
   end
   local entry = '{"checkpoint_id":' .. cjson.encode(checkpoint_id) ..
     ',"node_id":' .. cjson.encode(node) ..
@@ -54,5 +63,5 @@ local function append_checkpoint(session_key, state_key, list_key, checkpoint_id
   if redis.call('RPUSH', list_key, entry) > retain then redis.call('LTRIM', list_key, -retain, -1) end
   redis.call('HSET', session_key, 'seq', seq, 'node_id', node, 'updated_at', created_at,
     'state_bytes', bytes, 'state_keys', count)
-  return entry
+  return entry, seq, bytes, count
 end

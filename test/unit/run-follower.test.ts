@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryEventBus } from '../../src/adapters/memory/event-bus.js';
+import type { RunEvent, StoredEvent } from '../../src/domain/types.js';
+import { RunFollower } from '../../src/runtime/run-follower.js';
+
+const T = 'tenant-f';
+const run = { run_id: 'run-1', session_id: 'session-1', agent_id: 'human-review', ts: '2026-11-24T00:00:00.000Z' };
+const event = (fields: Partial<RunEvent> & Pick<RunEvent, 'type'>): RunEvent => ({ ...run, ...fields }) as RunEvent;
+
+/** Resolves with the follower's next stop, or 'none' once everything published so far was delivered. */
+async function nextStopNow(follower: RunFollower): Promise<StoredEvent | 'none'> {
+  return Promise.race([follower.nextStop(), new Promise<'none'>((resolve) => setImmediate(() => resolve('none')))]);
+}
+
+/**
+ * The follower a wait answers from (POST /api/runs/wait, respond with wait_ms): a run's next
+ * stop, from events held while the run was being started and from live ones.
+ */
+describe('RunFollower', () => {
+  it('stops at the first stop event of the run it follows, whether held before follow() or live, and ignores other runs', async () => {
+    const bus = new MemoryEventBus(100);
+    const follower = new RunFollower(bus, T);
+    await bus.publish(T, event({ type: 'node_start', node: 'draft' }));
+    await bus.publish(T, { ...event({ type: 'completed' }), run_id: 'other-run' });
+    follower.follow('run-1');
+    expect(await nextStopNow(follower)).toBe('none');
+    await bus.publish(T, event({ type: 'interrupted', node: 'review', approval_id: 'run-1.2' }));
+    const stop = await nextStopNow(follower);
+    expect(stop).not.toBe('none');
+    expect((stop as StoredEvent).event).toMatchObject({ type: 'interrupted', approval_id: 'run-1.2' });
+    follower.close();
+  });
+
+  it('passes over a stale stop named by follow(): the interrupted of the approval being answered, delivered after the answer', async () => {
+    const bus = new MemoryEventBus(100);
+    const seen: string[] = [];
+    const follower = new RunFollower(bus, T, (e) => seen.push(e.event.type));
+    // Subscribed, then the answer: the run's own `interrupted` for that approval arrives late.
+    follower.follow('run-1', (e) => e.event.type === 'interrupted' && e.event.approval_id === 'run-1.2');
+    await bus.publish(T, event({ type: 'interrupted', node: 'review', approval_id: 'run-1.2' }));
+    expect(await nextStopNow(follower)).toBe('none');
+    await bus.publish(T, event({ type: 'approval_decided', approval_id: 'run-1.2', approved: true, by: 'ana' }));
+    await bus.publish(T, event({ type: 'node_end', node: 'review', status: 'ok' }));
+    // The next approval of the same run is a stop; so is its end.
+    await bus.publish(T, event({ type: 'interrupted', node: 'confirm', approval_id: 'run-1.3' }));
+    const stop = await nextStopNow(follower);
+    expect((stop as StoredEvent).event).toMatchObject({ type: 'interrupted', approval_id: 'run-1.3' });
+    // Every event of the run was passed on, the stale one too.
+    expect(seen).toEqual(['interrupted', 'approval_decided', 'node_end', 'interrupted']);
+    follower.close();
+  });
+
+  it('without the stale test, that late interrupted would answer the wait: the run as it stood, not its next stop', async () => {
+    const bus = new MemoryEventBus(100);
+    const follower = new RunFollower(bus, T);
+    follower.follow('run-1');
+    await bus.publish(T, event({ type: 'interrupted', node: 'review', approval_id: 'run-1.2' }));
+    await bus.publish(T, event({ type: 'completed' }));
+    expect(((await nextStopNow(follower)) as StoredEvent).event.type).toBe('interrupted');
+    follower.close();
+  });
+});
