@@ -7,7 +7,7 @@ import { call, startTestApi, type TestApi } from '../support/app.js';
 import type { AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
 import { harnessOf, startRunWorker } from './backends.js';
-import { sessionEvents, startRun, waitRun } from './scenarios.js';
+import { sessionEvents, sessionEventsEndingWith, startRun, waitRun } from './scenarios.js';
 
 /** Emits `size` characters of data in one custom event (JSON: the string plus its quotes). */
 const emitter = defineAgent({
@@ -43,7 +43,7 @@ describe('ctx.emit bounds each custom event (embedded)', () => {
     const over = await startRun(h, { agent_id: 'emitter', input: { size: MAX_CUSTOM_EVENT_BYTES - 1 } });
     const run = await waitRun(h, over.run_id, 'failed');
     expect(run.error).toContain(`larger than ${MAX_CUSTOM_EVENT_BYTES} bytes`);
-    const events = await sessionEvents(h, over.session_id);
+    const events = await sessionEventsEndingWith(h, over.session_id, 'failed');
     expect(events.filter((e) => e.type === 'custom')).toEqual([]);
     expect(events.filter((e) => e.type === 'failed')).toHaveLength(1);
   });
@@ -71,7 +71,7 @@ describe('a run of an agent its worker does not have (Redis, a worker process wi
     const { run_id, session_id } = await startRun(h, { agent_id: 'slow', input: {} });
     const run = await waitRun(h, run_id, 'failed', 15_000);
     expect(run.error).toBe('Agent "slow" is not registered on this worker.');
-    const events = (await sessionEvents(h, session_id)).filter((e) => e.run_id === run_id);
+    const events = (await sessionEventsEndingWith(h, session_id, 'failed')).filter((e) => e.run_id === run_id);
     expect(events.map((e) => e.type)).toEqual(['failed']);
     expect(events[0]!.error).toBe(run.error);
     // A built-in agent on the same worker runs.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Approval, RunEvent, Span } from '../../src/domain/types.js';
 import { call } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { sessionEvents, startRun, waitRun, type RunHarness } from './scenarios.js';
+import { sessionEvents, sessionEventsEndingWith, startRun, waitRun, type RunHarness } from './scenarios.js';
 
 const T = 'DefaultTenant';
 /** Every test here finishes well within this (the default vitest timeout is 60 s). */
@@ -132,7 +132,7 @@ export function runLifecycleScenarios(name: string, harness: () => RunHarness): 
         const failed = await waitRun(h, run_id, 'failed');
         expect(failed.error).toMatch(/BigInt/);
         expect(failed.error).toContain('Do not know how to serialize a BigInt');
-        const events = (await sessionEvents(h, session_id)).filter((e) => e.run_id === run_id);
+        const events = (await sessionEventsEndingWith(h, session_id, 'failed')).filter((e) => e.run_id === run_id);
         const failedEvents = events.filter((e) => e.type === 'failed');
         expect(failedEvents).toHaveLength(1);
         expect(failedEvents[0]!.error).toBe(failed.error);
@@ -389,7 +389,7 @@ export function runLifecycleScenarios(name: string, harness: () => RunHarness): 
         expect(badSpans.filter((s) => s.attributes.status === 'retry')).toHaveLength(2);
         expect(badSpans.filter((s) => s.attributes.status === 'error')).toHaveLength(1);
         expect(badSpans).toHaveLength(3);
-        const badEvents = (await sessionEvents(h, bad.session_id)).map(brief);
+        const badEvents = (await sessionEventsEndingWith(h, bad.session_id, 'failed')).map(brief);
         expect(badEvents.filter((e) => e === 'node_start:work')).toHaveLength(1);
         expect(badEvents.slice(-2)).toEqual(['node_end:work:error', 'failed']);
         expect(badEvents.filter((e) => e === 'failed')).toHaveLength(1);
@@ -407,7 +407,7 @@ export function runLifecycleScenarios(name: string, harness: () => RunHarness): 
         const spans = (await spansOf(h, session_id)).filter((s) => s.name === 'stall');
         expect(spans.map((s) => s.attributes.status).sort()).toEqual(['error', 'retry']);
         for (const span of spans) expect(span.attributes.error).toMatch(/timed out after 200 ms/);
-        const events = (await sessionEvents(h, session_id)).filter((e) => e.run_id === run_id);
+        const events = (await sessionEventsEndingWith(h, session_id, 'failed')).filter((e) => e.run_id === run_id);
         expect(events.map(brief).slice(-2)).toEqual(['node_end:stall:error', 'failed']);
         expect(events.filter((e) => e.type === 'failed').map((e) => e.error)).toEqual([failed.error]);
       },
