@@ -107,8 +107,9 @@ export interface SessionStore {
   deleteSession(tenant: string, sessionId: string): Promise<void>;
   /**
    * Expiry: removes, as {@link deleteSession} does, up to `limit` sessions of every tenant
-   * whose last write is at or before `cutoffMs` and whose run is not queued or running.
-   * Resolves with how many were removed.
+   * whose last write is at or before `cutoffMs`, whose run is not queued or running and that
+   * has no run queued behind its current one. Sessions that cannot go never hold back idle
+   * ones behind them. Resolves with how many were removed.
    */
   expireSessions(cutoffMs: number, limit: number): Promise<number>;
 }

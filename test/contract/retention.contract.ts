@@ -184,6 +184,46 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       expect(await store.sessions.expireSessions(clock.now() - HOUR, 100)).toBe(0);
     });
 
+    it('never expires a session paused at an approval with runs queued behind it, until they end', async () => {
+      const { store, clock, session } = await setUp();
+      const id = await session();
+      const [first] = await store.runs.listRuns(T, id, ALL);
+      await store.approvals.createApproval(T, approvalOf(id, first!.id, '2026-11-01T00:00:00.000Z'));
+      const behind = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', behind: true });
+      expect(behind.behind).toBe(true);
+      clock.advance(2 * HOUR);
+      // Idle past the cutoff, but a run waits behind the paused one: the session is active.
+      expect(await store.sessions.expireSessions(clock.now() - HOUR, 100)).toBe(0);
+      expect(await store.sessions.getSession(T, id)).not.toBeNull();
+      expect(await store.runs.getRun(T, behind.id)).toMatchObject({ status: 'queued' });
+      expect(await store.approvals.getApproval(T, `${first!.id}.1`)).toMatchObject({ status: 'pending' });
+      // The paused run ends, the queued one becomes current and ends: idle again, it expires.
+      await store.runs.updateRun(T, first!.id, { status: 'cancelled' });
+      const promotion = await store.runs.promoteNext(T, id);
+      expect(promotion.started?.id).toBe(behind.id);
+      await store.runs.updateRun(T, behind.id, { status: 'completed' });
+      expect(await store.sessions.expireSessions(clock.now() - HOUR, 100)).toBe(0);
+      clock.advance(2 * HOUR);
+      expect(await store.sessions.expireSessions(clock.now() - HOUR, 100)).toBe(1);
+      expect(await store.sessions.getSession(T, id)).toBeNull();
+      expect(await store.runs.getRun(T, behind.id)).toBeNull();
+    });
+
+    it('skips sessions that cannot expire without starving the idle ones behind them', async () => {
+      const { store, clock, session } = await setUp();
+      const busy: string[] = [];
+      for (let i = 0; i < 3; i += 1) busy.push(await session()); // runs stay queued
+      clock.advance(1_000);
+      const idle = await session();
+      const [run] = await store.runs.listRuns(T, idle, ALL);
+      await store.runs.updateRun(T, run!.id, { status: 'completed' });
+      clock.advance(2 * HOUR);
+      // A batch of 2 meets only busy sessions first; the idle one, older than the cutoff too, still goes.
+      expect(await store.sessions.expireSessions(clock.now() - HOUR, 2)).toBe(1);
+      expect(await store.sessions.getSession(T, idle)).toBeNull();
+      for (const id of busy) expect(await store.sessions.getSession(T, id)).not.toBeNull();
+    });
+
     it('expires at most `limit` sessions per call', async () => {
       const { store, clock, session } = await setUp();
       for (let i = 0; i < 5; i += 1) {

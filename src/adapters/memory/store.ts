@@ -314,7 +314,7 @@ class MemorySessionStore implements SessionStore {
         if (removed >= limit) return removed;
         if (record.touchedMs > cutoffMs) continue;
         const status = record.currentRunId ? data.runs.get(record.currentRunId)?.status : undefined;
-        if (status === 'queued' || status === 'running') continue;
+        if (status === 'queued' || status === 'running' || record.behind.length > 0) continue;
         this.t.remove(tenant, record);
         this.onRemoved(tenant, record.runIds);
         removed += 1;

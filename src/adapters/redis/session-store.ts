@@ -158,15 +158,23 @@ export class RedisSessionStore implements SessionStore {
     let removed = 0;
     const tenants = await this.c.redis.smembers(this.c.keys.tenants());
     for (const tenant of tenants) {
-      if (removed >= limit) break;
-      const ids = await this.c.redis.zrangebyscore(this.c.keys.sessionsByActivity(tenant), '-inf', cutoffMs, 'LIMIT', 0, limit - removed);
-      for (const id of ids) {
-        try {
-          if (await this.remove(tenant, id, String(cutoffMs))) removed += 1;
-        } catch (error) {
-          // A session whose run is queued or running is alive: it is looked at again later.
-          if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+      // Sessions that cannot go stay at the front of the index: page past them (skipped), so
+      // they never starve the idle sessions behind them.
+      let skipped = 0;
+      while (removed < limit) {
+        const wanted = limit - removed;
+        const ids = await this.c.redis.zrangebyscore(this.c.keys.sessionsByActivity(tenant), '-inf', cutoffMs, 'LIMIT', skipped, wanted);
+        for (const id of ids) {
+          try {
+            // false: gone, or written to since the read; either way out of the range now.
+            if (await this.remove(tenant, id, String(cutoffMs))) removed += 1;
+          } catch (error) {
+            // A session with an active run (or runs queued behind) is alive: looked at again later.
+            if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+            skipped += 1;
+          }
         }
+        if (ids.length < wanted) break;
       }
     }
     return removed;

@@ -14,8 +14,8 @@
   ARGV[1] session id   ARGV[2] prefix of sessions-by-agent keys   ARGV[3] prefix of run keys
   ARGV[4] prefix of approval keys
   ARGV[5] '' to delete on request (refused while a run is queued, running or interrupted), or
-          a cutoff in ms to expire it (only when its last write is at or before the cutoff and
-          no run is queued or running)
+          a cutoff in ms to expire it (only when its last write is at or before the cutoff, no
+          run is queued or running, and none waits queued behind the current one)
   ARGV[6] prefix of the tenant's run indexes
 
   Returns
@@ -36,7 +36,8 @@ if ARGV[5] == '' then
 else
   local touched = tonumber(redis.call('ZSCORE', KEYS[7], ARGV[1]) or '0')
   if touched > tonumber(ARGV[5]) then return {NOT_FOUND} end
-  if status == 'queued' or status == 'running' then return {SESSION_BUSY} end
+  -- A run queued behind the current one keeps the session alive, even behind a paused run.
+  if status == 'queued' or status == 'running' or redis.call('LLEN', KEYS[12]) > 0 then return {SESSION_BUSY} end
 end
 local pending = 0
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[10])) do
