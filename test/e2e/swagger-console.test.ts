@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApi, type TestApi } from '../support/app.js';
@@ -56,10 +58,50 @@ describe('Swagger console in headless Chromium', () => {
     await api?.close();
   });
 
-  it('renders the operations and executes GET /api/sessions with a 200', async () => {
+  it('sends a Content-Security-Policy, X-Frame-Options and nosniff with the page, its assets and the document', async () => {
+    for (const name of ['', 'index.html', 'swagger-initializer.js', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'swagger-ui.css', 'favicon-32x32.png', 'doc.json']) {
+      const response = await fetch(`${api.url}/swagger/${name}`);
+      expect(response.status, name).toBe(200);
+      expect(response.headers.get('content-security-policy'), name).toMatch(/^default-src 'none'; .*frame-ancestors 'none'/);
+      expect(response.headers.get('x-frame-options'), name).toBe('DENY');
+      expect(response.headers.get('x-content-type-options'), name).toBe('nosniff');
+      await response.arrayBuffer();
+    }
+  });
+
+  it('cannot be framed by another site', async () => {
+    // Another origin (a port of its own) whose page frames the Swagger console.
+    const framing: Server = createServer((_request, response) => {
+      response.setHeader('Content-Type', 'text/html; charset=utf-8');
+      response.end(`<!doctype html><title>framing</title><iframe id="framed" src="${api.url}/swagger/"></iframe>`);
+    });
+    await new Promise<void>((resolve) => framing.listen(0, '127.0.0.1', resolve));
+    const page = await browser.newPage();
+    try {
+      const loaded = page.waitForEvent('framenavigated', { predicate: (frame) => frame !== page.mainFrame() });
+      await page.goto(`http://127.0.0.1:${(framing.address() as AddressInfo).port}/`);
+      const frame = await loaded;
+      await frame.waitForLoadState('load');
+      // Chromium replaces a refused frame with its error page: the Swagger console never ran in it.
+      expect(await frame.evaluate(() => typeof (globalThis as { SwaggerUIBundle?: unknown }).SwaggerUIBundle).catch(() => 'refused')).not.toBe('function');
+    } finally {
+      await page.close();
+      await new Promise((resolve) => framing.close(resolve));
+    }
+  });
+
+  it('renders the operations and executes GET /api/sessions with a 200, and its CSP refuses nothing it needs', async () => {
     const page = await browser.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(`console.error: ${message.text()}`);
+    });
+    await page.addInitScript(() => {
+      const refused: string[] = [];
+      (globalThis as { refused?: string[] }).refused = refused;
+      document.addEventListener('securitypolicyviolation', (event) => refused.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
     try {
       await page.goto(`${api.url}/swagger/`);
 
@@ -71,6 +113,7 @@ describe('Swagger console in headless Chromium', () => {
       expect(status).toBe(200);
       expect(body).toMatchObject({ sessions: [expect.objectContaining({ id: 'console-1', agent_id: 'echo' })] });
       expect(pageErrors).toEqual([]);
+      expect(await page.evaluate(() => (globalThis as { refused?: string[] }).refused)).toEqual([]);
 
       // The console's request reached the API for real: the API counted it.
       const metrics = parsePrometheus(String((await call(`${api.url}/metrics`)).body));
