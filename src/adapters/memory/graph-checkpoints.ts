@@ -1,0 +1,134 @@
+import type {
+  GraphCheckpointEntry,
+  GraphCheckpointPage,
+  GraphCheckpointPut,
+  GraphCheckpointQuery,
+  GraphCheckpointRecord,
+  GraphCheckpointStore,
+  GraphWrite,
+} from '../../ports/graph-storage.js';
+import { notFound } from '../../domain/errors.js';
+import { blobField, checkpointMember, childRange, splitCheckpointMember } from '../shared/graph-members.js';
+
+/** One thread's LangGraph data. */
+interface Thread {
+  /** By checkpoint member (`ns NUL id`). */
+  checkpoints: Map<string, GraphCheckpointRecord>;
+  /** Channel values by blob field, with how many stored checkpoints hold each. */
+  blobs: Map<string, string>;
+  refs: Map<string, number>;
+  /** By checkpoint member, then `taskId NUL idx`. */
+  writes: Map<string, Map<string, GraphWrite>>;
+}
+
+const newest = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+
+/**
+ * LangGraph checkpoints in memory (the embedded mode), with the Redis adapter's rules: blobs
+ * shared between checkpoints and counted, the newest `retain` checkpoints per namespace.
+ */
+export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
+  private readonly tenants = new Map<string, Map<string, Thread>>();
+
+  private thread(tenant: string, threadId: string): Thread | undefined {
+    return this.tenants.get(tenant)?.get(threadId);
+  }
+
+  async putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void> {
+    let threads = this.tenants.get(tenant);
+    if (!threads) this.tenants.set(tenant, (threads = new Map()));
+    let thread = threads.get(threadId);
+    if (!thread) threads.set(threadId, (thread = { checkpoints: new Map(), blobs: new Map(), refs: new Map(), writes: new Map() }));
+    const member = checkpointMember(put.ns, put.record.checkpointId);
+    const replaced = thread.checkpoints.get(member);
+    // Count the new holder before releasing the old one, so a blob both hold stays.
+    for (const [channel, version] of Object.entries(put.record.versions)) {
+      const field = blobField(put.ns, channel, version);
+      thread.refs.set(field, (thread.refs.get(field) ?? 0) + 1);
+      const blob = put.blobs[channel];
+      if (blob !== undefined) thread.blobs.set(field, blob);
+    }
+    if (replaced) this.release(thread, put.ns, replaced);
+    thread.checkpoints.set(member, put.record);
+    const { min, max } = childRange(put.ns);
+    const inNamespace = [...thread.checkpoints.keys()].filter((m) => m >= min && m < max).sort();
+    for (const old of inNamespace.slice(0, Math.max(0, inNamespace.length - put.retain))) {
+      this.release(thread, put.ns, thread.checkpoints.get(old)!);
+      thread.checkpoints.delete(old);
+      thread.writes.delete(old);
+    }
+  }
+
+  /** Drops a checkpoint's hold on its blobs; a blob no checkpoint holds goes. */
+  private release(thread: Thread, ns: string, record: GraphCheckpointRecord): void {
+    for (const [channel, version] of Object.entries(record.versions)) {
+      const field = blobField(ns, channel, version);
+      const left = (thread.refs.get(field) ?? 0) - 1;
+      if (left > 0) {
+        thread.refs.set(field, left);
+      } else {
+        thread.refs.delete(field);
+        thread.blobs.delete(field);
+      }
+    }
+  }
+
+  async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void> {
+    const thread = this.thread(tenant, threadId);
+    const member = checkpointMember(ns, checkpointId);
+    if (!thread?.checkpoints.has(member)) throw notFound('The checkpoint');
+    let stored = thread.writes.get(member);
+    if (!stored) thread.writes.set(member, (stored = new Map()));
+    for (const write of writes) {
+      const key = `${write.taskId}\u0000${write.idx}`;
+      if (write.idx >= 0 && stored.has(key)) continue;
+      stored.set(key, write);
+    }
+  }
+
+  async getCheckpoint(tenant: string, threadId: string, ns: string, checkpointId?: string): Promise<GraphCheckpointEntry | null> {
+    const thread = this.thread(tenant, threadId);
+    if (!thread) return null;
+    let member = checkpointId === undefined ? undefined : checkpointMember(ns, checkpointId);
+    if (member === undefined) {
+      const { min, max } = childRange(ns);
+      member = [...thread.checkpoints.keys()].filter((m) => m >= min && m < max).sort(newest)[0];
+    }
+    return member === undefined ? null : this.entry(threadId, thread, member);
+  }
+
+  private entry(threadId: string, thread: Thread, member: string): GraphCheckpointEntry | null {
+    const record = thread.checkpoints.get(member);
+    if (!record) return null;
+    const { ns } = splitCheckpointMember(member);
+    const values: Record<string, string> = {};
+    for (const [channel, version] of Object.entries(record.versions)) {
+      const blob = thread.blobs.get(blobField(ns, channel, version));
+      if (blob !== undefined) values[channel] = blob;
+    }
+    return { threadId, ns, record, values, writes: [...(thread.writes.get(member)?.values() ?? [])] };
+  }
+
+  async listCheckpoints(tenant: string, threadId: string, query: GraphCheckpointQuery): Promise<GraphCheckpointPage> {
+    const thread = this.thread(tenant, threadId);
+    if (!thread) return { entries: [] };
+    const range = query.ns === undefined ? undefined : childRange(query.ns);
+    const members = [...thread.checkpoints.keys()]
+      .filter((m) => !range || (m >= range.min && m < range.max))
+      .filter((m) => query.cursor === undefined || m < query.cursor)
+      .filter((m) => query.before === undefined || splitCheckpointMember(m).checkpointId < query.before)
+      .sort(newest);
+    const page = members.slice(0, query.limit);
+    const entries = page.map((m) => this.entry(threadId, thread, m)!);
+    return members.length > query.limit ? { entries, next: page.at(-1)! } : { entries };
+  }
+
+  async listThreads(tenant: string, after: string | undefined, limit: number): Promise<string[]> {
+    const ids = [...(this.tenants.get(tenant)?.keys() ?? [])].sort();
+    return ids.filter((id) => after === undefined || id > after).slice(0, limit);
+  }
+
+  async deleteThread(tenant: string, threadId: string): Promise<void> {
+    this.tenants.get(tenant)?.delete(threadId);
+  }
+}

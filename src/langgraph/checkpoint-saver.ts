@@ -1,0 +1,227 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  copyCheckpoint,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
+import type { GraphCheckpointEntry, GraphCheckpointStore, GraphWrite } from '../ports/graph-storage.js';
+import { AppError, badRequest } from '../domain/errors.js';
+import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
+import { deserialize, serialize, storageId } from './serialized.js';
+
+export interface AgentplaneCheckpointSaverOptions {
+  /** The tenant every read and write is scoped to. */
+  tenant: string;
+  /** The backend's LangGraph checkpoint storage (memory or Redis adapter). */
+  storage: GraphCheckpointStore;
+  /**
+   * Checkpoints kept per thread and namespace, newest first (SERVICE_CHECKPOINTS_RETAIN); more
+   * while the newest still needs older ones to rebuild a delta channel.
+   * @defaultValue DEFAULT_STORAGE_LIMITS.checkpointsRetain
+   */
+  retain?: number;
+  /**
+   * Largest serialized checkpoint a put stores, metadata and new channel values included
+   * (SERVICE_MAX_STATE_BYTES); a larger one fails with `payload_too_large`.
+   * @defaultValue DEFAULT_STORAGE_LIMITS.maxStateBytes
+   */
+  maxCheckpointBytes?: number;
+  /** @defaultValue LangGraph's JsonPlusSerializer */
+  serde?: SerializerProtocol;
+}
+
+/** Threads and checkpoints read per storage call while listing. */
+const LIST_PAGE = 100;
+
+const missing = (what: string, field: string) =>
+  badRequest(`Failed to ${what}: the config has no "${field}" in its "configurable" property (the thread is the agentplane session).`);
+
+/**
+ * LangGraph's `BaseCheckpointSaver` on agentplane's storage, for one tenant: a thread is a
+ * session. Checkpoints keep their channel values as blobs per channel version, so a put stores
+ * only the channels that changed (`newVersions`) and a read rebuilds the rest from the blobs
+ * of earlier versions. Retention keeps the newest checkpoints per namespace (see
+ * {@link AgentplaneCheckpointSaverOptions.retain}).
+ */
+export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
+  readonly tenant: string;
+  private readonly storage: GraphCheckpointStore;
+  private readonly retain: number;
+  private readonly maxCheckpointBytes: number;
+
+  constructor(options: AgentplaneCheckpointSaverOptions) {
+    super(options.serde);
+    this.tenant = options.tenant;
+    this.storage = options.storage;
+    this.retain = options.retain ?? DEFAULT_STORAGE_LIMITS.checkpointsRetain;
+    this.maxCheckpointBytes = options.maxCheckpointBytes ?? DEFAULT_STORAGE_LIMITS.maxStateBytes;
+    if (!Number.isInteger(this.retain) || this.retain < 1) throw new TypeError('retain must be an integer of at least 1.');
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId: unknown = config.configurable?.thread_id;
+    if (threadId === undefined) return undefined;
+    const ns = storageId('checkpoint_ns', config.configurable?.checkpoint_ns ?? '', true);
+    const checkpointId = getCheckpointId(config);
+    const entry = await this.storage.getCheckpoint(
+      this.tenant,
+      storageId('thread_id', threadId),
+      ns,
+      checkpointId ? storageId('checkpoint_id', checkpointId) : undefined,
+    );
+    return entry ? this.toTuple(entry) : undefined;
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { filter, before } = options;
+    let left = options.limit ?? Number.POSITIVE_INFINITY;
+    const ns = config.configurable?.checkpoint_ns === undefined ? undefined : storageId('checkpoint_ns', config.configurable.checkpoint_ns, true);
+    const onlyId: unknown = config.configurable?.checkpoint_id;
+    const beforeId: unknown = before?.configurable?.checkpoint_id;
+    for await (const threadId of this.threads(config.configurable?.thread_id)) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.storage.listCheckpoints(this.tenant, threadId, {
+          ns,
+          before: beforeId ? storageId('checkpoint_id', beforeId) : undefined,
+          cursor,
+          limit: LIST_PAGE,
+        });
+        for (const entry of page.entries) {
+          if (left <= 0) return;
+          if (onlyId && entry.record.checkpointId !== onlyId) continue;
+          const metadata = (await deserialize(this.serde, entry.record.metadata)) as Record<string, unknown>;
+          if (filter && !Object.entries(filter).every(([key, value]) => metadata[key] === value)) continue;
+          left -= 1;
+          yield this.toTuple(entry);
+        }
+        cursor = page.next;
+      } while (cursor !== undefined && left > 0);
+    }
+  }
+
+  /** The thread of the config, or every thread of the tenant. */
+  private async *threads(threadId: unknown): AsyncGenerator<string> {
+    if (threadId !== undefined) {
+      yield storageId('thread_id', threadId);
+      return;
+    }
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.storage.listThreads(this.tenant, after, LIST_PAGE);
+      yield* page;
+      if (page.length < LIST_PAGE) return;
+      after = page.at(-1);
+    }
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    if (config.configurable?.thread_id === undefined) throw missing('put a checkpoint', 'thread_id');
+    const threadId = storageId('thread_id', config.configurable.thread_id);
+    const ns = storageId('checkpoint_ns', config.configurable.checkpoint_ns ?? '', true);
+    const checkpointId = storageId('checkpoint_id', checkpoint.id);
+    const parentId: unknown = config.configurable.checkpoint_id;
+    const { channel_values: values, ...rest } = copyCheckpoint(checkpoint);
+    const versions = Object.fromEntries(Object.entries(checkpoint.channel_versions).map(([channel, version]) => [channel, String(version)]));
+    const blobs: Record<string, string> = {};
+    for (const channel of Object.keys(newVersions)) {
+      if (channel in versions && Object.hasOwn(values, channel)) blobs[channel] = await serialize(this.serde, values[channel]);
+    }
+    const record = {
+      checkpointId,
+      ...(parentId ? { parentId: storageId('checkpoint_id', parentId) } : {}),
+      checkpoint: await serialize(this.serde, rest),
+      metadata: await serialize(this.serde, metadata),
+      versions,
+    };
+    const bytes = [record.checkpoint, record.metadata, ...Object.values(blobs)].reduce((sum, s) => sum + Buffer.byteLength(s), 0);
+    if (bytes > this.maxCheckpointBytes) {
+      throw new AppError('payload_too_large', `The checkpoint takes ${bytes} bytes, more than the limit of ${this.maxCheckpointBytes} (SERVICE_MAX_STATE_BYTES).`);
+    }
+    await this.storage.putCheckpoint(this.tenant, threadId, { ns, record, blobs, retain: Math.max(this.retain, deltaDepth(metadata) + 1) });
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } };
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ''): Promise<void> {
+    if (config.configurable?.thread_id === undefined) throw missing('put writes', 'thread_id');
+    if (config.configurable.checkpoint_id === undefined) throw missing('put writes', 'checkpoint_id');
+    const stored: GraphWrite[] = await Promise.all(
+      writes.map(async ([channel, value], i) => ({
+        taskId: storageId('task_id', taskId),
+        idx: WRITES_IDX_MAP[channel] ?? i,
+        channel,
+        value: await serialize(this.serde, value),
+        taskPath,
+      })),
+    );
+    await this.storage.putWrites(
+      this.tenant,
+      storageId('thread_id', config.configurable.thread_id),
+      storageId('checkpoint_ns', config.configurable.checkpoint_ns ?? '', true),
+      storageId('checkpoint_id', config.configurable.checkpoint_id),
+      stored,
+    );
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.storage.deleteThread(this.tenant, storageId('thread_id', threadId));
+  }
+
+  private async toTuple(entry: GraphCheckpointEntry): Promise<CheckpointTuple> {
+    const { threadId, ns, record } = entry;
+    const checkpoint = (await deserialize(this.serde, record.checkpoint)) as Checkpoint;
+    checkpoint.channel_values = {};
+    for (const [channel, value] of Object.entries(entry.values)) checkpoint.channel_values[channel] = await deserialize(this.serde, value);
+    if (checkpoint.v < 4 && record.parentId !== undefined) await this.migratePendingSends(checkpoint, threadId, ns, record.parentId);
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: record.checkpointId } },
+      checkpoint,
+      metadata: (await deserialize(this.serde, record.metadata)) as CheckpointMetadata,
+      pendingWrites: await this.pendingWrites(entry.writes),
+    };
+    if (record.parentId !== undefined) {
+      tuple.parentConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: record.parentId } };
+    }
+    return tuple;
+  }
+
+  /** Writes in the order live execution applies them (`writesSortKey`), deserialized. */
+  private async pendingWrites(writes: GraphWrite[]): Promise<CheckpointPendingWrite[]> {
+    const sorted = [...writes].sort((a, b) => compareWritesSortKeys(writesSortKey(a.taskPath, a.taskId, a.idx), writesSortKey(b.taskPath, b.taskId, b.idx)));
+    return Promise.all(sorted.map(async (w): Promise<CheckpointPendingWrite> => [w.taskId, w.channel, await deserialize(this.serde, w.value)]));
+  }
+
+  /**
+   * Checkpoints before format 4 kept pending sends as writes to TASKS on their parent; they
+   * become the TASKS channel, as LangGraph's own savers migrate them.
+   */
+  private async migratePendingSends(checkpoint: Checkpoint, threadId: string, ns: string, parentId: string): Promise<void> {
+    const parent = await this.storage.getCheckpoint(this.tenant, threadId, ns, parentId);
+    const sends = await this.pendingWrites((parent?.writes ?? []).filter((w) => w.channel === TASKS));
+    checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value);
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+}
+
+/**
+ * How many ancestors the checkpoint needs to rebuild its delta channels: the most supersteps
+ * since a delta channel's last snapshot (`counters_since_delta_snapshot`), 0 without any.
+ */
+function deltaDepth(metadata: CheckpointMetadata): number {
+  const counters = (metadata as { counters_since_delta_snapshot?: Record<string, [number, number]> }).counters_since_delta_snapshot ?? {};
+  return Object.values(counters).reduce((deepest, [, supersteps]) => Math.max(deepest, Number(supersteps) || 0), 0);
+}
