@@ -2068,6 +2068,8 @@ export interface operations {
                 limit?: number;
                 /** @description items to skip */
                 offset?: number;
+                /** @description find this session: a list of it alone, or empty (an exact id, not a prefix) */
+                session_id?: string;
             };
             header?: never;
             path?: never;

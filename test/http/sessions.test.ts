@@ -62,6 +62,20 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
     expect(filtered.body.sessions.every((s: { agent_id: string }) => s.agent_id === 'human-review')).toBe(true);
   });
 
+  it('finds one session by its exact id (session_id), with the other filters still applied; 400 for a malformed id', async () => {
+    const id = await seed(store, { agent: 'human-review' });
+    const found = await call(`${app.url}/api/sessions?session_id=${id}`);
+    expect(found.status).toBe(200);
+    expect(found.body.sessions).toEqual([await store.sessions.getSession(T, id)]);
+    for (const query of [`session_id=${id.slice(0, 8)}`, 'session_id=nope', `session_id=${id}&agent_id=echo`, `session_id=${id}&offset=1`]) {
+      expect((await call(`${app.url}/api/sessions?${query}`)).body, query).toEqual({ sessions: [] });
+    }
+    expect((await call(`${app.url}/api/sessions?session_id=${id}&agent_id=human-review`)).body.sessions).toHaveLength(1);
+    const malformed = await call(`${app.url}/api/sessions?session_id=${encodeURIComponent('a b')}`);
+    expect([malformed.status, malformed.body.error.code]).toEqual([400, 'bad_request']);
+    expect(malformed.body.error.message).toMatch(/session_id/);
+  });
+
   it.each(['abc', '-1', '0', '501', '1.5', ''])('answers 400 for limit=%s', async (limit) => {
     const response = await call(`${app.url}/api/sessions?limit=${limit}`);
     expect(response.status).toBe(400);

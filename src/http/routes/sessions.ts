@@ -27,15 +27,23 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
       operationId: 'listSessions',
       summary: 'List sessions, most recent first',
       tag: 'sessions',
-      query: z.object({ agent_id: z.string().optional().meta({ description: 'filter to one agent' }), ...PageQuery }),
+      query: z.object({
+        agent_id: z.string().optional().meta({ description: 'filter to one agent' }),
+        session_id: IdParam.optional().meta({ description: 'find this session: a list of it alone, or empty (an exact id, not a prefix)' }),
+        ...PageQuery,
+      }),
       responses: {
         200: { description: 'A page of sessions', schema: z.object({ sessions: z.array(SessionSchema) }) },
         ...errorResponses(400, 401, 403, 429),
       },
-      handler: async ({ query, principal }) => ({
-        status: 200,
-        body: { sessions: await store.sessions.listSessions(principal.tenant, query) },
-      }),
+      handler: async ({ query, principal }) => {
+        const { session_id: sessionId, ...options } = query;
+        if (sessionId === undefined) return { status: 200, body: { sessions: await store.sessions.listSessions(principal.tenant, options) } };
+        // The other filters and the page still apply, so a search reads as a list of at most one.
+        const found = await store.sessions.getSession(principal.tenant, sessionId);
+        const matches = found && (options.agent_id === undefined || found.agent_id === options.agent_id) ? [found] : [];
+        return { status: 200, body: { sessions: matches.slice(options.offset, options.offset + options.limit) } };
+      },
     }),
     defineRoute({
       method: 'GET',
