@@ -137,7 +137,12 @@ export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupt
  * SERVICE_MAX_STATE_KEYS, SERVICE_CHECKPOINTS_RETAIN), and the per-session caps of runs and spans.
  */
 export const DEFAULT_STORAGE_LIMITS = Object.freeze({
-  maxStateBytes: 1024 * 1024,
+  /**
+   * 1 MiB + 64 KiB: a run input as large as the largest body accepted (1 MiB, the API's and the
+   * webhook receiver's) fits, with 64 KiB for a webhook delivery's envelope (its type and
+   * source) and the first keys the agent adds.
+   */
+  maxStateBytes: 1024 * 1024 + 64 * 1024,
   maxStateKeys: 65_536,
   checkpointsRetain: 50,
   /** Not configurable: runs kept per session (a session a schedule reuses every minute keeps its last 100). */

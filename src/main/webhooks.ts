@@ -1,4 +1,4 @@
-import { exitOnConfigError } from '../config.js';
+import { exitOnConfigError, loadConfigOrExit } from '../config.js';
 import type { Lifecycle } from '../http/deps.js';
 import { listen } from '../http/listen.js';
 import { globalRateLimit } from '../http/middleware/rate-limit.js';
@@ -13,11 +13,14 @@ import { serviceApp } from './service-app.js';
  * the workers, exactly like POST /api/runs. Beside /webhook it serves what the API does for
  * operators: probes, /metrics, request ids, JSON errors, and the global rate limit
  * (SERVICE_RATE_LIMIT, per client address, shared through Redis). A delivery id seen again
- * within its replay window is answered without a second run, across every receiver. SIGTERM
- * drains deliveries in flight, then exits 0.
+ * within its replay window is answered without a second run, across every receiver. Bodies are
+ * read up to 1 MiB, less when SERVICE_MAX_STATE_BYTES could not hold that in a run's state, so
+ * that a delivery it accepts starts its run. SIGTERM drains deliveries in flight, then exits 0.
  */
-const webhooks = exitOnConfigError(() => loadWebhooksConfig(process.env));
+const serviceConfig = loadConfigOrExit();
+const webhooks = exitOnConfigError(() => loadWebhooksConfig(process.env, serviceConfig.SERVICE_MAX_STATE_BYTES));
 const composition = await bootProcess({
+  config: serviceConfig,
   // In memory mode the runs would live and die in this process, unseen by the API.
   needsRedis: 'The webhook receiver needs REDIS_URL, shared with the API and the workers that execute its runs.',
 });
@@ -37,7 +40,13 @@ const limit = config.rateLimit && globalRateLimit(backend.limiters({ name: 'glob
 const app = serviceApp(composition, lifecycle, [...(limit ? [limit] : []), receiver.middleware()]);
 const listening = await listen(app, { port: webhooks.port, host: webhooks.host });
 logger.info(
-  { url: listening.url, signature: webhooks.signatureScheme, secret: webhooks.secret !== '', routes: webhooks.routes },
+  {
+    url: listening.url,
+    signature: webhooks.signatureScheme,
+    secret: webhooks.secret !== '',
+    routes: webhooks.routes,
+    max_body_bytes: webhooks.maxBodyBytes,
+  },
   'agentplane webhook receiver listening on /webhook',
 );
 shutdownOnSignals(composition, { server: listening.server, lifecycle }, {

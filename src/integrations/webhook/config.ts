@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../../config.js';
-import { DEFAULT_TENANT, ID_PATTERN } from '../../domain/types.js';
+import { DEFAULT_STORAGE_LIMITS, DEFAULT_TENANT, ID_PATTERN } from '../../domain/types.js';
+import { MAX_BODY_BYTES } from '../shared/read-raw-body.js';
 import { githubSignature } from './github-signature.js';
 import type { SignatureVerifier } from '../shared/signature-verifier.js';
 import { standardWebhooksSignature } from './standard-webhooks-signature.js';
@@ -27,6 +28,40 @@ export interface WebhooksConfig {
   /** WEBHOOK_INSECURE: the operator accepts a receiver with neither a secret nor a signature. */
   insecure: boolean;
   routes: readonly WebhookRoute[];
+  /**
+   * Largest delivery body read (413 past it): 1 MiB, or less when SERVICE_MAX_STATE_BYTES could
+   * not hold a 1 MiB payload with {@link WEBHOOK_STATE_RESERVE_BYTES}; see {@link webhookBodyLimit}.
+   */
+  maxBodyBytes: number;
+}
+
+/**
+ * What a run's state keeps beside a delivery's payload: the envelope
+ * `{"webhook":{"type","source",…}}` (type and source are request headers, which Node caps at
+ * 16 KiB, up to twice that once JSON-escaped) and room for the first keys the agent adds.
+ */
+export const WEBHOOK_STATE_RESERVE_BYTES = 64 * 1024;
+
+/** The smallest body limit the receiver starts with: below it, it could take no real delivery. */
+const MIN_BODY_BYTES = 1024;
+
+/**
+ * The receiver's body limit for runs whose state may hold `maxStateBytes`
+ * (SERVICE_MAX_STATE_BYTES): the spec's 1 MiB, lowered so that a delivery it accepts always has
+ * {@link WEBHOOK_STATE_RESERVE_BYTES} left in the state of its run. A delivery past it is refused
+ * up front (413, nothing read beyond the limit, no run) rather than accepted and then refused by
+ * the store, which the sender would hear as a 500 and redeliver forever. Throws
+ * {@link ConfigError} naming SERVICE_MAX_STATE_BYTES when that leaves less than 1 KiB.
+ */
+export function webhookBodyLimit(maxStateBytes: number): number {
+  const limit = Math.min(MAX_BODY_BYTES, maxStateBytes - WEBHOOK_STATE_RESERVE_BYTES);
+  if (limit < MIN_BODY_BYTES) {
+    throw new ConfigError(
+      'SERVICE_MAX_STATE_BYTES',
+      `the webhook receiver needs at least ${WEBHOOK_STATE_RESERVE_BYTES + MIN_BODY_BYTES} (${WEBHOOK_STATE_RESERVE_BYTES} bytes for a delivery's envelope and the agent's keys, and room for its payload); it is ${maxStateBytes}`,
+    );
+  }
+  return limit;
 }
 
 const envSchema = z.object({
@@ -48,10 +83,15 @@ export const WEBHOOK_CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.
  * `process.env`). WEBHOOK_ROUTES is a comma-separated list of `<event type>=<agent id>`, the
  * type being an exact `X-Event-Type` value or `*` for every delivery, e.g.
  * `push=echo,deploy=human-review`. Without WEBHOOK_SECRET and without a WEBHOOK_SIGNATURE scheme
- * it refuses (anyone could start runs) unless WEBHOOK_INSECURE=true. Throws {@link ConfigError}
- * naming the bad variable; the result is frozen.
+ * it refuses (anyone could start runs) unless WEBHOOK_INSECURE=true. `maxStateBytes` is the
+ * state limit of the runs it starts (SERVICE_MAX_STATE_BYTES, read by src/config.ts), from which
+ * the body limit follows ({@link webhookBodyLimit}). Throws {@link ConfigError} naming the bad
+ * variable; the result is frozen.
  */
-export function loadWebhooksConfig(env: Readonly<Record<string, string | undefined>>): WebhooksConfig {
+export function loadWebhooksConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  maxStateBytes: number = DEFAULT_STORAGE_LIMITS.maxStateBytes,
+): WebhooksConfig {
   // An empty variable means unset, as in shells where `VAR=` is the way to clear it.
   const parsed = envSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
   if (!parsed.success) {
@@ -68,6 +108,7 @@ export function loadWebhooksConfig(env: Readonly<Record<string, string | undefin
     tenant: vars.WEBHOOK_TENANT,
     insecure: vars.WEBHOOK_INSECURE,
     routes: Object.freeze(parseRoutes(vars.WEBHOOK_ROUTES)),
+    maxBodyBytes: webhookBodyLimit(maxStateBytes),
   });
   if (config.secret === '' && config.signatureScheme === 'none' && !config.insecure) {
     throw new ConfigError(

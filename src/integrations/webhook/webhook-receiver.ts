@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { MemoryDeduplicator } from '../../adapters/memory/deduplicator.js';
-import { isAppError } from '../../domain/errors.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 import type { Deduplicator } from '../../ports/deduplicator.js';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { InFlight } from '../shared/in-flight.js';
@@ -29,7 +29,9 @@ export interface WebhookEvent {
 
 /**
  * Handles one delivery; a throw or rejection makes the delivery's answer 500, listing the error's
- * code (an agentplane error's, else `internal`); its message and stack go to the log only.
+ * code (an agentplane error's, else `internal`); its message and stack go to the log only. An
+ * AppError `payload_too_large` says the delivery can never fit (a run's state limit): when every
+ * failure is that one, the answer is 413, which a sender does not retry as it would a 500.
  */
 export type WebhookHandler = (event: WebhookEvent) => void | Promise<void>;
 
@@ -40,6 +42,11 @@ export interface WebhookReceiverOptions {
   signature?: SignatureVerifier;
   /** Path served, with every path beneath it. @defaultValue '/webhook' */
   path?: string;
+  /**
+   * Largest body read, from 1 byte to the spec's 1 MiB; past it 413 and no handler runs. Lower it
+   * to what the handlers can hold (see `webhookBodyLimit`). @defaultValue 1 MiB
+   */
+  maxBodyBytes?: number;
   /**
    * Where the ids of handled deliveries are remembered, when the signature scheme names them
    * (Standard Webhooks' `webhook-id`, GitHub's `X-GitHub-Delivery`): a delivery seen again
@@ -57,10 +64,11 @@ export const WILDCARD = '*';
 /**
  * The inbound webhook receiver of spec/webhooks-and-chat.md with the decisions of CONTRACT.md:
  * POST only (405), shared secret compared in constant time and optional signature (401),
- * body up to 1 MiB (413 beyond, no handler called), JSON only (400). Handlers run one after
- * the other in registration order, type-specific before wildcard, all of them even when one
- * fails: 200 `{status:"ok",handled}` or 500 `{status:"error",errors:[<code>, …]}`. A signed
- * delivery already handled is answered 200 `{status:"ok",handled:0,duplicate:true}`.
+ * body up to `maxBodyBytes` (413 beyond, no handler called), JSON only (400). Handlers run one
+ * after the other in registration order, type-specific before wildcard, all of them even when
+ * one fails: 200 `{status:"ok",handled}`, 500 `{status:"error",errors:[<code>, …]}`, or 413
+ * with the error body when every failure was `payload_too_large`. A signed delivery already
+ * handled is answered 200 `{status:"ok",handled:0,duplicate:true}`.
  */
 export class WebhookReceiver {
   private readonly handlers = new Map<string, WebhookHandler[]>();
@@ -80,6 +88,7 @@ export class WebhookReceiver {
       name: 'webhook receiver',
       stopped: () => this.closing !== undefined,
       authorize: (ctx) => this.checkSecret(ctx),
+      maxBodyBytes: options.maxBodyBytes,
       signature: options.signature,
       handle: (ctx, body, check) => this.deliver(ctx, body, check),
     });
@@ -145,6 +154,11 @@ export class WebhookReceiver {
     });
     // A failed delivery is not remembered: the sender's retry must run.
     if (delivery && errors.length > 0) await this.deduplicator.release(delivery.id).catch(() => undefined);
+    // A delivery too large for its run fails the same way on every redelivery: 413 tells the
+    // sender not to retry, as a body over the limit does. Any other failure may pass: 500.
+    if (errors.length > 0 && errors.every((code) => code === 'payload_too_large')) {
+      throw new AppError('payload_too_large', "The delivery is too large for what its handlers keep (a run's state: SERVICE_MAX_STATE_BYTES).");
+    }
     ctx.status = errors.length === 0 ? 200 : 500;
     ctx.body = errors.length === 0 ? { status: 'ok', handled: handlers.length } : { status: 'error', errors };
   }
