@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/app.js';
 import { startCluster, type Cluster } from '../support/cluster.js';
 import type { AgentProcess } from '../support/processes.js';
-import { connectSse } from '../support/sse.js';
+import { watch } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -62,8 +62,8 @@ async function startRuns(count: number, agent: string): Promise<{ run_id: string
 
 describe('chaos', () => {
   it('Redis killed and restarted during runs and streams: readiness tells the truth, everything recovers, nothing is lost', async () => {
-    const stream = connectSse(`${cluster.url}/api/events/stream`);
-    await stream.opened();
+    const stream = watch(`${cluster.url}/api/events/stream`);
+    await stream.waitForOpen();
     const tickets = await startRuns(6, 'slow');
     await stream.waitForEvent((e) => e.event.type === 'node_start' && e.event.node === 'crawl');
     const processes = [...cluster.apis, ...cluster.workers];
@@ -95,7 +95,7 @@ describe('chaos', () => {
       const storedForSessions = (await redis.xrange(keys[0]!, '-', '+'))
         .filter(([, fields]) => sessions.has(JSON.parse(fields[1]!).session))
         .map(([id]) => id);
-      const received = new Set(stream.events.map((e) => e.id));
+      const received = new Set(stream.received.map((e) => e.id));
       expect(stored.length).toBeGreaterThan(0);
       expect(storedForSessions.filter((id) => !received.has(id))).toEqual([]);
     } finally {

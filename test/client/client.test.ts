@@ -8,6 +8,7 @@ import { AgentRegistry } from '../../src/runtime/registry.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { brief } from '../support/events.js';
 
 /** `gated` stops in its `gate` node until the test opens the gate. */
 let openGate: () => void = () => {};
@@ -23,7 +24,6 @@ const gated = defineAgent({
   edges: { first: 'gate', gate: '__end__' },
 });
 
-const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
 const session = () => `client-${randomUUID()}`;
 
 let redis: TestRedis;

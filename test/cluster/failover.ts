@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { compareEventIds } from '../../src/domain/event-ids.js';
-import { watch, type Received, type Watcher } from '../events/clients.js';
+import { watch, type Received, type Watcher } from '../support/sse.js';
 import agents from '../fixtures/agents.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { startRunWorker } from '../runs/backends.js';

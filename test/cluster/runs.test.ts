@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import agents from '../fixtures/agents.js';
 import { compareEventIds } from '../../src/domain/event-ids.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import { watch, type Received, type Watcher } from '../events/clients.js';
+import { watch, type Received, type Watcher } from '../support/sse.js';
 import { startRunWorker } from '../runs/backends.js';
 import { runScenarios, waitRun } from '../runs/scenarios.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';

@@ -5,7 +5,7 @@ import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { eventsOf, openRaw, watch, type RawStream, type Watcher } from './clients.js';
+import { eventsOf, openRaw, watch, type RawStream, type Watcher } from '../support/sse.js';
 
 const event = (session: string, node: string): RunEvent => ({
   type: 'node_start',

@@ -3,7 +3,7 @@ import { compareEventIds } from '../../src/domain/event-ids.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { openRaw, watch, type Received } from './clients.js';
+import { openRaw, watch, type Received } from '../support/sse.js';
 
 let redis: TestRedis;
 

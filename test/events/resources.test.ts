@@ -5,7 +5,7 @@ import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { openRaw } from './clients.js';
+import { openRaw } from '../support/sse.js';
 
 let redis: TestRedis;
 

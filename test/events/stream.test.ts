@@ -5,7 +5,7 @@ import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { eventsOf, openRaw, watch, type RawStream } from './clients.js';
+import { eventsOf, openRaw, watch, type RawStream } from '../support/sse.js';
 
 let redis: TestRedis;
 

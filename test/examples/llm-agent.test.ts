@@ -5,7 +5,7 @@ import { AgentRegistry, loadAgents } from '../../src/runtime/registry.js';
 import { chatAgent } from '../../examples/llm/chat-agent.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { eventsOf } from '../events/clients.js';
+import { eventsOf } from '../support/sse.js';
 import { cancelRun, openRunStream, postWait, within } from '../runs/wait.js';
 
 /** The example module exactly as AGENTS_MODULE names it. */

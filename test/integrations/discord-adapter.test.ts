@@ -1,17 +1,12 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DISCORD_FAILURE_TEXT, DiscordAdapter, type DiscordCommand, type DiscordHandler } from '../../src/integrations/discord/discord-adapter.js';
 import { DISCORD_API_PREFIX, discordRateLimited, startFakeDiscord } from '../support/fake-platforms/fake-discord.js';
-import type { RecordingServer } from '../support/fake-platforms/recording-server.js';
 import { waitFor } from '../support/wait.js';
-import { captureLogger, mount } from './mount.js';
+import { mountAdapter } from '../support/chat.js';
 
 const BOT_TOKEN = 'discord-bot-token';
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-});
 
 function keyPair(): { publicHex: string; privateKey: KeyObject } {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -39,20 +34,12 @@ function command(overrides: Record<string, unknown> = {}): string {
   });
 }
 
-interface Setup {
-  url: string;
-  fake: RecordingServer;
-  adapter: DiscordAdapter;
-  logs: Record<string, unknown>[];
-}
-
-async function setup(handler: DiscordHandler, publicKey?: string): Promise<Setup> {
+/** The adapter mounted on a Koa app, pointed at a fake Discord. */
+async function setup(handler: DiscordHandler, publicKey?: string) {
   const fake = await startFakeDiscord(BOT_TOKEN);
-  const { logger, records } = captureLogger();
-  const adapter = new DiscordAdapter({ botToken: BOT_TOKEN, handler, publicKey, apiBaseUrl: `${fake.url}${DISCORD_API_PREFIX}`, logger });
-  const server = await mount(adapter.middleware());
-  cleanup.push(() => fake.close(), () => server.close(), () => adapter.stop());
-  return { url: `${server.url}/discord/interactions`, fake, adapter, logs: records };
+  return mountAdapter(fake, '/discord/interactions', (logger) =>
+    new DiscordAdapter({ botToken: BOT_TOKEN, handler, publicKey, apiBaseUrl: `${fake.url}${DISCORD_API_PREFIX}`, logger }),
+  );
 }
 
 function post(url: string, body: string, headers: Record<string, string> = {}): Promise<Response> {

@@ -1,45 +1,26 @@
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SlackAdapter, type SlackHandler, type SlackMessage } from '../../src/integrations/slack/slack-adapter.js';
 import { slackSignature } from '../../src/integrations/slack/slack-signature.js';
-import type { RecordingServer } from '../support/fake-platforms/recording-server.js';
 import { SLACK_API_PREFIX, slackRateLimited, startFakeSlack } from '../support/fake-platforms/fake-slack.js';
 import { waitFor } from '../support/wait.js';
-import { captureLogger, mount } from './mount.js';
+import { mountAdapter } from '../support/chat.js';
 
 const BOT_TOKEN = 'xoxb-slack-bot-token';
 const SIGNING_SECRET = 'slack-signing-secret';
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-});
-
-interface Setup {
-  url: string;
-  fake: RecordingServer;
-  adapter: SlackAdapter;
-  received: SlackMessage[];
-  logs: Record<string, unknown>[];
-}
 
 /** The adapter mounted on a Koa app, pointed at a fake Slack knowing channels C1 and C2. */
-async function setup(reply: SlackHandler = (message) => `re: ${message.text}`, signingSecret?: string): Promise<Setup> {
+async function setup(reply: SlackHandler = (message) => `re: ${message.text}`, signingSecret?: string) {
   const fake = await startFakeSlack(BOT_TOKEN, ['C1', 'C2']);
-  const { logger, records } = captureLogger();
   const received: SlackMessage[] = [];
-  const adapter = new SlackAdapter({
-    botToken: BOT_TOKEN,
-    signingSecret,
-    apiBaseUrl: `${fake.url}${SLACK_API_PREFIX}`,
-    logger,
-    handler: (message) => {
-      received.push(message);
-      return reply(message);
-    },
-  });
-  const server = await mount(adapter.middleware());
-  cleanup.push(() => fake.close(), () => server.close(), () => adapter.stop());
-  return { url: `${server.url}/slack/events`, fake, adapter, received, logs: records };
+  const handler: SlackHandler = (message) => {
+    received.push(message);
+    return reply(message);
+  };
+  const mounted = await mountAdapter(fake, '/slack/events', (logger) =>
+    new SlackAdapter({ botToken: BOT_TOKEN, signingSecret, apiBaseUrl: `${fake.url}${SLACK_API_PREFIX}`, logger, handler }),
+  );
+  return { ...mounted, received };
 }
 
 let eventCounter = 0;
@@ -164,7 +145,7 @@ describe('Slack adapter', () => {
 
   it('serves /slack/events on its own server from start(address) until stop(), which awaits the running handler', async () => {
     const fake = await startFakeSlack(BOT_TOKEN, ['C1']);
-    cleanup.push(() => fake.close());
+    onTestFinished(() => fake.close());
     let release!: (reply: string) => void;
     const adapter = new SlackAdapter({
       botToken: BOT_TOKEN,

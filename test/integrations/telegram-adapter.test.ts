@@ -1,44 +1,26 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { setTelegramWebhook } from '../../src/integrations/telegram/set-telegram-webhook.js';
 import { TelegramAdapter, type TelegramHandler, type TelegramText } from '../../src/integrations/telegram/telegram-adapter.js';
 import type { TelegramCallbackQuery } from '../../src/integrations/telegram/telegram-types.js';
 import { FakeTelegram, telegramError } from '../support/fake-platforms/fake-telegram.js';
 import { waitFor } from '../support/wait.js';
-import { captureLogger, mount } from './mount.js';
+import { mountAdapter } from '../support/chat.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';
 const SECRET_TOKEN = 'push-secret_token-1';
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-});
-
-interface Setup {
-  url: string;
-  fake: FakeTelegram;
-  adapter: TelegramAdapter;
-  received: TelegramText[];
-  logs: Record<string, unknown>[];
-}
 
 /** The adapter in push mode, mounted on a Koa app and pointed at a fake Telegram. */
-async function setup(reply: TelegramHandler = (input) => `re: ${input.text}`, secretToken?: string): Promise<Setup> {
+async function setup(reply: TelegramHandler = (input) => `re: ${input.text}`, secretToken?: string) {
   const fake = await FakeTelegram.start(BOT_TOKEN);
-  const { logger, records } = captureLogger();
   const received: TelegramText[] = [];
-  const adapter = new TelegramAdapter({
-    botToken: BOT_TOKEN,
-    apiBaseUrl: fake.url,
-    secretToken,
-    logger,
-    handler: (input) => {
-      received.push(input);
-      return reply(input);
-    },
-  });
-  const server = await mount(adapter.middleware());
-  cleanup.push(() => fake.close(), () => server.close(), () => adapter.stop());
-  return { url: `${server.url}/telegram/webhook`, fake, adapter, received, logs: records };
+  const handler: TelegramHandler = (input) => {
+    received.push(input);
+    return reply(input);
+  };
+  const mounted = await mountAdapter(fake, '/telegram/webhook', (logger) =>
+    new TelegramAdapter({ botToken: BOT_TOKEN, apiBaseUrl: fake.url, secretToken, logger, handler }),
+  );
+  return { ...mounted, received };
 }
 
 let updateId = 1;
@@ -186,7 +168,7 @@ describe('Telegram adapter', () => {
 
   it('registers the push endpoint with setWebhook', async () => {
     const fake = await FakeTelegram.start(BOT_TOKEN);
-    cleanup.push(() => fake.close());
+    onTestFinished(() => fake.close());
     await setTelegramWebhook({ botToken: BOT_TOKEN, apiBaseUrl: fake.url, url: 'https://bot.example.com/telegram/webhook', secretToken: SECRET_TOKEN });
     expect(fake.calls('setWebhook')[0]!.body).toEqual({
       url: 'https://bot.example.com/telegram/webhook',

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramAdapter, type TelegramText } from '../../src/integrations/telegram/telegram-adapter.js';
 import { FakeTelegram, telegramError } from '../support/fake-platforms/fake-telegram.js';
 import { waitFor } from '../support/wait.js';
-import { captureLogger } from './mount.js';
+import { captureLogger } from '../support/chat.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';
 const cleanup: (() => Promise<void>)[] = [];

@@ -4,7 +4,7 @@ import { configuredReceiver } from '../../src/integrations/webhook/configured-re
 import { silentLogger } from '../../src/integrations/shared/silent-logger.js';
 import { call, startTestApi } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { mount } from './mount.js';
+import { mount } from '../support/chat.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookReceiver, type WebhookEvent } from '../../src/integrations/webhook/webhook-receiver.js';
 import { waitFor } from '../support/wait.js';
-import { mount } from './mount.js';
+import { mount } from '../support/chat.js';
 
 const MiB = 1024 * 1024;
 const servers: { close(): Promise<void> }[] = [];

@@ -4,7 +4,7 @@ import type { ListeningServer } from '../../src/http/listen.js';
 import { runBridge } from '../../src/integrations/webhook/run-bridge.js';
 import { WebhookReceiver } from '../../src/integrations/webhook/webhook-receiver.js';
 import type { RunControl, StartRunRequest } from '../../src/ports/run-control.js';
-import { mount } from './mount.js';
+import { mount } from '../support/chat.js';
 
 // The bridge's own logic against a scripted RunControl; the delivery that produces a real
 // completed run is webhook-echo-run.test.ts.

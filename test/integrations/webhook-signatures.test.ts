@@ -6,7 +6,7 @@ import { githubSignature } from '../../src/integrations/webhook/github-signature
 import type { SignatureVerifier } from '../../src/integrations/shared/signature-verifier.js';
 import { standardWebhooksSignature } from '../../src/integrations/webhook/standard-webhooks-signature.js';
 import { WebhookReceiver } from '../../src/integrations/webhook/webhook-receiver.js';
-import { mount } from './mount.js';
+import { mount } from '../support/chat.js';
 
 const servers: ListeningServer[] = [];
 afterEach(async () => {

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Approval, RunEvent, Span } from '../../src/domain/types.js';
+import type { Approval, Span } from '../../src/domain/types.js';
 import { call } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 import { sessionEvents, sessionEventsEndingWith, startRun, waitRun, type RunHarness } from './scenarios.js';
+import { brief } from '../support/events.js';
 
 const T = 'DefaultTenant';
 /** Every test here finishes well within this (the default vitest timeout is 60 s). */
 const TEST_MS = 30_000;
-
-const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
 
 /** The pending approvals of one run (the list is shared by every test of the backend). */
 async function pendingOf(h: RunHarness, runId: string): Promise<Approval[]> {

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { MAX_QUEUED_BEHIND, type RunEvent } from '../../src/domain/types.js';
-import { eventsOf, openRaw, type RawStream } from '../events/clients.js';
+import { eventsOf, openRaw, type RawStream } from '../support/sse.js';
 import { call } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 import { sessionEvents, startRun, waitRun, type RunHarness } from './scenarios.js';
+import { brief } from '../support/events.js';
 
 /** The `error` of a run replaced by a `multitask: "interrupt"` request. */
 const INTERRUPTED = 'interrupted by a new run (multitask: interrupt)';
@@ -26,8 +27,6 @@ interface RunRow {
 }
 
 const sessionId = () => `mt-${randomUUID()}`;
-const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
-
 function postRun(h: RunHarness, body: Record<string, unknown>) {
   return call(`${h.url}/api/runs`, { method: 'POST', json: body });
 }

@@ -5,6 +5,7 @@ import type { EventBus } from '../../src/ports/event-bus.js';
 import type { Store } from '../../src/ports/store.js';
 import { call } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
+import { brief } from '../support/events.js';
 
 const T = 'DefaultTenant';
 
@@ -51,8 +52,6 @@ export function sessionEventsEndingWith(h: RunHarness, session: string, type: Ru
     return events.at(-1)?.type === type ? events : undefined;
   });
 }
-
-const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
 
 /** The run and approval scenarios of issue 3, for one harness (Redis + workers, or embedded). */
 export function runScenarios(name: string, harness: () => RunHarness): void {

@@ -7,8 +7,9 @@ import { call } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { eventsOf, openRaw } from '../events/clients.js';
-import { brief, cancelActiveOnFinish, cancelRun, openRunStream, postWait, respond, sessionRun, within } from './wait.js';
+import { eventsOf, openRaw } from '../support/sse.js';
+import { cancelActiveOnFinish, cancelRun, openRunStream, postWait, respond, sessionRun, within } from './wait.js';
+import { brief } from '../support/events.js';
 
 /**
  * The local ports of the established TCP connections process `pid` holds to `port` on this

@@ -5,7 +5,7 @@ import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { listenerCount } from '../support/listeners.js';
 import { onBothBackends } from './backends.js';
-import { eventsOf } from '../events/clients.js';
+import { eventsOf } from '../support/sse.js';
 import { cancelActiveOnFinish, cancelRun, openRunStream, postWait, runWaitScenarios, sessionRun, within } from './wait.js';
 
 onBothBackends(runWaitScenarios);

@@ -2,19 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { compareEventIds } from '../../src/domain/event-ids.js';
-import type { RunEvent, StoredEvent } from '../../src/domain/types.js';
+import type { StoredEvent } from '../../src/domain/types.js';
 import { call } from '../support/app.js';
 import { listenerCount } from '../support/listeners.js';
 import { waitFor } from '../support/wait.js';
-import { eventsOf, openRaw, readFrames, type Frame, type Received } from '../events/clients.js';
+import { eventsOf, openRaw, readFrames, type Frame, type Received } from '../support/sse.js';
 import type { RunHarness } from './scenarios.js';
+import { brief } from '../support/events.js';
 
 const T = 'DefaultTenant';
 /** Every test here finishes well within this. */
 const TEST_MS = 30_000;
-
-/** `type:node:status` of an event: the shape of a run. */
-export const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
 
 /** POST /api/runs/wait. */
 export function postWait(url: string, body: Record<string, unknown>, init: RequestInit = {}): ReturnType<typeof call> {

@@ -9,8 +9,10 @@ import { call, startTestApi, type TestApi } from '../support/app.js';
 import type { AgentProcess, LogLine } from '../support/processes.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { useApiWithWorkers } from '../support/workers.js';
 import { harnessOf, startRunWorker } from './backends.js';
 import { sessionEvents, startRun, waitRun, type RunHarness } from './scenarios.js';
+import { brief } from '../support/events.js';
 
 /**
  * "Nothing stays `running` without a job" (README, Run lifecycle), with real worker processes
@@ -33,8 +35,6 @@ function logged(msg: string, runId?: string): (line: LogLine) => boolean {
 async function runEvents(h: RunHarness, sessionId: string, runId: string): Promise<RunEvent[]> {
   return (await sessionEvents(h, sessionId)).filter((e) => e.run_id === runId);
 }
-
-const brief = (e: RunEvent) => [e.type, e.node, e.status].filter(Boolean).join(':');
 
 async function waitNodeStarts(h: RunHarness, sessionId: string, runId: string, node: string, count: number, timeoutMs = 15_000): Promise<void> {
   await waitFor(
@@ -330,25 +330,15 @@ describe('with one private Redis', () => {
   });
 
   describe('approvals expiring in real time with two worker processes', () => {
-    let app: TestApi;
-    let workers: AgentProcess[] = [];
-    beforeAll(async () => {
-      app = await startTestApi({ redisUrl: redis.url, agents: new AgentRegistry(agents) });
-      workers = await Promise.all([startRunWorker(redis.url, app), startRunWorker(redis.url, app)]);
-    });
-    afterAll(async () => {
-      const codes = await Promise.all(workers.map((w) => w.stop()));
-      await app?.close();
-      expect(codes).toEqual([0, 0]);
-    });
+    const stack = useApiWithWorkers(() => redis.url);
 
     /** Starts `expiring`, waits for its pending approval (with expires_at), and returns both. */
     async function expiringRun(input: Record<string, unknown>): Promise<{ run_id: string; session_id: string; approval: Approval }> {
-      const h = harnessOf(app);
+      const h = harnessOf(stack.app);
       const startedAt = Date.now();
       const { run_id, session_id } = await startRun(h, { agent_id: 'expiring', input });
       const approval = await waitFor(`the pending approval of ${run_id}`, async () => {
-        const pending = (await call(`${app.url}/api/approval/pending?limit=500`)).body.pending as Approval[];
+        const pending = (await call(`${stack.app.url}/api/approval/pending?limit=500`)).body.pending as Approval[];
         return pending.find((a) => a.run_id === run_id);
       });
       expect(approval).toMatchObject({ session_id, prompt: 'Proceed?', node_id: 'ask', status: 'pending', on_timeout: input.on_timeout ?? 'reject' });
@@ -357,7 +347,7 @@ describe('with one private Redis', () => {
       expect(expiresAt - Date.parse(approval.requested_at)).toBeGreaterThanOrEqual((input.expires_in_ms as number) - 5);
       expect(expiresAt - Date.parse(approval.requested_at)).toBeLessThanOrEqual(input.expires_in_ms as number);
       expect(expiresAt).toBeGreaterThan(startedAt);
-      const run = (await call(`${app.url}/api/runs/${run_id}`)).body;
+      const run = (await call(`${stack.app.url}/api/runs/${run_id}`)).body;
       expect(run).toMatchObject({ status: 'interrupted', approval_id: approval.id });
       return { run_id, session_id, approval };
     }
@@ -365,64 +355,64 @@ describe('with one private Redis', () => {
     /** Once the approval's timer is gone no sweeper can decide it again: then its decisions are final. */
     async function decisions(sessionId: string, approvalId: string): Promise<RunEvent[]> {
       await waitFor(`the timer of ${approvalId} to be cleared`, async () =>
-        (await app.backend.store.timers.due(Number.MAX_SAFE_INTEGER, 1_000)).every((t) => t.id !== approvalId),
+        (await stack.app.backend.store.timers.due(Number.MAX_SAFE_INTEGER, 1_000)).every((t) => t.id !== approvalId),
       );
-      return (await sessionEvents(harnessOf(app), sessionId)).filter((e) => e.type === 'approval_decided' && e.approval_id === approvalId);
+      return (await sessionEvents(harnessOf(stack.app), sessionId)).filter((e) => e.type === 'approval_decided' && e.approval_id === approvalId);
     }
 
     it('on_timeout reject (the default): decided once by timeout, the run completes with approved:false; a late answer is 409', async () => {
       const { run_id, session_id, approval } = await expiringRun({ expires_in_ms: 1_500 });
-      await waitRun(harnessOf(app), run_id, 'completed', 15_000);
-      const state = (await call(`${app.url}/api/sessions/state?session_id=${session_id}`)).body;
+      await waitRun(harnessOf(stack.app), run_id, 'completed', 15_000);
+      const state = (await call(`${stack.app.url}/api/sessions/state?session_id=${session_id}`)).body;
       expect(state).toMatchObject({ node_id: '__end__', state: { approved: false, comment: 'expired' } });
       const decided = await decisions(session_id, approval.id);
       expect(decided).toHaveLength(1);
       expect(decided[0]).toMatchObject({ run_id, approval_id: approval.id, by: 'timeout', approved: false });
-      const record = await app.backend.store.approvals.getApproval(T, approval.id);
+      const record = await stack.app.backend.store.approvals.getApproval(T, approval.id);
       expect(record).toMatchObject({ status: 'rejected', decided_by: 'timeout', comment: 'expired' });
       const lateByMs = Date.parse(record!.decided_at!) - Date.parse(approval.expires_at!);
       // Sweeps run every second on each worker: decided at expires_at, within about a second.
       expect(lateByMs).toBeGreaterThanOrEqual(0);
       expect(lateByMs).toBeLessThan(5_000);
-      expect((await call(`${app.url}/api/approval/pending?limit=500`)).body.pending.some((a: Approval) => a.id === approval.id)).toBe(false);
-      const late = await call(`${app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: true } });
+      expect((await call(`${stack.app.url}/api/approval/pending?limit=500`)).body.pending.some((a: Approval) => a.id === approval.id)).toBe(false);
+      const late = await call(`${stack.app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: true } });
       expect(late.status).toBe(409);
       expect(late.body.error.code).toBe('conflict');
-      const types = (await runEvents(harnessOf(app), session_id, run_id)).map(brief);
+      const types = (await runEvents(harnessOf(stack.app), session_id, run_id)).map(brief);
       expect(types.filter((t) => t === 'completed')).toHaveLength(1);
       expect(types.indexOf('approval_decided')).toBeGreaterThan(types.indexOf('interrupted:ask'));
       // Exactly one of the two workers decided it.
-      const deciders = workers.filter((w) => w.lines.some((l) => l.json?.msg === 'approval expired: decided by timeout' && l.json.approval_id === approval.id));
+      const deciders = stack.workers.filter((w) => w.lines.some((l) => l.json?.msg === 'approval expired: decided by timeout' && l.json.approval_id === approval.id));
       expect(deciders).toHaveLength(1);
       console.info(`expiry (reject): decided ${lateByMs} ms after expires_at`);
     });
 
     it('on_timeout fail: the run ends failed, with one approval_decided by timeout', async () => {
       const { run_id, session_id, approval } = await expiringRun({ expires_in_ms: 1_500, on_timeout: 'fail' });
-      const run = await waitRun(harnessOf(app), run_id, 'failed', 15_000);
+      const run = await waitRun(harnessOf(stack.app), run_id, 'failed', 15_000);
       expect(run.error).toBe(`The approval request ${approval.id} expired unanswered.`);
       const decided = await decisions(session_id, approval.id);
       expect(decided).toHaveLength(1);
       expect(decided[0]).toMatchObject({ run_id, approval_id: approval.id, by: 'timeout', approved: false });
-      const events = await runEvents(harnessOf(app), session_id, run_id);
+      const events = await runEvents(harnessOf(stack.app), session_id, run_id);
       expect(events.filter((e) => e.type === 'failed')).toHaveLength(1);
       expect(events.map(brief).slice(-2)).toEqual(['approval_decided', 'failed']);
-      expect((await app.backend.store.approvals.getApproval(T, approval.id))?.decided_by).toBe('timeout');
-      expect((await call(`${app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: true } })).status).toBe(409);
-      const deciders = workers.filter((w) => w.lines.some((l) => l.json?.msg === 'approval expired: its run failed' && l.json.approval_id === approval.id));
+      expect((await stack.app.backend.store.approvals.getApproval(T, approval.id))?.decided_by).toBe('timeout');
+      expect((await call(`${stack.app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: true } })).status).toBe(409);
+      const deciders = stack.workers.filter((w) => w.lines.some((l) => l.json?.msg === 'approval expired: its run failed' && l.json.approval_id === approval.id));
       expect(deciders).toHaveLength(1);
     });
 
     it('on_timeout approve: decided once by timeout, the run completes with approved:true', async () => {
       const { run_id, session_id, approval } = await expiringRun({ expires_in_ms: 1_500, on_timeout: 'approve' });
-      await waitRun(harnessOf(app), run_id, 'completed', 15_000);
-      const state = (await call(`${app.url}/api/sessions/state?session_id=${session_id}`)).body;
+      await waitRun(harnessOf(stack.app), run_id, 'completed', 15_000);
+      const state = (await call(`${stack.app.url}/api/sessions/state?session_id=${session_id}`)).body;
       expect(state).toMatchObject({ node_id: '__end__', state: { approved: true, comment: 'expired' } });
       const decided = await decisions(session_id, approval.id);
       expect(decided).toHaveLength(1);
       expect(decided[0]).toMatchObject({ run_id, approval_id: approval.id, by: 'timeout', approved: true });
-      expect(await app.backend.store.approvals.getApproval(T, approval.id)).toMatchObject({ status: 'approved', decided_by: 'timeout' });
-      expect((await call(`${app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: false } })).status).toBe(409);
+      expect(await stack.app.backend.store.approvals.getApproval(T, approval.id)).toMatchObject({ status: 'approved', decided_by: 'timeout' });
+      expect((await call(`${stack.app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: false } })).status).toBe(409);
     });
   });
 });

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSecuredApi } from '../auth/secured-api.js';
-import { openRaw, type RawStream } from '../events/clients.js';
+import { openRaw, type RawStream } from '../support/sse.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startPrivateRedis, startRedis, type PrivateRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';

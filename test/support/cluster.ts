@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { startProcess, type AgentProcess } from './processes.js';
 import { freePort, startPrivateRedis, uniquePrefix, type PrivateRedis } from './redis.js';
 import { waitFor } from './wait.js';
@@ -30,6 +31,15 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
+/** nginx children still running: killed at the end of the test file, pass or fail, as the other processes are. */
+const proxies = new Set<ChildProcess>();
+afterAll(() => {
+  for (const nginx of proxies) nginx.kill('SIGKILL');
+});
+process.once('exit', () => {
+  for (const nginx of proxies) nginx.kill('SIGKILL');
+});
+
 /**
  * Starts the topology of docker-compose.yml on loopback with real processes and the same
  * nginx configuration file (deploy/nginx/agentplane.conf); only upstream.conf and
@@ -37,6 +47,23 @@ export interface Cluster {
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const redis = await startPrivateRedis({ persist: options.persistRedis ?? false });
+  const apis: AgentProcess[] = [];
+  const workers: AgentProcess[] = [];
+  let nginx: ChildProcess | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'agentplane-nginx-'));
+  // Stops whatever was started, even when a step fails: also after a start that failed half-way.
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      try {
+        await stopNginx(nginx);
+        await Promise.allSettled([...apis, ...workers].map((p) => p.stop()));
+      } finally {
+        await redis.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    })());
+
   const prefix = uniquePrefix('cluster');
   const common = {
     REDIS_URL: redis.url,
@@ -50,26 +77,31 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     SERVICE_RATE_LIMIT: 'off',
     ...options.env,
   };
-  const apiPorts = await Promise.all(Array.from({ length: options.apis ?? 3 }, () => freePort()));
+  const apiPorts: number[] = [];
   const startApi = (index: number) =>
     startProcess({ entry: 'src/main/api.ts', port: apiPorts[index], env: { ...common, SERVICE_REPLICA_ID: `api-${index + 1}` } });
   const startWorker = () => startProcess({ entry: 'src/main/worker.ts', portVariable: 'WORKER_PORT', env: common });
-  const apis = await Promise.all(apiPorts.map((_, i) => startApi(i)));
-  const workers = await Promise.all(Array.from({ length: options.workers ?? 2 }, () => startWorker()));
-
-  const dir = mkdtempSync(join(tmpdir(), 'agentplane-nginx-'));
   const port = await freePort();
-  copyFileSync('deploy/nginx/agentplane.conf', join(dir, 'agentplane.conf'));
-  writeFileSync(
-    join(dir, 'upstream.conf'),
-    `upstream agentplane_api {\n${apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}\n    keepalive 32;\n    keepalive_timeout 60s;\n}\n`,
-  );
-  writeFileSync(join(dir, 'server.conf'), `listen 127.0.0.1:${port};\naccess_log access.log agentplane;\n`);
-  const nginx: ChildProcess = spawn('nginx', ['-p', `${dir}/`, '-c', join(dir, 'agentplane.conf'), '-e', join(dir, 'error.log')], {
-    stdio: 'ignore',
-  });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('nginx to answer', async () => (await fetch(`${url}/health/live`)).ok, 15_000);
+  try {
+    apiPorts.push(...(await Promise.all(Array.from({ length: options.apis ?? 3 }, () => freePort()))));
+    await Promise.all(apiPorts.map(async (_, i) => (apis[i] = await startApi(i))));
+    await Promise.all(Array.from({ length: options.workers ?? 2 }, async () => workers.push(await startWorker())));
+    copyFileSync('deploy/nginx/agentplane.conf', join(dir, 'agentplane.conf'));
+    writeFileSync(
+      join(dir, 'upstream.conf'),
+      `upstream agentplane_api {\n${apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}\n    keepalive 32;\n    keepalive_timeout 60s;\n}\n`,
+    );
+    writeFileSync(join(dir, 'server.conf'), `listen 127.0.0.1:${port};\naccess_log access.log agentplane;\n`);
+    const proxy = spawn('nginx', ['-p', `${dir}/`, '-c', join(dir, 'agentplane.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
+    nginx = proxy;
+    proxies.add(proxy);
+    proxy.once('exit', () => proxies.delete(proxy));
+    await waitFor('nginx to answer', async () => (await fetch(`${url}/health/live`)).ok, 15_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 
   return {
     url,
@@ -83,15 +115,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       return worker;
     },
     accessLog: () => readFileSync(join(dir, 'access.log'), 'utf8').split('\n').filter(Boolean),
-    stop: async () => {
-      await new Promise<void>((resolve) => {
-        if (nginx.exitCode !== null) return resolve();
-        nginx.once('exit', () => resolve());
-        nginx.kill('SIGTERM');
-      });
-      await Promise.all([...apis, ...workers].map((p) => p.stop()));
-      await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
+}
+
+/** SIGTERM to nginx (a fast shutdown) and resolves once it exited; at once when it is not running. */
+function stopNginx(nginx: ChildProcess | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (!nginx || nginx.exitCode !== null || nginx.signalCode !== null) return resolve();
+    nginx.once('exit', () => resolve());
+    nginx.kill('SIGTERM');
+  });
 }

@@ -125,8 +125,50 @@ export function tlsArgs(tls: TlsFiles, port: number): string[] {
   return ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no'];
 }
 
-/** Starts a private redis-server child on a free port (fault tests stop and restart it). */
+/**
+ * Every redis-server child still running. A test file stops its servers when it ends, yet a
+ * hook that failed or timed out would leave them running for good: they are killed at the end
+ * of the test file (pass or fail), and when this process exits at the latest.
+ */
+const servers = new Set<ChildProcess>();
+if (process.env.VITEST) afterAll(killPrivateServers);
+process.once('exit', () => {
+  for (const server of servers) server.kill('SIGKILL');
+});
+
+/** Kills (SIGKILL) every redis-server child started by {@link startPrivateRedis} that is still running. */
+export async function killPrivateServers(): Promise<void> {
+  await Promise.all(
+    [...servers].map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.once('exit', () => resolve());
+          server.kill('SIGCONT');
+          server.kill('SIGKILL');
+        }),
+    ),
+  );
+}
+
+/**
+ * Starts a private redis-server child on a free port (fault tests stop and restart it). A
+ * free port taken by another test file's server before ours bound it makes ours exit: it is
+ * started again on another one.
+ */
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startPrivateRedisOnce(options);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt === 3) throw error;
+    }
+  }
+}
+
+/** The server exited before it answered: its port was taken between freePort() and its bind. */
+class PortTakenError extends Error {}
+
+async function startPrivateRedisOnce(options: PrivateRedisOptions): Promise<PrivateRedis> {
   if (!hasRedisServer()) throw new Error(HOW_TO_GET_ONE);
   const port = options.port ?? (await freePort());
   const dir = options.persist ? mkdtempSync(join(tmpdir(), 'agentplane-redis-')) : undefined;
@@ -137,22 +179,36 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     const auth = options.password === undefined ? [] : ['--requirepass', options.password];
     const first = options.configFile ? [options.configFile] : [];
     const listen = options.tls ? tlsArgs(options.tls, port) : ['--port', String(port)];
-    child = spawn('redis-server', [...first, ...listen, '--bind', '127.0.0.1', '--save', '', ...persistence, ...auth, ...(options.args ?? [])], {
+    const started = spawn('redis-server', [...first, ...listen, '--bind', '127.0.0.1', '--save', '', ...persistence, ...auth, ...(options.args ?? [])], {
       stdio: 'ignore',
     });
-    await waitForPing(port, options.password, options.tls);
+    child = started;
+    servers.add(started);
+    started.once('exit', () => servers.delete(started));
+    try {
+      // A PING answered while our child has exited came from another file's server on the port.
+      await waitForPing(port, options.password, options.tls, () => started.exitCode !== null || started.signalCode !== null);
+    } catch (error) {
+      await kill();
+      throw error;
+    }
   };
   const kill = async (): Promise<void> => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
       running.kill('SIGKILL');
     });
   };
 
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const stop = async (): Promise<void> => {
     await kill();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -176,14 +232,16 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   };
 }
 
-async function waitForPing(port: number, password?: string, tls?: TlsFiles): Promise<void> {
+async function waitForPing(port: number, password: string | undefined, tls: TlsFiles | undefined, exited: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
+    if (exited()) throw new PortTakenError(`redis-server on port ${port} exited at start (port taken?)`);
     const client = new Redis({ port, host: '127.0.0.1', password, ...(tls ? { tls: { ca: tls.ca } } : {}), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
     try {
       await client.connect();
       await client.ping();
+      if (exited()) throw new PortTakenError(`redis-server on port ${port} exited at start (port taken?)`);
       return;
     } catch (error) {
       if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING`, { cause: error });

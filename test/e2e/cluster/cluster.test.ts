@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../support/app.js';
 import { startCluster, type Cluster } from '../../support/cluster.js';
-import { connectSse, type ReceivedEvent } from '../../support/sse.js';
+import { brief } from '../../support/events.js';
+import { watch, type Received } from '../../support/sse.js';
 import { waitFor } from '../../support/wait.js';
 
 /**
@@ -29,22 +30,20 @@ async function servedElsewhere(
   });
 }
 
-const brief = (e: ReceivedEvent) => [e.event.type, e.event.node, e.event.status].filter(Boolean).join(':');
-
-function eventsOf(events: ReceivedEvent[], session: string): ReceivedEvent[] {
+function eventsOf(events: Received[], session: string): Received[] {
   return events.filter((e) => e.event.session === session);
 }
 
-function expectNoGapsOrDuplicates(events: ReceivedEvent[]): void {
+function expectNoGapsOrDuplicates(events: Received[]): void {
   const ids = events.map((e) => e.id);
   expect(new Set(ids).size).toBe(ids.length);
 }
 
 describe('through nginx', () => {
   it('runs the human-review flow with the stream, the run, the approval and the reads on different replicas', async () => {
-    const stream = connectSse(`${cluster.url}/api/events/stream`);
+    const stream = watch(`${cluster.url}/api/events/stream`);
     try {
-      await stream.opened();
+      await stream.waitForOpen();
       const sseReplica = stream.servedBy[0]!;
       const started = await servedElsewhere([sseReplica], () =>
         call(`${cluster.url}/api/runs`, { method: 'POST', json: { agent_id: 'human-review', input: { topic: 'cluster' } } }),
@@ -61,7 +60,7 @@ describe('through nginx', () => {
       const state = await servedElsewhere([sseReplica, started.replica], () => call(`${cluster.url}/api/sessions/state?session_id=${session}`));
       expect(state.body.state.outcome).toBe('published');
       expect(new Set([sseReplica, started.replica, pending.replica, state.replica]).size).toBe(3);
-      expect(eventsOf(stream.events, session).map(brief)).toEqual([
+      expect(eventsOf(stream.received, session).map((e) => brief(e.event))).toEqual([
         'node_start:draft',
         'node_end:draft:ok',
         'node_start:review',
@@ -80,8 +79,8 @@ describe('through nginx', () => {
   });
 
   it('survives an API replica killed with SIGKILL: the stream resumes elsewhere and misses no event', async () => {
-    const stream = connectSse(`${cluster.url}/api/events/stream`);
-    await stream.opened();
+    const stream = watch(`${cluster.url}/api/events/stream`);
+    await stream.waitForOpen();
     const victim = cluster.apis.findIndex((_, i) => `api-${i + 1}` === stream.servedBy[0]);
     expect(victim).toBeGreaterThanOrEqual(0);
     try {
@@ -95,9 +94,9 @@ describe('through nginx', () => {
       await stream.waitForEvent((e) => e.event.session === session && e.event.type === 'completed', 30_000);
       expect(stream.servedBy.length).toBeGreaterThanOrEqual(2);
       expect(stream.servedBy.at(-1)).not.toBe(stream.servedBy[0]);
-      const received = eventsOf(stream.events, session);
+      const received = eventsOf(stream.received, session);
       expectNoGapsOrDuplicates(received);
-      expect(received.map(brief)).toEqual([
+      expect(received.map((e) => brief(e.event))).toEqual([
         'node_start:before',
         'node_end:before:ok',
         'node_start:crawl',
@@ -129,8 +128,8 @@ describe('through nginx', () => {
   });
 
   it('rolls a restart over every API replica while a client polls and streams: no 5xx, no event lost', async () => {
-    const stream = connectSse(`${cluster.url}/api/events/stream`);
-    await stream.opened();
+    const stream = watch(`${cluster.url}/api/events/stream`);
+    await stream.waitForOpen();
     const statuses: number[] = [];
     let polling = true;
     const poller = (async () => {
@@ -178,7 +177,7 @@ describe('through nginx', () => {
         const runs = (await call(`${cluster.url}/api/runs?session_id=${session}`)).body;
         throw new Error(`${error.message}; runs of ${session}: ${JSON.stringify(runs)}`, { cause: error });
       });
-      expect(eventsOf(stream.events, session).map(brief)).toEqual([
+      expect(eventsOf(stream.received, session).map((e) => brief(e.event))).toEqual([
         'node_start:receive',
         'node_end:receive:ok',
         'node_start:respond',
@@ -186,7 +185,7 @@ describe('through nginx', () => {
         'completed',
       ]);
     }
-    expectNoGapsOrDuplicates(stream.events);
+    expectNoGapsOrDuplicates(stream.received);
     stream.close();
   });
 });
