@@ -166,4 +166,44 @@ export class RedisKeys {
   scheduleTenants(): string {
     return `${this.prefix}:schedule-tenants`;
   }
+  /** Sorted set (lexical) of the tenant's threads (session ids) that have LangGraph checkpoints. */
+  graphThreads(tenant: string): string {
+    return `${this.t(tenant)}:lg:threads`;
+  }
+  /**
+   * Every key of one thread's LangGraph checkpoints, in the order the scripts take them
+   * (src/adapters/shared/graph-members.ts names the members and fields):
+   * `checkpoints` sorted set (lexical) of `ns NUL id`; `records` hash of those members → the
+   * checkpoint record; `blobs` hash of `ns NUL channel NUL version` → value; `blobRefs` hash of
+   * the same fields → how many stored checkpoints hold the blob; `writeIndex` sorted set
+   * (lexical) and `writes` hash of `ns NUL id NUL task NUL idx` → the write.
+   * Deleting the session deletes these keys.
+   */
+  graphThread(tenant: string, threadId: string) {
+    const t = `${this.t(tenant)}:lg`;
+    return {
+      checkpoints: `${t}:checkpoints:${threadId}`,
+      records: `${t}:records:${threadId}`,
+      blobs: `${t}:blobs:${threadId}`,
+      blobRefs: `${t}:blob-refs:${threadId}`,
+      writeIndex: `${t}:write-index:${threadId}`,
+      writes: `${t}:writes:${threadId}`,
+    };
+  }
+  /**
+   * The tenant's LangGraph memory (BaseStore) keys: `items` hash of `namespace NUL key` → item
+   * JSON; `itemIndex` sorted set (lexical) of the same members; `namespaces` sorted set (lexical)
+   * of the namespaces holding items, `namespaceCounts` hash of how many each holds; `bytes` the
+   * size of every item (the per-tenant cap).
+   */
+  graphMemory(tenant: string) {
+    const t = `${this.t(tenant)}:lg-memory`;
+    return {
+      items: `${t}:items`,
+      itemIndex: `${t}:item-index`,
+      namespaces: `${t}:namespaces`,
+      namespaceCounts: `${t}:namespace-counts`,
+      bytes: `${t}:bytes`,
+    };
+  }
 }

@@ -20,6 +20,11 @@ const SCRIPT_FILES = [
   'publishEvent-1',
   'beginRun-6',
   'stepRun-10',
+  'putGraphCheckpoint-7',
+  'putGraphWrites-3',
+  'readGraphCheckpoints-5',
+  'putGraphItem-5',
+  'deleteGraphItem-5',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

@@ -1,0 +1,23 @@
+-- Helpers of the LangGraph checkpoint scripts (putGraphCheckpoint, readGraphCheckpoints).
+-- Names inside a thread join their parts with NUL (src/adapters/shared/graph-members.ts): a
+-- checkpoint is `ns NUL id`, a blob `ns NUL channel NUL version`, a write
+-- `ns NUL id NUL task NUL idx`; `name NUL` .. `name \1` bounds everything under a name.
+
+-- The checkpoint's namespace: its member up to the first NUL.
+local function graph_ns(member)
+  return string.sub(member, 1, string.find(member, '\0', 1, true) - 1)
+end
+
+-- The blob fields a stored record holds, one per channel version.
+local function graph_blob_fields(ns, record)
+  local fields = {}
+  for channel, version in pairs(cjson.decode(record).v) do
+    fields[#fields + 1] = ns .. '\0' .. channel .. '\0' .. version
+  end
+  return fields
+end
+
+-- The fields of a checkpoint's writes (write index KEYS `writeIndex`).
+local function graph_write_fields(write_index, member)
+  return redis.call('ZRANGEBYLEX', write_index, '[' .. member .. '\0', '(' .. member .. '\1')
+end
