@@ -10,7 +10,7 @@ import { hostPortList, redisConnectionOf, type RedisConnection } from './config-
  */
 export const DEFAULT_TRUSTED_PROXIES: readonly string[] = ['127.0.0.0/8', '::1', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
 
-/** A rate in the `N/window` form of CONTRACT.md (`600/60s`, `20/1m`), or off. */
+/** A rate in the `N/window` form (`600/60s`, `20/1m`: N requests per window of s, m or h), or off. */
 export interface Rate {
   points: number;
   durationSec: number;

@@ -1,6 +1,6 @@
 /**
  * An error answer of the API: its HTTP status and the `{"error": {code, message}}` body every
- * route renders (CONTRACT.md). Thrown by the helpers of the typed client; the raw openapi-fetch
+ * route renders. Thrown by the helpers of the typed client; the raw openapi-fetch
  * methods return it as `error` instead.
  */
 export class ApiError extends Error {

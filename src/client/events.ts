@@ -35,7 +35,7 @@ export interface EventStreamOptions {
 /**
  * GET /api/events/stream as an async iteration that survives disconnects: whenever the
  * connection drops or the server ends it, it reconnects after the retry delay and resumes
- * after the last id received (`last_event_id`, CONTRACT.md), so nothing is missed or repeated.
+ * after the last id received (`last_event_id`), so nothing is missed or repeated.
  * The id travels as the query parameter rather than the Last-Event-ID header, which a browser
  * would have to preflight. Ends only when the caller stops iterating or aborts `signal`.
  */

@@ -6,7 +6,7 @@ const LINTED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_
 
 /**
  * The Prometheus metrics of one process, on a registry of its own (so several apps in one
- * test process never collide). Names and labels are those of CONTRACT.md.
+ * test process never collide). Names and labels are those the README lists (*Probes, metrics, console*).
  */
 export class Metrics {
   readonly registry = new Registry();

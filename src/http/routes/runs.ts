@@ -73,7 +73,7 @@ const AgentSchema = z
   .object({ id: z.string(), description: z.string(), nodes: z.array(z.string()), entry: z.string() })
   .meta({ id: 'Agent' });
 
-/** Agents, starting runs and reading runs (extensions of CONTRACT.md). */
+/** Agents, starting runs and reading runs (the README's *Runs and approvals*). */
 export function runRoutes(deps: AppDeps): AnyRoute[] {
   const { store, runs, agents } = deps;
   return [

@@ -33,7 +33,7 @@ const HistoryRecordSchema = z
 
 const IdParams = z.object({ id: IdParam });
 
-/** Cron schedules that start agent runs (CONTRACT.md, Schedules); tenant-scoped. */
+/** Cron schedules that start agent runs (the README's *Schedules*); tenant-scoped. */
 export function scheduleRoutes(deps: AppDeps): AnyRoute[] {
   const { store, schedules: control } = deps;
   const existing = async (tenant: string, id: string) => {

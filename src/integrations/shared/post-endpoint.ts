@@ -26,7 +26,7 @@ export interface PostEndpointOptions {
 /**
  * The pipeline every inbound integration endpoint shares: path → stopped (503) → POST only
  * (405) → authorize → raw body up to `maxBodyBytes` (413) → signature (401) → handle. Other
- * paths go to `next`; errors are rendered with the CONTRACT.md error body and never escape to
+ * paths go to `next`; errors are rendered with the API's error body and never escape to
  * the app. Throws a TypeError for a `maxBodyBytes` that is not an integer from 1 to 1 MiB (the
  * spec's read limit).
  */

@@ -4,7 +4,7 @@ import { renderError, toAppError } from '../../http/errors.js';
 
 /**
  * Answers an integration endpoint's request through the app's one error renderer (the
- * CONTRACT.md body `{"error":{"code","message"}}`). Integrations are mounted on apps other than
+ * API's error body `{"error":{"code","message"}}`). Integrations are mounted on apps other than
  * agentplane's, whose error middleware may render differently, so they render their own errors.
  */
 export function respondError(ctx: Context, error: unknown): void {

@@ -62,7 +62,7 @@ export interface WebhookReceiverOptions {
 export const WILDCARD = '*';
 
 /**
- * The inbound webhook receiver of spec/webhooks-and-chat.md with the decisions of CONTRACT.md:
+ * The inbound webhook receiver (the README's *Webhooks and chat adapters*):
  * POST only (405), shared secret compared in constant time and optional signature (401),
  * body up to `maxBodyBytes` (413 beyond, no handler called), JSON only (400). Handlers run one
  * after the other in registration order, type-specific before wildcard, all of them even when

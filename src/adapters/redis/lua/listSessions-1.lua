@@ -1,7 +1,7 @@
 --[[
   One page of a tenant's sessions, newest first, as one JSON array string: one round trip and
   one reply to decode instead of a pipeline of HGETALLs (whose decoding dominated the route's
-  CPU profile, see BENCHMARKS.md).
+  CPU profile).
 
   KEYS[1] sessions sorted set of the tenant (all, or one agent's)
 
