@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { exitOnConfigError, type Config } from '../config.js';
+import { watchAgents } from '../runtime/agents-watch.js';
 import { createApiServer } from './api-server.js';
 import { bootProcess, listenOrExit, listeningAt, shutdownOnSignals } from './process.js';
 import { securityOptions } from './security.js';
@@ -8,8 +9,10 @@ import { securityOptions } from './security.js';
 /**
  * `npm start`: one API replica on Redis with REDIS_URL; without it the embedded default, one
  * process on the in-memory adapters serving http://localhost:8420 with the web and Swagger consoles.
+ * With `watch` (`agentplane dev --watch`), a change to the agents module's files reloads its
+ * agents in this process.
  */
-export async function runApi(config?: Config): Promise<void> {
+export async function runApi(config?: Config, options: { watch?: boolean } = {}): Promise<void> {
   const composition = await bootProcess({ config });
   const { logger } = composition;
   const api = exitOnConfigError(() => createApiServer(composition, securityOptions(composition.config, composition.backend.limiters)));
@@ -19,7 +22,11 @@ export async function runApi(config?: Config): Promise<void> {
   const swagger = composition.config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined;
   const webConsole = composition.config.SERVICE_CONSOLE ? `${url}/console/` : undefined;
   logger.info({ address, url, mode: composition.backend.mode, swagger, console: webConsole }, 'agentplane api listening');
+  const modulePath = composition.config.AGENTS_MODULE;
+  if (options.watch && !modulePath) logger.info('--watch: no AGENTS_MODULE, nothing to watch (the built-in agents)');
+  const watch = options.watch && modulePath ? watchAgents({ modulePath, registry: composition.agents, logger }) : undefined;
   shutdownOnSignals(composition, api, {
+    closeFirst: async () => watch?.close(),
     delayMs: composition.config.SERVICE_SHUTDOWN_DELAY_MS,
     timeoutMs: composition.config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     endStreams: () => api.deps.streams.endAll(),

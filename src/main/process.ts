@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfigOrExit, type Config } from '../config.js';
 import type { Lifecycle } from '../http/deps.js';
 import { hostPort } from '../http/listen.js';
+import { AgentsModuleError } from '../runtime/load-error.js';
 import { loadAgents } from '../runtime/registry.js';
 import { compose, type Composition } from './compose.js';
 import { createLogger } from './logger.js';
@@ -28,12 +29,9 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
   return compose(config, { logger, agents });
 }
 
-/** Node's codes for a module that cannot be found or loaded as such (not for an error its code threw). */
-const UNLOADABLE = new Set(['ERR_MODULE_NOT_FOUND', 'ERR_UNKNOWN_FILE_EXTENSION', 'ERR_UNSUPPORTED_DIR_IMPORT', 'ERR_UNSUPPORTED_ESM_URL_SCHEME']);
-
 /**
- * The agents of AGENTS_MODULE; a path with no file, or a module Node cannot load, is a
- * ConfigError naming the setting. An error the module's own code throws keeps its stack.
+ * The agents of AGENTS_MODULE; a path with no file, or a module that cannot load or exports
+ * no agents, is a ConfigError naming the setting, in one line saying what to change.
  */
 async function loadAgentsOf(modulePath: string | undefined): ReturnType<typeof loadAgents> {
   if (modulePath && !existsSync(resolve(modulePath))) {
@@ -42,8 +40,7 @@ async function loadAgentsOf(modulePath: string | undefined): ReturnType<typeof l
   try {
     return await loadAgents(modulePath);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code && UNLOADABLE.has(code)) throw new ConfigError('AGENTS_MODULE', `${modulePath} cannot be loaded: ${(error as Error).message.split('\n')[0]}`);
+    if (error instanceof AgentsModuleError) throw new ConfigError('AGENTS_MODULE', error.message);
     throw error;
   }
 }

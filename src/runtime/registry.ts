@@ -1,18 +1,22 @@
 import { builtInAgents } from '../agents/index.js';
 import type { Agent } from './agent.js';
-import { importModule } from './import-module.js';
+import { importAgentsModule } from './import-module.js';
+import { AgentsModuleError, describeLoadError } from './load-error.js';
 
-/** The agents a process knows, by id. API replicas and workers load the same set. */
+/**
+ * The agents a process knows, by id. API replicas and workers load the same set; `dev --watch`
+ * replaces it when the agents module changes.
+ */
 export class AgentRegistry {
-  private readonly byId: ReadonlyMap<string, Agent>;
+  private byId: ReadonlyMap<string, Agent>;
 
   constructor(agents: readonly Agent[]) {
-    const byId = new Map<string, Agent>();
-    for (const agent of agents) {
-      if (byId.has(agent.id)) throw new Error(`Agent "${agent.id}" is registered twice.`);
-      byId.set(agent.id, agent);
-    }
-    this.byId = byId;
+    this.byId = byIdOf(agents);
+  }
+
+  /** Serves `agents` from now on, in place of the ones before; runs already going keep theirs. */
+  replace(agents: readonly Agent[]): void {
+    this.byId = byIdOf(agents);
   }
 
   get(id: string): Agent | undefined {
@@ -24,6 +28,15 @@ export class AgentRegistry {
   }
 }
 
+function byIdOf(agents: readonly Agent[]): ReadonlyMap<string, Agent> {
+  const byId = new Map<string, Agent>();
+  for (const agent of agents) {
+    if (byId.has(agent.id)) throw new Error(`Agent "${agent.id}" is registered twice.`);
+    byId.set(agent.id, agent);
+  }
+  return byId;
+}
+
 function isAgent(value: unknown): value is Agent {
   const v = value as Partial<Agent> | null;
   return typeof v === 'object' && v !== null && typeof v.id === 'string' && typeof v.next === 'function';
@@ -32,12 +45,31 @@ function isAgent(value: unknown): value is Agent {
 /**
  * The built-in agents, or those of AGENTS_MODULE: a `.js`, `.mjs` or `.ts` module whose
  * default export is an array of agents (made with `defineAgent`) or whose named exports are agents.
+ * A module that cannot load, or exports no agents, is an {@link AgentsModuleError} (one line);
+ * an error of the module's own settings (a ConfigError it throws) is thrown as it is.
  */
 export async function loadAgents(modulePath: string | undefined): Promise<AgentRegistry> {
   if (!modulePath) return new AgentRegistry(builtInAgents);
-  const module = await importModule(modulePath);
-  const candidates = Array.isArray(module.default) ? (module.default as unknown[]) : Object.values(module);
+  return new AgentRegistry(await loadAgentsModule(modulePath));
+}
+
+/** The agents of the module at `modulePath`, imported afresh (see {@link loadAgents}). */
+export async function loadAgentsModule(modulePath: string): Promise<Agent[]> {
+  let exports: Record<string, unknown>;
+  try {
+    ({ exports } = await importAgentsModule(modulePath));
+  } catch (error) {
+    // By name: a module loaded through tsx may hold its own copy of config.ts's class.
+    if ((error as Error | null)?.name === 'ConfigError') throw error;
+    throw new AgentsModuleError(describeLoadError(modulePath, error), { cause: error });
+  }
+  const candidates = Array.isArray(exports.default) ? (exports.default as unknown[]) : Object.values(exports);
   const agents = candidates.filter(isAgent);
-  if (agents.length === 0) throw new Error(`AGENTS_MODULE ${modulePath} exports no agents.`);
-  return new AgentRegistry(agents);
+  if (agents.length === 0) {
+    throw new AgentsModuleError(`${modulePath} exports no agents: export them made with defineAgent, as named exports or as the default export (an array)`);
+  }
+  const ids = agents.map((agent) => agent.id);
+  const twice = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (twice) throw new AgentsModuleError(`${modulePath} exports two agents with the id "${twice}"; give each its own id`);
+  return agents;
 }

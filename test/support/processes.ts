@@ -17,6 +17,8 @@ export interface LogLine {
 export interface StartProcessOptions {
   /** Entry module relative to {@link StartProcessOptions.cwd}, e.g. `src/main/api.ts`, `src/main/worker.ts`. */
   entry: string;
+  /** Arguments after the entry, e.g. a CLI command: `['dev', '--watch']`. @defaultValue none */
+  args?: readonly string[];
   /** Working directory of the process. @defaultValue the repository root */
   cwd?: string;
   /**
@@ -118,7 +120,7 @@ async function startProcessOnce(options: StartProcessOptions): Promise<AgentProc
   env[options.portVariable ?? 'SERVICE_PORT'] = String(port);
   if (options.plainNode) delete env.NODE_OPTIONS;
 
-  const args = options.plainNode ? [options.entry] : ['--import', 'tsx', options.entry];
+  const args = [...(options.plainNode ? [options.entry] : ['--import', 'tsx', options.entry]), ...(options.args ?? [])];
   const child = spawn(process.execPath, args, { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   // 'close' rather than 'exit': it comes after stdout and stderr ended, so every line is in `lines`.

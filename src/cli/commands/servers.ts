@@ -20,9 +20,10 @@ export function serverCommands(): Command[] {
   const dev = new Command('dev')
     .description('everything in one process on in-memory storage (ignores REDIS_URL and the other Redis settings): http://localhost:8420')
     .option('--port <port>', 'listen port (SERVICE_PORT)', integer(0, 65535))
-    .action(async (options: { port?: number }) => {
+    .option('--watch', 'reload the agents of AGENTS_MODULE when its files change (the sessions stay)')
+    .action(async (options: { port?: number; watch?: boolean }) => {
       const [{ runApi }, { loadConfigOrExit }] = await Promise.all([import('../../main/api.js'), import('../../config.js')]);
-      await runApi(loadConfigOrExit(environment({ port: options.port, withoutRedis: true })));
+      await runApi(loadConfigOrExit(environment({ port: options.port, withoutRedis: true })), { watch: options.watch });
     });
 
   const api = new Command('api')
