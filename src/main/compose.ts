@@ -72,6 +72,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     defaultMetrics: options.defaultMetrics ?? true,
     pendingApprovals: () => store.approvals.countPendingApprovals(),
     usage: () => store.usage(),
+    backendMemory: backend.mode === 'redis',
   });
   const lifecycle = new RunLifecycle({
     store,

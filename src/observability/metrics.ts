@@ -72,11 +72,16 @@ export class Metrics {
   /**
    * @param options.pendingApprovals read at each scrape for `agentplane_approvals_pending`
    * @param options.defaultMetrics prom-client's process metrics. @defaultValue true
+   * @param options.backendMemory whether the backend has memory of its own to report (Redis);
+   *   the in-memory store lives in the process's heap, so `agentplane_storage_memory_bytes` is
+   *   left out there rather than reading 0. @defaultValue true
    */
-  readonly storageMemory: Gauge;
+  readonly storageMemory: Gauge | undefined;
   readonly storageItems: Gauge;
 
-  constructor(options: { defaultMetrics?: boolean; pendingApprovals?: () => Promise<number>; usage?: () => Promise<StorageUsage> } = {}) {
+  constructor(
+    options: { defaultMetrics?: boolean; pendingApprovals?: () => Promise<number>; usage?: () => Promise<StorageUsage>; backendMemory?: boolean } = {},
+  ) {
     const pending = options.pendingApprovals;
     // One read of the backend serves both gauges of a scrape (INFO, DBSIZE and a ZCARD per tenant).
     let sampled: Promise<StorageUsage | undefined> | undefined;
@@ -89,15 +94,18 @@ export class Metrics {
         .finally(() => setTimeout(() => (sampled = undefined), 1_000).unref());
       return sampled;
     };
-    this.storageMemory = new Gauge({
-      name: 'agentplane_storage_memory_bytes',
-      help: 'Memory the storage backend uses (Redis used_memory, sampled at scrape).',
-      registers: [this.registry],
-      async collect() {
-        const usage = await sample();
-        if (usage?.memoryBytes !== undefined && Number.isFinite(usage.memoryBytes)) this.set(usage.memoryBytes);
-      },
-    });
+    this.storageMemory =
+      (options.backendMemory ?? true)
+        ? new Gauge({
+            name: 'agentplane_storage_memory_bytes',
+            help: 'Memory the storage backend uses (Redis used_memory, sampled at scrape).',
+            registers: [this.registry],
+            async collect() {
+              const usage = await sample();
+              if (usage?.memoryBytes !== undefined && Number.isFinite(usage.memoryBytes)) this.set(usage.memoryBytes);
+            },
+          })
+        : undefined;
     this.storageItems = new Gauge({
       name: 'agentplane_storage_items',
       help: 'What the storage holds, by kind: sessions and schedules (all tenants), keys (Redis DBSIZE, queues included).',
