@@ -56,7 +56,8 @@ beforeAll(async () => {
   writeFileSync(join(project, 'agents.js'), README_AGENTS);
 }, 1_200_000);
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// The clone's node_modules is large: removing it takes a while on a busy machine.
+afterAll(() => rmSync(work, { recursive: true, force: true }), 300_000);
 
 it('packs the built package, and the tarball is ignored by git', async () => {
   const listed = await succeed('tar', ['-tzf', tarball], work, 60_000);
