@@ -1202,7 +1202,10 @@ export interface operations {
     startRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description one key per logical start, the same on each retry of it (a UUID): for 24 h, a start with the same key and run fields answers the run the first one started (with `Idempotent-Replayed: true`) instead of starting another; other fields answer 422 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1230,6 +1233,8 @@ export interface operations {
             /** @description The run is queued */
             202: {
                 headers: {
+                    /** @description `true` when answered from an earlier start with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
                     /** @description URL of the run */
                     Location?: string;
                     [name: string]: unknown;
@@ -1292,8 +1297,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Idempotency-Key already used for another start */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1449,7 +1472,10 @@ export interface operations {
     startRunAndStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description one key per logical start, the same on each retry of it (a UUID): for 24 h, a start with the same key and run fields answers the run the first one started (with `Idempotent-Replayed: true`) instead of starting another; other fields answer 422 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1479,6 +1505,8 @@ export interface operations {
                 headers: {
                     /** @description no-cache */
                     "Cache-Control"?: string;
+                    /** @description `true` when answered from an earlier start with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
                     /** @description the run */
                     "X-Run-Id"?: string;
                     /** @description its session */
@@ -1543,6 +1571,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Idempotency-Key already used for another start */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -1566,7 +1603,10 @@ export interface operations {
     startRunAndWait: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description one key per logical start, the same on each retry of it (a UUID): for 24 h, a start with the same key and run fields answers the run the first one started (with `Idempotent-Replayed: true`) instead of starting another; other fields answer 422 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1596,6 +1636,10 @@ export interface operations {
             /** @description The run stopped: the run, its state and, when interrupted, its approval */
             200: {
                 headers: {
+                    /** @description `true` when answered from an earlier start with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description URL of the run */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1605,6 +1649,10 @@ export interface operations {
             /** @description `wait_ms` passed first (or the replica is shutting down): the run as it stands */
             202: {
                 headers: {
+                    /** @description `true` when answered from an earlier start with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    /** @description URL of the run */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1658,6 +1706,15 @@ export interface operations {
             };
             /** @description Body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key already used for another start */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

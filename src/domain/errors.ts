@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'internal'
   | 'unavailable'
   | 'invalid_cron'
-  | 'unknown_agent';
+  | 'unknown_agent'
+  | 'idempotency_key_reused';
 
 export interface AppErrorOptions {
   /** Whether the message may be shown to a client. @defaultValue true except for `internal` */
@@ -47,6 +48,14 @@ export const conflict = (message: string): AppError => new AppError('conflict', 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
+
+/** An Idempotency-Key sent again with other run fields than its first start (nothing is written). */
+export const idempotencyKeyReused = (): AppError =>
+  new AppError('idempotency_key_reused', 'This Idempotency-Key was used for a start with other fields; send a new key for a new start.');
+
+/** A replayed Idempotency-Key whose run was removed since (its session deleted, or dropped by retention). */
+export const idempotentRunGone = (): AppError =>
+  conflict('The run this Idempotency-Key started no longer exists (its session was deleted, or it was dropped by retention).');
 
 /** A write that would take a session's state past SERVICE_MAX_STATE_BYTES (nothing is written). */
 export const stateTooLarge = (): AppError =>

@@ -40,6 +40,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], options: OpenApiOption
     const parameters: ParameterObject[] = [
       ...objectParameters(route.params, 'path', toSchema),
       ...objectParameters(route.query, 'query', toSchema),
+      ...objectParameters(route.headers, 'header', toSchema),
     ];
     const responses: Record<string, unknown> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
@@ -101,7 +102,7 @@ function withoutEmptyComponents(spec: OpenAPIObject): OpenAPIObject {
 
 function objectParameters(
   schema: z.ZodType | undefined,
-  where: 'query' | 'path',
+  where: 'query' | 'path' | 'header',
   toSchema: (schema: z.ZodType, io: 'input' | 'output') => SchemaObject,
 ): ParameterObject[] {
   if (!schema) return [];
@@ -109,7 +110,8 @@ function objectParameters(
   return Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, field]) => {
     const { description, ...fieldSchema } = toSchema(field, 'input');
     return {
-      name,
+      // Header names are declared in lower case (as Node hands them over) and documented as written on the wire.
+      name: where === 'header' ? name.replace(/(^|-)([a-z])/g, (_all, dash: string, letter: string) => dash + letter.toUpperCase()) : name,
       in: where,
       required: where === 'path' || !field.safeParse(undefined).success,
       ...(typeof description === 'string' ? { description } : {}),

@@ -23,10 +23,12 @@ export interface Example<T = unknown> {
 }
 
 /** What a handler sees: validated inputs, the caller, and the raw Koa context for streams. */
-export interface RouteInput<Q, P, B> {
+export interface RouteInput<Q, P, B, H = undefined> {
   query: Q;
   params: P;
   body: B;
+  /** The request headers the route declares (names in lower case), validated. */
+  headers: H;
   principal: Principal;
   ctx: Context;
 }
@@ -38,7 +40,7 @@ export type RouteResult = { status: number; body: unknown; headers?: Record<stri
  * One route, declared once. The router, input validation, the RBAC gate and the OpenAPI
  * document are all built from these declarations, so none of them can drift from the others.
  */
-export interface Route<Q = unknown, P = unknown, B = unknown> {
+export interface Route<Q = unknown, P = unknown, B = unknown, H = unknown> {
   method: HttpMethod;
   /** Koa-router pattern, e.g. `/api/schedules/:id`. */
   path: string;
@@ -58,20 +60,22 @@ export interface Route<Q = unknown, P = unknown, B = unknown> {
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   body?: z.ZodType<B>;
+  /** Request headers the route reads: a z.object of lower-case names, validated and documented like the query. */
+  headers?: z.ZodType<H>;
   /**
    * Named examples of the body, for the OpenAPI document. The first one is what the Swagger
    * console's "Try it out" sends: it must succeed against a fresh server with the defaults.
    */
   bodyExamples?: Record<string, Example<NoInfer<B>>>;
   responses: Record<number, ResponseSpec>;
-  handler: (input: RouteInput<Q, P, B>) => Promise<RouteResult>;
+  handler: (input: RouteInput<Q, P, B, H>) => Promise<RouteResult>;
 }
 
 /** Erases the generic parameters so routes of different shapes fit in one list. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRoute = Route<any, any, any>;
+export type AnyRoute = Route<any, any, any, any>;
 
-export function defineRoute<Q = undefined, P = undefined, B = undefined>(route: Route<Q, P, B>): AnyRoute {
+export function defineRoute<Q = undefined, P = undefined, B = undefined, H = undefined>(route: Route<Q, P, B, H>): AnyRoute {
   return route as AnyRoute;
 }
 

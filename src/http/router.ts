@@ -84,6 +84,7 @@ function handle(route: AnyRoute): Middleware {
       query: route.query ? parsePart('query', route.query, ctx.query) : undefined,
       params: route.params ? parsePart('params', route.params, ctx.params) : undefined,
       body: route.body ? parsePart('body', route.body, (ctx.request as { body?: unknown }).body) : undefined,
+      headers: route.headers ? parsePart('headers', route.headers, ctx.headers) : undefined,
       principal: (ctx.state.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL,
       ctx,
     };

@@ -95,17 +95,18 @@ export interface HeldWait {
 
 /**
  * The run as a wait answers it: with its state and, when interrupted, its approval. `stop` is
- * the event it stopped with (null: it has not stopped); when that carries the run as it ended
- * (StoredEvent.stop), nothing is read back.
+ * the event it stopped with (null: it has not stopped; `stopped`: it had stopped before the
+ * wait began, a start answered from its Idempotency-Key); when that carries the run as it
+ * ended (StoredEvent.stop), nothing is read back.
  */
 export async function waitedRun(
   deps: AppDeps,
   tenant: string,
   ref: { run_id: string; session_id: string },
-  stop: StoredEvent | null,
+  stop: StoredEvent | 'stopped' | null,
 ): Promise<WaitedRun | null> {
   if (!stop) return deps.store.runs.getRun(tenant, ref.run_id);
-  if (stop.stop && stop.stop.run.id === ref.run_id) return { ...stop.stop.run, state: stop.stop.state };
+  if (stop !== 'stopped' && stop.stop && stop.stop.run.id === ref.run_id) return { ...stop.stop.run, state: stop.stop.state };
   // The run and the latest state are read at once; when a run queued behind has moved the
   // session on since, the checkpoint this run stopped at is read instead.
   const [run, latest] = await Promise.all([deps.store.runs.getRun(tenant, ref.run_id), deps.store.sessions.getCheckpoint(tenant, ref.session_id)]);

@@ -76,6 +76,7 @@ const ERROR_MESSAGES: Record<ErrorCode, string> = {
   precondition_failed: 'The latest checkpoint has another seq_num than If-Match names.',
   payload_too_large: 'The request body is larger than the limit.',
   unsupported_media_type: 'The request body must be application/json.',
+  idempotency_key_reused: 'This Idempotency-Key was used for a start with other fields; send a new key for a new start.',
   rate_limited: 'Too many requests (global limit); retry in 12 s.',
   internal: 'An internal error occurred.',
   unavailable: 'Storage is unreachable; retry shortly.',
@@ -90,6 +91,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   412: 'If-Match precondition failed',
   413: 'Body too large',
   415: 'Body is not application/json',
+  422: 'Idempotency-Key already used for another start',
   429: 'Rate limit or quota exceeded (or too many open streams and waits)',
   503: 'Storage or the event subscription is unavailable; retry shortly',
 };

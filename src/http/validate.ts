@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 
 /**
- * Parses one part of a request (query, params, body) with its schema. A failure is a 400
+ * Parses one part of a request (query, params, body, headers) with its schema. A failure is a 400
  * whose message names the offending field, e.g. `query.limit: expected an integer 1–500`.
  */
-export function parsePart<T>(part: 'query' | 'params' | 'body', schema: z.ZodType<T>, value: unknown): T {
+export function parsePart<T>(part: 'query' | 'params' | 'body' | 'headers', schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

@@ -82,7 +82,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
     onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
   });
-  const runs = createRunControl({ store, queue, agents, lifecycle, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
+  const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
   const schedules = createScheduleControl({ store, scheduler, agents });
   let executing = false;
   let stopReconciling: (() => void) | undefined;

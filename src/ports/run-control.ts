@@ -1,4 +1,5 @@
-import type { Approval, JsonObject, Multitask, Run } from '../domain/types.js';
+import type { IdempotentStart } from '../domain/idempotency.js';
+import type { Approval, JsonObject, Multitask, Run, RunStatus } from '../domain/types.js';
 import type { ApprovalDecision } from './store.js';
 
 export interface StartRunRequest {
@@ -17,6 +18,18 @@ export interface RunTicket {
   run_id: string;
   session_id: string;
   status: 'queued';
+  /** A start answered from its Idempotency-Key: the run an earlier start created, with its status now. */
+  replayed?: RunStatus;
+}
+
+export interface StartRunOptions {
+  /** The caller waits for the run to stop (see NewRun.waited). */
+  waited?: boolean;
+  /**
+   * The start's Idempotency-Key: a start already made with it is answered (`replayed`) and its
+   * job enqueued again if it is missing; a failed start leaves its run for the retry.
+   */
+  idempotency?: IdempotentStart;
 }
 
 /**
@@ -26,8 +39,13 @@ export interface RunTicket {
  * `not_found`).
  */
 export interface RunControl {
-  /** `waited`: the caller waits for the run to stop (see NewRun.waited). */
-  startRun(tenant: string, request: StartRunRequest, options?: { waited?: boolean }): Promise<RunTicket>;
+  /**
+   * Creates the run and enqueues its job. A start that fails after its run was written leaves
+   * no run without a job behind: without an Idempotency-Key the run is ended `failed` (it was
+   * never acknowledged); with one it stays for the retry, which enqueues its job (or, when no
+   * retry comes, the reaper ends it).
+   */
+  startRun(tenant: string, request: StartRunRequest, options?: StartRunOptions): Promise<RunTicket>;
   /** Continue a failed, edited or decided session from its latest checkpoint. */
   resumeSession(tenant: string, sessionId: string): Promise<RunTicket>;
   /** Decide an approval atomically and enqueue the resume of its run. */

@@ -1,4 +1,5 @@
 import type { AppError } from '../domain/errors.js';
+import type { IdempotentStart } from '../domain/idempotency.js';
 import type {
   Approval,
   Checkpoint,
@@ -136,6 +137,13 @@ export interface NewRun {
    * end with the run and its state ({@link StoredEvent.stop}) so the waiter reads nothing back.
    */
   waited?: boolean;
+  /**
+   * The start's Idempotency-Key (scoped to the caller) and the digest of its run fields: when
+   * the tenant has a start under `scope` within IDEMPOTENCY_TTL_MS, nothing is written and the
+   * run it created is answered (`replayed`), or `idempotency_key_reused` when its fingerprint
+   * differs; otherwise the key is stored with the run, in the same atomic step.
+   */
+  idempotency?: IdempotentStart;
 }
 
 /** A page of the tenant's runs matching every filter given ({@link RunStore.findRuns}). */
@@ -156,8 +164,13 @@ export type UpdatedRun = Run & { queued_behind?: true };
  */
 export type DecidedApproval = Approval & { unconfirmed?: AppError };
 
-/** A created run; `behind` when it waits for the session's active run to end. */
-export type CreatedRun = Run & { behind?: boolean };
+/**
+ * A created run; `behind` when it waits for the session's active run to end (or, replayed,
+ * still waits). `replayed`: the run an earlier start with the same Idempotency-Key created,
+ * as it is now. `unconfirmed`: written, but not confirmed durable (REDIS_WAIT_REPLICAS): the
+ * caller enqueues its job first, then fails with it, so a run is never left without its job.
+ */
+export type CreatedRun = Run & { behind?: boolean; replayed?: boolean; unconfirmed?: AppError };
 
 export interface RunUpdate {
   status: RunStatus;
@@ -187,7 +200,8 @@ export interface RunStore {
   /**
    * Atomically creates the run as `queued`, creating its session when absent, with its first
    * checkpoint when `start` is given. Throws `conflict` when the session belongs to another
-   * agent, or has an active run and `behind` is not set (or MAX_QUEUED_BEHIND runs wait).
+   * agent, or has an active run and `behind` is not set (or MAX_QUEUED_BEHIND runs wait);
+   * `idempotency_key_reused`, or `conflict` when the run a replayed key created is gone.
    */
   createRun(tenant: string, run: NewRun): Promise<CreatedRun>;
   getRun(tenant: string, runId: string): Promise<Run | null>;

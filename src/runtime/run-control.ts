@@ -1,9 +1,10 @@
+import type { Logger } from 'pino';
 import { AppError, notFound } from '../domain/errors.js';
 import { newId } from '../domain/time.js';
 import { ACTIVE_RUN_STATUSES, CANCELLED_ERROR, MAX_QUEUED_BEHIND, type Approval, type Run } from '../domain/types.js';
-import type { RunControl, RunTicket, StartRunRequest } from '../ports/run-control.js';
+import type { RunControl, RunTicket, StartRunOptions, StartRunRequest } from '../ports/run-control.js';
 import type { RunJob, RunQueue } from '../ports/run-queue.js';
-import type { ApprovalDecision, Store } from '../ports/store.js';
+import type { ApprovalDecision, CreatedRun, Store } from '../ports/store.js';
 import type { AgentRegistry } from './registry.js';
 import type { RunLifecycle } from './run-lifecycle.js';
 
@@ -16,7 +17,12 @@ export interface RunControlOptions {
   defaultTimeoutMs?: number;
   /** @defaultValue Date.now */
   clock?: () => number;
+  /** Where a start that failed half-way says it could not end its run (the reaper does then). */
+  logger?: Pick<Logger, 'warn'>;
 }
+
+/** The error of a run ended because its start failed after writing it. */
+export const UNSTARTED_ERROR = 'The run was not started: its start failed (the client got an error) after the run was written.';
 
 /** Tries of `multitask: "interrupt"` (cancel the active run, create) before it answers 409. */
 const INTERRUPT_ATTEMPTS = 5;
@@ -36,27 +42,71 @@ export function createRunControl(options: RunControlOptions): RunControl {
     return { run_id: job.run_id, session_id: job.session_id, status: 'queued' };
   };
 
+  /**
+   * A start answered with an error after its run was written, without an Idempotency-Key: the
+   * run ends `failed` now, so nothing runs that the client was told failed and its session
+   * takes the retry. When storage cannot take even that, the run has no job and the reaper
+   * ends it within two RUN_REAPER_INTERVAL_MS.
+   */
+  const abandon = async (tenant: string, runId: string): Promise<void> => {
+    try {
+      await lifecycle.end(tenant, runId, { status: 'failed', error: UNSTARTED_ERROR, from: ['queued'] });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'not_found') return;
+      options.logger?.warn({ err: error, tenant, run_id: runId }, 'could not end a run whose start failed; the reaper ends it');
+    }
+  };
+
+  /** Enqueues a created run's job (a run queued behind gets it when promoted); see {@link RunControl.startRun}. */
+  const deliver = async (tenant: string, run: CreatedRun, keyed: boolean): Promise<RunTicket> => {
+    const ticket: RunTicket = { run_id: run.id, session_id: run.session_id, status: 'queued' };
+    const job: RunJob = { kind: 'start', tenant, run_id: run.id, session_id: run.session_id, agent_id: run.agent_id };
+    if (run.replayed) {
+      // The first start may have failed between writing the run and enqueuing its job: enqueued
+      // again here (the job id derives from the run, so it exists once).
+      if (run.status === 'queued' && !run.behind && !run.approval_id) await queue.enqueue(job);
+      return { ...ticket, replayed: run.status };
+    }
+    if (run.unconfirmed && !keyed) {
+      await abandon(tenant, run.id);
+      throw run.unconfirmed;
+    }
+    if (!run.behind) {
+      try {
+        await queue.enqueue(job);
+      } catch (error) {
+        if (!keyed) await abandon(tenant, run.id);
+        throw error;
+      }
+    }
+    if (run.unconfirmed) throw run.unconfirmed;
+    return ticket;
+  };
+
   const control: RunControl = {
-    async startRun(tenant: string, request: StartRunRequest, startOptions: { waited?: boolean } = {}): Promise<RunTicket> {
+    async startRun(tenant: string, request: StartRunRequest, startOptions: StartRunOptions = {}): Promise<RunTicket> {
       const agent = agents.get(request.agent_id);
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
       const sessionId = request.session_id ?? newId();
       const timeoutMs = request.timeout_ms ?? options.defaultTimeoutMs ?? 0;
+      const { idempotency } = startOptions;
       for (let attempt = 1; ; attempt += 1) {
+        const runId = newId();
+        let run: CreatedRun;
         try {
-          const run = await store.runs.createRun(tenant, {
-            run_id: newId(),
+          run = await store.runs.createRun(tenant, {
+            run_id: runId,
             session_id: sessionId,
             agent_id: agent.id,
             start: { node_id: agent.entry, input: request.input ?? {} },
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
             ...(request.multitask === 'enqueue' ? { behind: true } : {}),
             ...(startOptions.waited ? { waited: true } : {}),
+            ...(idempotency ? { idempotency } : {}),
           });
-          // A run queued behind the session's active one is enqueued when that one ends.
-          if (run.behind) return { run_id: run.id, session_id: sessionId, status: 'queued' };
-          return await enqueue({ kind: 'start', tenant, run_id: run.id, session_id: sessionId, agent_id: run.agent_id });
         } catch (error) {
+          // Unavailable: the write may have landed all the same (a stalled Redis runs it when it resumes).
+          if (!idempotency && error instanceof AppError && error.code === 'unavailable') await abandon(tenant, runId);
           if (request.multitask !== 'interrupt' || attempt >= INTERRUPT_ATTEMPTS || !(error instanceof AppError) || error.code !== 'conflict') throw error;
           // The session is busy: cancel its active run (a concurrent request may have replaced it) and try again.
           // A session of another agent is refused as it is: nothing of it is touched.
@@ -67,7 +117,9 @@ export function createRunControl(options: RunControlOptions): RunControl {
           const waiting = await store.runs.listRuns(tenant, sessionId, { limit: MAX_QUEUED_BEHIND + 1, offset: 0 });
           for (const run of waiting) if (run.id !== active.id && run.status === 'queued') await lifecycle.end(tenant, run.id, { ...end, from: ['queued'] });
           await lifecycle.end(tenant, active.id, end);
+          continue;
         }
+        return deliver(tenant, run, idempotency !== undefined);
       }
     },
 

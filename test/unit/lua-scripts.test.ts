@@ -14,7 +14,7 @@ describe('Lua scripts of the Redis adapters', () => {
   });
 
   it('expands several includes in one script (createRun: constants, run status, checkpoint append)', () => {
-    const lua = readScript('createRun-13');
+    const lua = readScript('createRun-14');
     expect(lua).toContain('local function make_current_run(');
     expect(lua).toContain('local function append_checkpoint(');
     expect(lua).toContain('local SESSION_BUSY = -5');
@@ -31,7 +31,7 @@ describe('Lua scripts of the Redis adapters', () => {
   });
 
   it('generates the active statuses and failure codes from TypeScript', () => {
-    const constants = readScript('createRun-13');
+    const constants = readScript('createRun-14');
     for (const status of ACTIVE_RUN_STATUSES) expect(constants).toContain(`["${status}"] = true`);
     for (const [name, code] of Object.entries(SCRIPT_CODES)) expect(constants).toContain(`local ${name} = ${code}`);
   });

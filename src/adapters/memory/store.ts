@@ -1,5 +1,6 @@
-import { AppError, conflict, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
+import { AppError, conflict, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { sortSpans } from '../../domain/spans.js';
+import { MemoryIdempotencyKeys } from './idempotency-keys.js';
 import { newId, nowIso } from '../../domain/time.js';
 import {
   ACTIVE_RUN_STATUSES,
@@ -326,12 +327,33 @@ class MemorySessionStore implements SessionStore {
 
 /** Runs in memory; a session has at most one active run. */
 class MemoryRunStore implements RunStore {
+  private readonly keys = new MemoryIdempotencyKeys(() => this.t.clock());
+
   constructor(
     private readonly t: MemoryTables,
     private readonly onDropped: (tenant: string, runIds: readonly string[]) => void,
   ) {}
 
   async createRun(tenant: string, newRun: NewRun): Promise<CreatedRun> {
+    const replayed = this.replay(tenant, newRun);
+    if (replayed) return replayed;
+    const created = this.create(tenant, newRun);
+    if (newRun.idempotency) this.keys.remember(tenant, newRun.idempotency, created.id);
+    return created;
+  }
+
+  /** The run an earlier start with the same Idempotency-Key created, as it is now (nothing is written). */
+  private replay(tenant: string, newRun: NewRun): CreatedRun | undefined {
+    const runId = newRun.idempotency && this.keys.find(tenant, newRun.idempotency);
+    if (runId === undefined) return undefined;
+    const data = this.t.data(tenant);
+    const run = data.runs.get(runId);
+    if (!run) throw idempotentRunGone();
+    const behind = run.status === 'queued' && data.sessions.get(run.session_id)?.currentRunId !== run.id;
+    return { ...run, replayed: true, ...(behind ? { behind } : {}) };
+  }
+
+  private create(tenant: string, newRun: NewRun): CreatedRun {
     const data = this.t.data(tenant);
     const nowMs = this.t.clock();
     const now = nowIso(() => nowMs);

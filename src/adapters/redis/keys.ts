@@ -90,6 +90,13 @@ export class RedisKeys {
   queuedBehind(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:queued-behind:${sessionId}`;
   }
+  /**
+   * Hash of one stored Idempotency-Key of a run start (fingerprint, run_id), expiring after
+   * IDEMPOTENCY_TTL_MS; `scope` is the digest of the caller and the key (IdempotentStart).
+   */
+  idempotencyKey(tenant: string, scope: string): string {
+    return `${this.t(tenant)}:idempotency:${scope}`;
+  }
   /** Global sorted set of timers (run deadlines, approval expiries): `<kind>|<tenant>|<id>` scored by due ms. */
   timers(): string {
     return `${this.prefix}:timers`;

@@ -1,3 +1,5 @@
+import { AppError } from '../../domain/errors.js';
+import { IDEMPOTENCY_TTL_MS } from '../../domain/idempotency.js';
 import { newId, nowIso } from '../../domain/time.js';
 import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
 import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
@@ -43,6 +45,11 @@ export class RedisRunStore implements RunStore {
   async createRun(tenant: string, run: NewRun): Promise<CreatedRun> {
     const { keys } = this.c;
     const now = this.clock();
+    // The tenant joins the set expiry and the reaper visit before its run is written (a global
+    // key, outside the script's slot): a run whose later steps fail is still found and ended.
+    // Members are never removed, so it is sent once a minute per tenant and process, not per
+    // run (a set lost with a Redis restart is refilled within it).
+    if (!this.listedRecently(tenant, now)) await this.listTenant(tenant, now);
     const replicated = this.durable?.track();
     if (run.deadline_ms !== undefined) await this.c.redis.zadd(keys.timers(), run.deadline_ms, timerMember('run', tenant, run.run_id));
     const reply = await this.c.script(
@@ -61,6 +68,7 @@ export class RedisRunStore implements RunStore {
         keys.activeRuns(tenant),
         keys.queuedBehind(tenant, run.session_id),
         keys.decidedApprovals(tenant),
+        keys.idempotencyKey(tenant, run.idempotency?.scope ?? ''),
       ],
       [
         run.session_id,
@@ -79,17 +87,23 @@ export class RedisRunStore implements RunStore {
         MAX_QUEUED_BEHIND,
         keys.runIndexPrefix(tenant),
         run.waited ? '1' : '0',
+        run.idempotency?.fingerprint ?? '',
+        IDEMPOTENCY_TTL_MS,
         ...statePairs(run.start?.input ?? {}),
       ],
     );
-    // A tenant's first session makes it one that expiry visits (a global key, outside the script's slot).
-    // Members are never removed, so it is sent once a minute per tenant and process, not per
-    // session: off the path of a run (a set lost with a Redis restart is refilled within it).
-    if (Number(reply[1]) === 1 && !this.listedRecently(tenant, now)) await this.listTenant(tenant, now);
-    // The run's slot, and the timers' when written (the tenants set refills itself, above).
-    await replicated?.([keys.run(tenant, run.run_id), ...(run.deadline_ms === undefined ? [] : [keys.timers()])]);
-    const created = toRun(flatToObject(reply[3] as unknown[]))!;
-    return Number(reply[2]) === 1 ? { ...created, behind: true } : created;
+    const created: CreatedRun = toRun(flatToObject(reply[3] as unknown[]))!;
+    if (Number(reply[2]) === 1) created.behind = true;
+    if (Number(reply[4]) === 1) return { ...created, replayed: true };
+    try {
+      // The run's slot, and the timers' when written (the tenants set refills itself, above).
+      await replicated?.([keys.run(tenant, run.run_id), ...(run.deadline_ms === undefined ? [] : [keys.timers()])]);
+    } catch (error) {
+      // Written, not confirmed: the caller enqueues the run's job first, then answers 503.
+      if (error instanceof AppError) return { ...created, unconfirmed: error };
+      throw error;
+    }
+    return created;
   }
 
   async getRun(tenant: string, runId: string): Promise<Run | null> {

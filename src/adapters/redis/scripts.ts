@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isCluster, type RedisClient } from './connection.js';
-import { AppError, conflict, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
+import { AppError, conflict, idempotencyKeyReused, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, FINAL_FIRE_STATUSES } from '../../domain/types.js';
 
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
@@ -9,7 +9,7 @@ const SCRIPT_FILES = [
   'readCheckpoint-3',
   'listSessions-1',
   'deleteSession-13',
-  'createRun-13',
+  'createRun-14',
   'updateRun-7',
   'promoteRun-6',
   'createApproval-6',
@@ -53,6 +53,10 @@ export const SCRIPT_CODES = {
   STATE_TOO_LARGE: -9,
   /** The merged state would have more keys than SERVICE_MAX_STATE_KEYS. */
   STATE_TOO_MANY_KEYS: -10,
+  /** The Idempotency-Key was stored for a start with other fields. */
+  IDEMPOTENCY_MISMATCH: -11,
+  /** The run the Idempotency-Key started no longer exists. */
+  IDEMPOTENT_RUN_GONE: -12,
 } as const;
 
 /**
@@ -99,6 +103,10 @@ export function scriptError(script: ScriptName, reply: readonly unknown[]): AppE
       return stateTooLarge();
     case SCRIPT_CODES.STATE_TOO_MANY_KEYS:
       return stateTooManyKeys();
+    case SCRIPT_CODES.IDEMPOTENCY_MISMATCH:
+      return idempotencyKeyReused();
+    case SCRIPT_CODES.IDEMPOTENT_RUN_GONE:
+      return idempotentRunGone();
     default:
       return new AppError('internal', `Script ${script} answered the unknown code ${String(reply[0])}.`, { expose: false });
   }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { notFound } from '../../domain/errors.js';
-import { RUN_STATUSES, type RunStatus } from '../../domain/types.js';
+import { IDEMPOTENCY_KEY_PATTERN, idempotentStart } from '../../domain/idempotency.js';
+import { RUN_STATUSES, TERMINAL_RUN_STATUSES, type Principal, type RunStatus } from '../../domain/types.js';
+import type { RunTicket, StartRunOptions, StartRunRequest } from '../../ports/run-control.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, Timestamp } from '../schemas.js';
@@ -47,6 +49,39 @@ const StartRunBody = z.strictObject({
     .optional()
     .meta({ description: 'cancel the run with `error: "timeout"` if still active this long after it is created (default RUN_TIMEOUT_MS)' }),
 });
+
+/** The request header of the three start routes. */
+const StartHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'expected 1–255 visible ASCII characters (no spaces), e.g. a UUID' })
+    .optional()
+    .meta({
+      description:
+        'one key per logical start, the same on each retry of it (a UUID): for 24 h, a start with the same key and run fields answers ' +
+        'the run the first one started (with `Idempotent-Replayed: true`) instead of starting another; other fields answer 422',
+    }),
+});
+
+/** The start's Idempotency-Key, scoped to the caller, over the fields that make the run (`wait_ms` is not one). */
+function keyed(principal: Principal, headers: z.infer<typeof StartHeaders>, request: StartRunRequest): StartRunOptions {
+  const key = headers['idempotency-key'];
+  return key === undefined ? {} : { idempotency: idempotentStart(principal.subject, key, { ...request }) };
+}
+
+/** What a start answers in its body, and the headers: its URL, and the mark of an answer from an Idempotency-Key. */
+function answerOf(ticket: RunTicket): { body: RunTicket; headers: Record<string, string> } {
+  return {
+    body: { run_id: ticket.run_id, session_id: ticket.session_id, status: 'queued' },
+    headers: { Location: `/api/runs/${ticket.run_id}`, ...(ticket.replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+  };
+}
+
+/** A replayed run that already stopped: its stop event came before this request subscribed. */
+const stoppedBefore = (ticket: RunTicket) =>
+  ticket.replayed !== undefined && (ticket.replayed === 'interrupted' || TERMINAL_RUN_STATUSES.includes(ticket.replayed));
+
+const REPLAYED_HEADER = { 'Idempotent-Replayed': '`true` when answered from an earlier start with the same Idempotency-Key' };
 
 /** What the console's "Try it out" sends: a run of the built-in `echo` agent on a new session. */
 const START_RUN_EXAMPLES = {
@@ -101,14 +136,15 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Start a run of an agent, on a new or an existing session',
       tag: 'runs',
       body: StartRunBody,
+      headers: StartHeaders,
       bodyExamples: START_RUN_EXAMPLES,
       responses: {
-        202: { description: 'The run is queued', schema: RunTicketSchema, headers: { Location: 'URL of the run' } },
-        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 429),
+        202: { description: 'The run is queued', schema: RunTicketSchema, headers: { Location: 'URL of the run', ...REPLAYED_HEADER } },
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 'idempotency_key_reused', 429, 503),
       },
-      handler: async ({ body, principal }) => {
-        const ticket = await runs.startRun(principal.tenant, body);
-        return { status: 202, body: ticket, headers: { Location: `/api/runs/${ticket.run_id}` } };
+      handler: async ({ body, principal, headers }) => {
+        const ticket = await runs.startRun(principal.tenant, body, keyed(principal, headers, body));
+        return { status: 202, ...answerOf(ticket) };
       },
     }),
     defineRoute({
@@ -118,6 +154,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Start a run and answer when it completes, fails, is cancelled or waits for an approval',
       tag: 'runs',
       body: StartRunBody.extend({ wait_ms: WaitMs.optional() }),
+      headers: StartHeaders,
       bodyExamples: {
         echo: { summary: 'echo, answered once it completes', value: { agent_id: 'echo', input: { text: 'hello' }, wait_ms: 10_000 } },
         'human-review': {
@@ -126,20 +163,28 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         },
       },
       responses: {
-        200: { description: 'The run stopped: the run, its state and, when interrupted, its approval', schema: WaitedRunSchema },
-        202: { description: '`wait_ms` passed first (or the replica is shutting down): the run as it stands', schema: RunSchema },
-        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 429, 503),
+        200: {
+          description: 'The run stopped: the run, its state and, when interrupted, its approval',
+          schema: WaitedRunSchema,
+          headers: { Location: 'URL of the run', ...REPLAYED_HEADER },
+        },
+        202: {
+          description: '`wait_ms` passed first (or the replica is shutting down): the run as it stands',
+          schema: RunSchema,
+          headers: { Location: 'URL of the run', ...REPLAYED_HEADER },
+        },
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 'idempotency_key_reused', 429, 503),
       },
-      handler: async ({ body, principal, ctx }) => {
+      handler: async ({ body, principal, ctx, headers }) => {
         const { wait_ms: waitMs = DEFAULT_WAIT_MS, ...request } = body;
         const held = await holdForRun(deps, ctx, principal);
         try {
-          const ticket = await runs.startRun(principal.tenant, request, { waited: true });
+          const ticket = await runs.startRun(principal.tenant, request, { waited: true, ...keyed(principal, headers, request) });
           held.follow(ticket.run_id);
-          const stop = await held.until(waitMs);
+          const stop = stoppedBefore(ticket) ? 'stopped' : await held.until(waitMs);
           const run = await waitedRun(deps, principal.tenant, ticket, stop);
           if (!run) throw notFound('The run');
-          return { status: stop ? 200 : 202, body: run, headers: { Location: `/api/runs/${ticket.run_id}` } };
+          return { status: stop ? 200 : 202, body: run, headers: answerOf(ticket).headers };
         } finally {
           held.done();
         }
@@ -152,6 +197,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Start a run and stream its events (server-sent events) until it ends or waits for an approval',
       tag: 'runs',
       body: StartRunBody,
+      headers: StartHeaders,
       bodyExamples: {
         'stream-words': { summary: 'stream-words: one custom event per word', value: { agent_id: 'stream-words', input: { text: 'one two three' } } },
         echo: START_RUN_EXAMPLES.echo,
@@ -163,11 +209,11 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
             'Resume with Last-Event-ID on /api/events/stream.',
           contentType: 'text/event-stream',
           schema: RunEventSchema,
-          headers: { 'X-Run-Id': 'the run', 'X-Session-Id': 'its session', 'Cache-Control': 'no-cache' },
+          headers: { 'X-Run-Id': 'the run', 'X-Session-Id': 'its session', 'Cache-Control': 'no-cache', ...REPLAYED_HEADER },
         },
-        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 429, 503),
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 'idempotency_key_reused', 429, 503),
       },
-      handler: async ({ body, principal, ctx }) => {
+      handler: async ({ body, principal, ctx, headers }) => {
         // The stream starts before the run is followed: the follower holds the run's events until then.
         let stream: SseStream | undefined;
         let ended = false;
@@ -179,11 +225,17 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
           stream!.end();
         });
         try {
-          const ticket = await runs.startRun(principal.tenant, body);
-          ctx.set({ 'X-Run-Id': ticket.run_id, 'X-Session-Id': ticket.session_id });
+          const started = await runs.startRun(principal.tenant, body, keyed(principal, headers, body));
+          ctx.set({ 'X-Run-Id': started.run_id, 'X-Session-Id': started.session_id, ...(started.replayed ? { 'Idempotent-Replayed': 'true' } : {}) });
           stream = deps.streams.start(ctx);
           stream.onClose(done);
-          follower.follow(ticket.run_id);
+          // A replayed run that already stopped has no events to come: the stream ends (GET the run by X-Run-Id).
+          if (stoppedBefore(started)) {
+            ended = true;
+            stream.end();
+            return 'handled';
+          }
+          follower.follow(started.run_id);
           return 'handled';
         } catch (error) {
           if (!stream) done();

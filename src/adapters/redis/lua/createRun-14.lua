@@ -6,6 +6,11 @@
   takes the run into its queue of runs waiting behind the current one instead (the node and
   input are kept on the run until promoteRun makes it current).
 
+  With an Idempotency-Key (ARGV[19] not ''), a start whose key is stored writes nothing: it
+  answers the run that key created, or IDEMPOTENCY_MISMATCH when its fields differ; otherwise
+  the key is stored with the run (expiring after ARGV[20] ms), so a run and its key exist
+  together or not at all.
+
   KEYS[1] session hash
   KEYS[2] sessions sorted set (score = created_at ms)
   KEYS[3] sessions-of-agent sorted set
@@ -17,6 +22,7 @@
   KEYS[9] approvals-of-session set   KEYS[10] schedule run links hash of the tenant
   KEYS[11] active-runs sorted set of the tenant   KEYS[12] runs queued behind on the session (list)
   KEYS[13] decided approvals sorted set of the tenant
+  KEYS[14] idempotency record hash (fingerprint, run_id) of the start's key (unused without one)
 
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
@@ -26,12 +32,16 @@
   ARGV[14] deadline_at (RFC 3339), '' for none   ARGV[15] '1' to queue behind an active run
   ARGV[16] most runs queued behind   ARGV[17] prefix of the tenant's run indexes
   ARGV[18] '1' when a wait follows the run (its end is announced with its state: stepRun)
-  ARGV[19..] pairs: state key, raw JSON value
+  ARGV[19] fingerprint of the start's fields, '' without an Idempotency-Key
+  ARGV[20] how long the key is kept (ms)
+  ARGV[21..] pairs: state key, raw JSON value
 
   A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
   approvals and schedule links, so a session reused for months stays bounded.
 
-  Returns {1, created (0|1), queued behind (0|1), the run hash as a flat array} or (codes of scripts.ts)
+  Returns {1, created (0|1), queued behind (0|1), the run hash as a flat array, replayed (0|1)} or (codes of scripts.ts)
+    {IDEMPOTENCY_MISMATCH} the key was used for a start with other fields
+    {IDEMPOTENT_RUN_GONE} the key's run was removed (its session deleted, or dropped by retention)
     {SESSION_BUSY} the session has an active run (and ARGV[15] is not set, or its queue is full)
     {OTHER_AGENT, agent id} the session belongs to another agent
     {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the input would take the state past a limit;
@@ -40,6 +50,27 @@
 --@include constants
 --@include runStatus
 --@include appendCheckpoint
+if ARGV[19] ~= '' then
+  local record = redis.call('HMGET', KEYS[14], 'fingerprint', 'run_id')
+  if record[1] then
+    if record[1] ~= ARGV[19] then return {IDEMPOTENCY_MISMATCH} end
+    local run_key = ARGV[12] .. record[2]
+    local run = redis.call('HGETALL', run_key)
+    if #run == 0 then return {IDEMPOTENT_RUN_GONE} end
+    local run_meta = redis.call('HMGET', run_key, 'session_id', 'status')
+    -- KEYS[1] is the session key of ARGV[1]: the replayed run's session (maybe a minted id) shares its prefix.
+    local session_key = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1]) .. run_meta[1]
+    local behind = 0
+    if run_meta[2] == 'queued' and redis.call('HGET', session_key, 'run_id') ~= record[2] then behind = 1 end
+    return {1, 0, behind, run, 1}
+  end
+end
+-- The key is stored with the run it names, in this same step.
+local function remember_key()
+  if ARGV[19] == '' then return end
+  redis.call('HSET', KEYS[14], 'fingerprint', ARGV[19], 'run_id', ARGV[3])
+  redis.call('PEXPIRE', KEYS[14], ARGV[20])
+end
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status', 'seq', 'state_bytes', 'state_keys')
 local agent = meta[1]
 local created = 0
@@ -67,17 +98,18 @@ if agent then
     track_active(KEYS[11], ARGV[3], 'queued', ARGV[5])
     if ARGV[6] ~= '' then
       local pairs = {}
-      for i = 19, #ARGV do pairs[#pairs + 1] = ARGV[i] end
+      for i = 21, #ARGV do pairs[#pairs + 1] = ARGV[i] end
       redis.call('HSET', KEYS[4], 'start_node', ARGV[6], 'start_input', cjson.encode(pairs))
     end
     redis.call('RPUSH', KEYS[12], ARGV[3])
-    return {1, 0, 1, redis.call('HGETALL', KEYS[4])}
+    remember_key()
+    return {1, 0, 1, redis.call('HGETALL', KEYS[4]), 0}
   end
 end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 19,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 21,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end
@@ -112,4 +144,5 @@ if excess > 0 then
     end
   end
 end
-return {1, created, 0, redis.call('HGETALL', KEYS[4])}
+remember_key()
+return {1, created, 0, redis.call('HGETALL', KEYS[4]), 0}
