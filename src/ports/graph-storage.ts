@@ -91,9 +91,10 @@ export interface GraphCheckpointStore {
    */
   putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void>;
   /**
-   * Stores pending writes against a stored checkpoint. A write whose `(taskId, idx)` is
-   * already stored is kept as it was, unless `idx` is negative (it replaces). Throws AppError
-   * `not_found` when the checkpoint is not stored (never was, pruned, or its thread deleted).
+   * Stores pending writes against a checkpoint. A write whose `(taskId, idx)` is already
+   * stored is kept as it was, unless `idx` is negative (it replaces). The checkpoint need not
+   * be stored yet (LangGraph sends a checkpoint and its writes concurrently); the writes of
+   * checkpoints older than the oldest one kept go when a put prunes the namespace.
    */
   putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void>;
   /** The checkpoint of that id, or the newest of the namespace without one; null when none. */

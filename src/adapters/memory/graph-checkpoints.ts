@@ -7,7 +7,6 @@ import type {
   GraphCheckpointStore,
   GraphWrite,
 } from '../../ports/graph-storage.js';
-import { notFound } from '../../domain/errors.js';
 import { blobField, checkpointMember, childRange, splitCheckpointMember } from '../shared/graph-members.js';
 
 /** One thread's LangGraph data. */
@@ -34,11 +33,16 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
     return this.tenants.get(tenant)?.get(threadId);
   }
 
-  async putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void> {
+  private threadOrNew(tenant: string, threadId: string): Thread {
     let threads = this.tenants.get(tenant);
     if (!threads) this.tenants.set(tenant, (threads = new Map()));
     let thread = threads.get(threadId);
     if (!thread) threads.set(threadId, (thread = { checkpoints: new Map(), blobs: new Map(), refs: new Map(), writes: new Map() }));
+    return thread;
+  }
+
+  async putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void> {
+    const thread = this.threadOrNew(tenant, threadId);
     const member = checkpointMember(put.ns, put.record.checkpointId);
     const replaced = thread.checkpoints.get(member);
     // Count the new holder before releasing the old one, so a blob both hold stays.
@@ -52,11 +56,15 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
     thread.checkpoints.set(member, put.record);
     const { min, max } = childRange(put.ns);
     const inNamespace = [...thread.checkpoints.keys()].filter((m) => m >= min && m < max).sort();
-    for (const old of inNamespace.slice(0, Math.max(0, inNamespace.length - put.retain))) {
+    const excess = Math.max(0, inNamespace.length - put.retain);
+    if (excess === 0) return;
+    for (const old of inNamespace.slice(0, excess)) {
       this.release(thread, put.ns, thread.checkpoints.get(old)!);
       thread.checkpoints.delete(old);
-      thread.writes.delete(old);
     }
+    // Writes of every checkpoint older than the oldest kept go, stored before or after their checkpoint.
+    const oldest = inNamespace[excess]!;
+    for (const member of thread.writes.keys()) if (member >= min && member < oldest) thread.writes.delete(member);
   }
 
   /** Drops a checkpoint's hold on its blobs; a blob no checkpoint holds goes. */
@@ -74,9 +82,8 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   }
 
   async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void> {
-    const thread = this.thread(tenant, threadId);
+    const thread = this.threadOrNew(tenant, threadId);
     const member = checkpointMember(ns, checkpointId);
-    if (!thread?.checkpoints.has(member)) throw notFound('The checkpoint');
     let stored = thread.writes.get(member);
     if (!stored) thread.writes.set(member, (stored = new Map()));
     for (const write of writes) {

@@ -9,7 +9,6 @@ import type {
 import type { RedisClient } from './connection.js';
 import { redisContext, type RedisContext } from './context.js';
 import { mapFailures } from './errors.js';
-import { notFound } from '../../domain/errors.js';
 import { blobField, checkpointMember, childRange, splitCheckpointMember, splitWriteField, writeField } from '../shared/graph-members.js';
 
 /** A checkpoint record as the scripts store it: JSON with the versions under `v` (the scripts read them). */
@@ -57,8 +56,7 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
   async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void> {
     const k = this.threadKeys(tenant, threadId);
     const args = writes.flatMap((w) => [writeField(ns, checkpointId, w.taskId, w.idx), JSON.stringify([w.channel, w.taskPath, w.value]), w.idx < 0 ? '1' : '0']);
-    const [missing] = await this.context.script<[number]>('putGraphWrites', [k.records, k.writeIndex, k.writes], [checkpointMember(ns, checkpointId), ...args]);
-    if (missing) throw notFound('The checkpoint');
+    await this.context.script('putGraphWrites', [k.writeIndex, k.writes], args);
   }
 
   async getCheckpoint(tenant: string, threadId: string, ns: string, checkpointId?: string): Promise<GraphCheckpointEntry | null> {
@@ -110,10 +108,7 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
   }
 }
 
-/**
- * The LangGraph checkpoint storage on Redis; answers AppError `unavailable` while Redis is
- * unreachable, `not_found` for writes against a checkpoint that is not stored.
- */
+/** The LangGraph checkpoint storage on Redis; answers AppError `unavailable` while Redis is unreachable. */
 export function redisGraphCheckpointStore(redis: RedisClient, keyPrefix = 'agentplane'): GraphCheckpointStore {
   return mapFailures(new RedisGraphCheckpoints(redisContext(redis, keyPrefix)));
 }

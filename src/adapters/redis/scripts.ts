@@ -21,7 +21,7 @@ const SCRIPT_FILES = [
   'beginRun-6',
   'stepRun-10',
   'putGraphCheckpoint-7',
-  'putGraphWrites-3',
+  'putGraphWrites-2',
   'readGraphCheckpoints-5',
   'putGraphItem-5',
   'deleteGraphItem-5',

@@ -1,7 +1,9 @@
 --[[
   Stores a LangGraph checkpoint of a thread, the blobs of its new channel versions, and keeps
-  the newest `retain` checkpoints of its namespace: an older one goes with its writes, and a
-  blob goes once no stored checkpoint holds its version (blobRefs counts the holders).
+  the newest `retain` checkpoints of its namespace: an older one goes, a blob goes once no
+  stored checkpoint holds its version (blobRefs counts the holders), and so do the writes of
+  every checkpoint older than the oldest kept (LangGraph may send a checkpoint's writes before
+  the checkpoint itself, or after it was pruned: those go here too).
 
   KEYS[1] tenant's threads zset   KEYS[2] thread's checkpoints zset   KEYS[3] records hash
   KEYS[4] blobs hash   KEYS[5] blob refs hash   KEYS[6] write index zset   KEYS[7] writes hash
@@ -10,6 +12,7 @@
 
   Returns {0, checkpoints pruned}
 ]]
+--@include constants
 --@include graphCheckpoint
 local member, record, retain = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local ns = graph_ns(member)
@@ -36,9 +39,13 @@ local excess = redis.call('ZLEXCOUNT', KEYS[2], min, max) - retain
 if excess <= 0 then return {0, 0} end
 for _, old in ipairs(redis.call('ZRANGEBYLEX', KEYS[2], min, max, 'LIMIT', 0, excess)) do
   release(graph_blob_fields(ns, redis.call('HGET', KEYS[3], old)))
-  for _, field in ipairs(graph_write_fields(KEYS[6], old)) do redis.call('HDEL', KEYS[7], field) end
-  redis.call('ZREMRANGEBYLEX', KEYS[6], '[' .. old .. '\0', '(' .. old .. '\1')
   redis.call('HDEL', KEYS[3], old)
   redis.call('ZREM', KEYS[2], old)
 end
+local oldest = redis.call('ZRANGEBYLEX', KEYS[2], min, max, 'LIMIT', 0, 1)[1]
+local stale = redis.call('ZRANGEBYLEX', KEYS[6], min, '(' .. oldest)
+for i = 1, #stale, PATCH_BATCH do
+  redis.call('HDEL', KEYS[7], unpack(stale, i, math.min(i + PATCH_BATCH - 1, #stale)))
+end
+redis.call('ZREMRANGEBYLEX', KEYS[6], min, '(' .. oldest)
 return {0, excess}

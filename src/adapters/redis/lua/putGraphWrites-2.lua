@@ -1,0 +1,20 @@
+--[[
+  Stores pending writes against a LangGraph checkpoint. A write whose field (task and index) is
+  stored already stays as it was, unless its index is negative (LangGraph's special channels:
+  errors, interrupts), which replaces. The checkpoint need not be stored yet: LangGraph sends
+  a checkpoint and its writes concurrently (putGraphCheckpoint prunes writes left behind).
+
+  KEYS[1] write index zset   KEYS[2] writes hash
+  ARGV[1..] field, value, replace ("1"/"0"), ...
+
+  Returns {0}
+]]
+for i = 1, #ARGV, 3 do
+  if ARGV[i + 2] == '1' then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  else
+    redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+  redis.call('ZADD', KEYS[1], 0, ARGV[i])
+end
+return {0}

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata } from '@langchain/langgraph-checkpoint';
+import type { GraphCheckpointStore } from '../../src/ports/graph-storage.js';
+import { AgentplaneCheckpointSaver } from '../../src/langgraph/checkpoint-saver.js';
+
+/**
+ * What our checkpointer adds to LangGraph's validation suite, the same on both adapters:
+ * tenant scope, retention per thread and namespace (carried-over channels and delta chains
+ * kept), the size cap, and refusals.
+ */
+export function graphCheckpointContract(name: string, factory: () => Promise<GraphCheckpointStore>): void {
+  describe(`LangGraph checkpointer (${name})`, () => {
+    const meta = (step: number, extra: Record<string, unknown> = {}): CheckpointMetadata => ({ source: 'loop', step, parents: {}, ...extra }) as CheckpointMetadata;
+    const saverOn = (storage: GraphCheckpointStore, options: { retain?: number; maxCheckpointBytes?: number } = {}) =>
+      new AgentplaneCheckpointSaver({ tenant: `t-${randomUUID()}`, storage, ...options });
+
+    /** Puts `count` checkpoints in a chain: `a` changes every step, `b` only in the first. */
+    async function chain(saver: AgentplaneCheckpointSaver, threadId: string, count: number, ns = '', metadata = meta) {
+      const ids: string[] = [];
+      let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns } };
+      for (let step = 0; step < count; step += 1) {
+        const checkpoint: Checkpoint = {
+          ...emptyCheckpoint(),
+          id: uuid6(step),
+          channel_values: { a: `a${step}`, b: 'b0' },
+          channel_versions: { a: step + 1, b: 1 },
+        };
+        config = await saver.put(config, checkpoint, metadata(step), step === 0 ? { a: 1, b: 1 } : { a: step + 1 });
+        await saver.putWrites(config, [['a', `write${step}`]], `task${step}`);
+        ids.push(checkpoint.id);
+      }
+      return ids;
+    }
+
+    it('keeps the newest checkpoints of a thread and namespace, with the channels they carry over', async () => {
+      const storage = await factory();
+      const saver = saverOn(storage, { retain: 3 });
+      const ids = await chain(saver, 'thread', 6);
+      await chain(saver, 'thread', 2, 'child:1');
+      const listed = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: 'thread', checkpoint_ns: '' } })) listed.push(tuple);
+      expect(listed.map((t) => t.checkpoint.id)).toEqual(ids.slice(3).reverse());
+      const latest = await saver.getTuple({ configurable: { thread_id: 'thread' } });
+      // `b` was last written by the first checkpoint, which is gone: its blob stays while held.
+      expect(latest?.checkpoint.channel_values).toEqual({ a: 'a5', b: 'b0' });
+      expect(latest?.pendingWrites).toEqual([['task5', 'a', 'write5']]);
+      expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(ids[4]);
+      expect(await saver.getTuple({ configurable: { thread_id: 'thread', checkpoint_ns: '', checkpoint_id: ids[2] } })).toBeUndefined();
+      // A write that arrives for a pruned checkpoint does not bring it back.
+      await saver.putWrites({ configurable: { thread_id: 'thread', checkpoint_ns: '', checkpoint_id: ids[0] } }, [['a', 1]], 'late');
+      expect(await saver.getTuple({ configurable: { thread_id: 'thread', checkpoint_ns: '', checkpoint_id: ids[0] } })).toBeUndefined();
+      const child = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: 'thread', checkpoint_ns: 'child:1' } })) child.push(tuple);
+      expect(child).toHaveLength(2);
+    });
+
+    it('keeps the chain a delta channel needs back to its last snapshot, past the retention', async () => {
+      const storage = await factory();
+      const saver = saverOn(storage, { retain: 2 });
+      // Five supersteps since the snapshot: the newest checkpoint needs its five ancestors.
+      await chain(saver, 'delta', 8, '', (step) => meta(step, { counters_since_delta_snapshot: { messages: [step, 5] } }));
+      const listed = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: 'delta' } })) listed.push(tuple);
+      expect(listed).toHaveLength(6);
+    });
+
+    it('scopes checkpoints to the tenant', async () => {
+      const storage = await factory();
+      const saver = saverOn(storage);
+      const other = saverOn(storage);
+      await chain(saver, 'shared', 2);
+      expect(await other.getTuple({ configurable: { thread_id: 'shared' } })).toBeUndefined();
+      const listed = [];
+      for await (const tuple of other.list({})) listed.push(tuple);
+      expect(listed).toEqual([]);
+      await other.deleteThread('shared');
+      expect(await saver.getTuple({ configurable: { thread_id: 'shared' } })).toBeDefined();
+      await saver.deleteThread('shared');
+      expect(await saver.getTuple({ configurable: { thread_id: 'shared' } })).toBeUndefined();
+      for await (const tuple of saver.list({})) listed.push(tuple);
+      expect(listed).toEqual([]);
+    });
+
+    it('refuses a checkpoint larger than the cap, storing nothing', async () => {
+      const storage = await factory();
+      const saver = saverOn(storage, { maxCheckpointBytes: 2_000 });
+      const checkpoint: Checkpoint = { ...emptyCheckpoint(), channel_values: { big: 'x'.repeat(3_000) }, channel_versions: { big: 1 } };
+      await expect(saver.put({ configurable: { thread_id: 'big' } }, checkpoint, meta(0), { big: 1 })).rejects.toMatchObject({ code: 'payload_too_large' });
+      expect(await saver.getTuple({ configurable: { thread_id: 'big' } })).toBeUndefined();
+    });
+
+    it('refuses identifiers storage cannot hold', async () => {
+      const saver = saverOn(await factory());
+      await expect(saver.put({ configurable: { thread_id: 'a\u0000b' } }, emptyCheckpoint(), meta(0), {})).rejects.toMatchObject({ code: 'bad_request' });
+      await expect(saver.put({ configurable: { thread_id: '' } }, emptyCheckpoint(), meta(0), {})).rejects.toMatchObject({ code: 'bad_request' });
+      await expect(saver.getTuple({ configurable: { thread_id: 't', checkpoint_ns: 'x\u0000' } })).rejects.toMatchObject({ code: 'bad_request' });
+    });
+  });
+}
