@@ -15,6 +15,10 @@ import { waitFor } from '../support/wait.js';
 
 const MiB = 1024 * 1024;
 const SECRET = 'limits-secret';
+// Bounds for processes to start and runs to end on a busy 2-core CI machine (tsx compiles each
+// process's sources at start); nothing is timed.
+const READY_MS = 60_000;
+const TEST_MS = 240_000;
 
 let redis: TestRedis;
 let api: TestApi;
@@ -28,19 +32,21 @@ beforeAll(async () => {
   worker = await startProcess({
     entry: 'src/main/worker.ts',
     portVariable: 'WORKER_PORT',
+    readyTimeoutMs: READY_MS,
     env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: prefix, LOG_LEVEL: 'warn' },
   });
-}, 60_000);
+}, 2 * READY_MS);
 afterAll(async () => {
   await worker?.stop();
   await api?.close();
   await redis?.stop();
-});
+}, READY_MS);
 
 function startReceiver(env: Record<string, string> = {}): Promise<AgentProcess> {
   return startProcess({
     entry: 'src/main/webhooks.ts',
     portVariable: 'WEBHOOK_PORT',
+    readyTimeoutMs: READY_MS,
     env: {
       REDIS_URL: redis.url,
       SERVICE_KEY_PREFIX: prefix,
@@ -82,12 +88,12 @@ async function runCount(): Promise<number> {
 
 /** The run the receiver started for the delivery of `type` (from its log), once it completed, with its session's state. */
 async function completedRunOf(receiver: AgentProcess, type: string): Promise<{ status: string; state: Record<string, any> }> {
-  const started = await receiver.waitForLine((line) => line.json?.msg === 'webhook started a run' && line.json.type === type);
+  const started = await receiver.waitForLine((line) => line.json?.msg === 'webhook started a run' && line.json.type === type, READY_MS);
   const runId = started.json!.run_id as string;
   const run = await waitFor(`the run of ${type} to end`, async () => {
     const current = (await call(`${api.url}/api/runs/${runId}`)).body;
     return ['completed', 'failed', 'cancelled'].includes(current?.status) ? current : undefined;
-  }, 30_000);
+  }, READY_MS);
   const state = (await call(`${api.url}/api/sessions/state?session_id=${run.session_id}`)).body.state;
   return { status: run.status, state };
 }
@@ -109,7 +115,7 @@ describe('webhook receiver process: body limit and state limit', () => {
     } finally {
       await receiver.stop();
     }
-  }, 120_000);
+  }, TEST_MS);
 
   it('answers 413 to 1 MiB + 1 byte, with a Content-Length and chunked, and starts no run', async () => {
     const receiver = await startReceiver();
@@ -125,7 +131,7 @@ describe('webhook receiver process: body limit and state limit', () => {
     } finally {
       await receiver.stop();
     }
-  }, 120_000);
+  }, TEST_MS);
 
   it('with SERVICE_MAX_STATE_BYTES lowered, accepts only what a run can hold and refuses the rest with 413 up front', async () => {
     const maxStateBytes = 256 * 1024;
@@ -151,9 +157,9 @@ describe('webhook receiver process: body limit and state limit', () => {
     } finally {
       await receiver.stop();
     }
-  }, 120_000);
+  }, TEST_MS);
 
   it('refuses to start when SERVICE_MAX_STATE_BYTES leaves no room for a delivery, naming the variable', async () => {
     await expect(startReceiver({ SERVICE_MAX_STATE_BYTES: String(64 * 1024) })).rejects.toThrow(/SERVICE_MAX_STATE_BYTES/);
-  }, 60_000);
+  }, TEST_MS);
 });
