@@ -1,6 +1,6 @@
 import { createClient, type AgentplaneClient } from '../../src/client/index.js';
 import { ConsoleApiError } from './errors.js';
-import type { Agent, Approval, ApprovalRequest, Checkpoint, HistoryRecord, JsonObject, Run, RunTicket, Schedule, Session, Span } from './types.js';
+import type { Agent, Approval, ApprovalRequest, Checkpoint, HistoryRecord, JsonObject, Run, RunStatus, RunTicket, Schedule, Session, Span } from './types.js';
 
 /** The headers that carry the user's credential (none when authentication is off). */
 export type AuthHeaders = Record<string, string>;
@@ -34,8 +34,16 @@ export class Api {
   respond = (id: string, approved: boolean, comment: string): Promise<{ id: string; status: string }> =>
     ok(this.client.POST('/api/approval/respond', { body: { id, approved, ...(comment ? { comment } : {}) } }));
 
-  sessions = async (query: { agent_id?: string; limit: number; offset: number }): Promise<Session[]> =>
+  sessions = async (query: { agent_id?: string; session_id?: string; limit: number; offset: number }): Promise<Session[]> =>
     (await ok(this.client.GET('/api/sessions', { params: { query } }))).sessions;
+
+  /** The tenant's runs, newest first, filtered by status and agent, one page. */
+  allRuns = async (query: { status?: RunStatus; agent_id?: string; limit: number; offset: number }): Promise<Run[]> =>
+    (await ok(this.client.GET('/api/runs', { params: { query } }))).runs;
+
+  /** Decided requests (approved, rejected, cancelled with their run), newest decision first. */
+  decided = async (query: { limit: number; offset: number }): Promise<ApprovalRequest[]> =>
+    (await ok(this.client.GET('/api/approvals', { params: { query: { status: 'decided', ...query } } }))).approvals;
 
   state = (sessionId: string): Promise<Checkpoint> => ok(this.client.GET('/api/sessions/state', { params: { query: { session_id: sessionId } } }));
 

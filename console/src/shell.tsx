@@ -1,7 +1,10 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { useCaller } from './auth.js';
+import { Notice } from './components/ui.js';
 import { href, useRoute, type Route } from './router.js';
+import { Decided } from './screens/decided.js';
 import { Inbox } from './screens/inbox.js';
+import { Runs } from './screens/runs.js';
 import { ScheduleForm } from './screens/schedule-form.js';
 import { Schedules } from './screens/schedules.js';
 import { SessionPage } from './screens/session.js';
@@ -10,11 +13,14 @@ import { StartRun } from './screens/start-run.js';
 
 const TITLES: Record<Route['screen'], string> = {
   inbox: 'Approvals',
+  decided: 'Decided approvals',
   sessions: 'Sessions',
   session: 'Session',
+  runs: 'Runs',
   schedules: 'Schedules',
   'schedule-new': 'New schedule',
   'run-new': 'Start a run',
+  'broken-link': 'Broken link',
 };
 
 /** The navigation and the current screen. Focus moves to the screen's heading when it changes. */
@@ -37,11 +43,13 @@ export function Shell() {
   const links: { route: Route; label: string; show: boolean }[] = [
     { route: { screen: 'inbox' }, label: 'Approvals', show: settings.approvals },
     { route: { screen: 'sessions' }, label: 'Sessions', show: true },
+    { route: { screen: 'runs' }, label: 'Runs', show: true },
     { route: { screen: 'schedules' }, label: 'Schedules', show: settings.schedules },
     { route: { screen: 'run-new' }, label: 'Start a run', show: canWrite },
   ];
   const current = (r: Route) =>
     r.screen === route.screen ||
+    (r.screen === 'inbox' && route.screen === 'decided') ||
     (r.screen === 'sessions' && route.screen === 'session') ||
     (r.screen === 'schedules' && route.screen === 'schedule-new');
 
@@ -94,8 +102,12 @@ function Screen({ route }: { route: Route }) {
   switch (route.screen) {
     case 'inbox':
       return <Inbox approvalId={route.approvalId} />;
+    case 'decided':
+      return <Decided />;
     case 'sessions':
       return <Sessions />;
+    case 'runs':
+      return <Runs />;
     case 'session':
       return <SessionPage key={route.sessionId} sessionId={route.sessionId} />;
     case 'schedules':
@@ -104,5 +116,22 @@ function Screen({ route }: { route: Route }) {
       return <ScheduleForm />;
     case 'run-new':
       return <StartRun />;
+    case 'broken-link':
+      return <BrokenLink fragment={route.fragment} />;
   }
+}
+
+/** A fragment the router could not read: said in words instead of a blank page. */
+function BrokenLink({ fragment }: { fragment: string }) {
+  return (
+    <section aria-labelledby="broken-title">
+      <h1 id="broken-title" tabIndex={-1}>
+        Broken link
+      </h1>
+      <Notice kind="error">
+        This link is broken: <code>{fragment}</code> has a malformed % escape, so it names no screen. Its sender may have cut it
+        short; choose a screen above.
+      </Notice>
+    </section>
+  );
 }

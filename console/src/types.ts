@@ -8,6 +8,7 @@ export type Agent = Schemas['Agent'];
 export type Session = Schemas['Session'];
 export type Checkpoint = Schemas['Checkpoint'];
 export type Run = Schemas['Run'];
+export type RunStatus = Run['status'];
 export type RunTicket = Schemas['RunTicket'];
 export type Span = Schemas['Span'];
 export type RunEvent = Schemas['RunEvent'];

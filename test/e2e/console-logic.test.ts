@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkCron } from '../../console/src/cron.js';
 import { diffStates, parseJsonObject, patchOf } from '../../console/src/json.js';
+import { href, parseRoute } from '../../console/src/router.js';
 import { AppError } from '../../src/domain/errors.js';
 import { validateCron } from '../../src/domain/cron.js';
 
@@ -53,5 +54,30 @@ describe('the cron check of the schedule form', () => {
       // Berlin moves to summer time on 29 March; in early March 09:00 is 08:00 UTC.
       next: ['2026-03-08', '2026-03-09', '2026-03-10', '2026-03-11', '2026-03-12'].map((day) => new Date(`${day}T08:00:00.000Z`)),
     });
+  });
+});
+
+describe('the routes of the fragment', () => {
+  it('reads a malformed % escape as a broken link, not an exception', () => {
+    expect(parseRoute('#/sessions/%E0%A4%A')).toEqual({ screen: 'broken-link', fragment: '#/sessions/%E0%A4%A' });
+    expect(parseRoute('#/inbox/%')).toEqual({ screen: 'broken-link', fragment: '#/inbox/%' });
+  });
+
+  it('reads back every link it makes, with ids that need escaping', () => {
+    const id = 'a/b c%d:é';
+    for (const route of [
+      { screen: 'inbox', approvalId: id },
+      { screen: 'inbox' },
+      { screen: 'decided' },
+      { screen: 'sessions' },
+      { screen: 'session', sessionId: id },
+      { screen: 'runs' },
+      { screen: 'run-new' },
+      { screen: 'schedules' },
+      { screen: 'schedule-new' },
+    ] as const) {
+      expect(parseRoute(href(route))).toEqual(route);
+    }
+    expect(parseRoute('#/nowhere')).toBeUndefined();
   });
 });

@@ -177,6 +177,7 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
     const sessionId: string = waited.body.session_id;
     const page = await open(`#/sessions/${sessionId}`);
     await page.getByRole('button', { name: `Cancel run ${waited.body.id}` }).click();
+    await page.getByRole('button', { name: `Confirm cancel of run ${waited.body.id}` }).click();
     await page.locator(`tr[data-run="${waited.body.id}"] .badge`, { hasText: 'cancelled' }).waitFor();
     expect((await call(`${api.url}/api/runs/${waited.body.id}`)).body.status).toBe('cancelled');
     await page.getByRole('button', { name: 'Resume session' }).click();

@@ -5,6 +5,7 @@ import { useEventStream, useLoad } from '../hooks.js';
 import { href, navigate } from '../router.js';
 import type { Approval, ApprovalRequest, RunEvent } from '../types.js';
 import { ApprovalDetail, type Decision } from './approval.js';
+import { ApprovalTabs } from './decided.js';
 
 /** Events after which the pending list may differ. */
 const CHANGES_PENDING = new Set(['interrupted', 'approval_decided', 'cancelled', 'failed', 'completed']);
@@ -64,6 +65,7 @@ export function Inbox({ approvalId }: { approvalId: string | undefined }) {
         </h1>
         <LiveBadge status={stream.status} />
       </div>
+      <ApprovalTabs current="inbox" />
       {!caller.canWrite ? (
         <Notice kind="info">
           Read-only: your role (viewer) can see what waits for a decision but cannot answer.

@@ -2,6 +2,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { useCaller } from '../auth.js';
 import { Notice, StatusBadge, Time, useAction } from '../components/ui.js';
+import { inZone } from '../cron.js';
 import { useLoad } from '../hooks.js';
 import { href } from '../router.js';
 import type { Schedule } from '../types.js';
@@ -62,8 +63,8 @@ export function Schedules() {
                     <code>{s.cron_expr}</code>
                   </td>
                   <td>{s.timezone}</td>
-                  <td>
-                    <Time iso={s.next_run} />
+                  <td data-testid="next-run">
+                    <time dateTime={s.next_run}>{inZone(new Date(s.next_run), s.timezone)}</time>
                   </td>
                   <td>{s.new_session ? 'new each fire' : s.session_id ? <a href={href({ screen: 'session', sessionId: s.session_id })}>{s.session_id}</a> : 'one, reused'}</td>
                   <td class="actions">

@@ -120,7 +120,9 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
   );
 }
 
+/** A session's runs; *Cancel* asks for a confirmation first, as *Delete* does on a schedule. */
 function RunsTable({ runs, canCancel, busy, onCancel }: { runs: Run[]; canCancel: boolean; busy: boolean; onCancel(run: Run): void }) {
+  const [confirming, setConfirming] = useState<string | undefined>();
   if (runs.length === 0) return <p class="empty">No run.</p>;
   return (
     <table class="list" aria-label="Runs, newest first">
@@ -152,11 +154,32 @@ function RunsTable({ runs, canCancel, busy, onCancel }: { runs: Run[]; canCancel
               <Time iso={run.updated_at} />
             </td>
             <td>{run.error ?? ''}</td>
-            <td>
-              {canCancel && ACTIVE.has(run.status) ? (
-                <button type="button" class="danger" disabled={busy} aria-label={`Cancel run ${run.id}`} onClick={() => onCancel(run)}>
+            <td class="actions">
+              {canCancel && ACTIVE.has(run.status) && confirming !== run.id ? (
+                <button type="button" class="danger" disabled={busy} aria-label={`Cancel run ${run.id}`} onClick={() => setConfirming(run.id)}>
                   Cancel
                 </button>
+              ) : null}
+              {canCancel && ACTIVE.has(run.status) && confirming === run.id ? (
+                <>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={busy}
+                    // The Cancel button it replaces had the focus: keep the keyboard where it was.
+                    autoFocus
+                    aria-label={`Confirm cancel of run ${run.id}`}
+                    onClick={() => {
+                      setConfirming(undefined);
+                      onCancel(run);
+                    }}
+                  >
+                    Confirm cancel
+                  </button>
+                  <button type="button" aria-label={`Keep run ${run.id}`} onClick={() => setConfirming(undefined)}>
+                    Keep
+                  </button>
+                </>
               ) : null}
             </td>
           </tr>
