@@ -1,8 +1,9 @@
 /**
- * `npm run console:screenshots`: regenerates docs/console/{inbox,session,schedule-form}.png,
+ * `npm run console:screenshots`: regenerates docs/console/{inbox,session,schedule-form,runs,decided}.png,
  * the screenshots the README shows. Starts an embedded API in this process on a free port,
- * fills it through the API (a reviewed and published session, pending approvals, a token
- * stream), and drives the console in Debian's Chromium (/usr/bin/chromium, playwright-core).
+ * fills it through the API (a reviewed and published session, pending and decided approvals,
+ * a token stream, a cancelled run; one failed run written to the store, as no built-in agent
+ * fails), and drives the console in Debian's Chromium (/usr/bin/chromium, playwright-core).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +60,11 @@ try {
   for (const topic of ['pricing page', 'onboarding email', 'incident summary']) {
     await api.runs.wait({ agent_id: 'human-review', input: { topic }, session_id: `review-${topic.replaceAll(' ', '-')}` });
   }
+  const dropped = await api.runs.wait({ agent_id: 'human-review', input: { topic: 'old banner' }, session_id: 'review-old-banner' });
+  await must(api.POST('/api/runs/{id}/cancel', { params: { path: { id: dropped.id } } }));
+  const { store } = composition.backend;
+  const failed = await store.runs.createRun('DefaultTenant', { run_id: 'nightly-import-0412', session_id: 'nightly-import', agent_id: 'echo' });
+  await store.runs.updateRun('DefaultTenant', failed.id, { status: 'failed', error: 'upstream answered 503 three times' });
 
   const page = await browser.newPage({ viewport: VIEWPORT });
   const pending = await must(api.GET('/api/approval/pending'));
@@ -79,6 +85,16 @@ try {
   await page.getByLabel(/^Input/).fill('{\n  "topic": "weekly digest"\n}');
   await page.locator('.preview li').nth(4).waitFor();
   await shoot(page, 'schedule-form', true);
+
+  await page.goto(`${url}/console/#/runs`);
+  await page.locator('tr[data-run="nightly-import-0412"]').waitFor();
+  await shoot(page, 'runs');
+
+  const rejected = (await must(api.GET('/api/approval/pending'))).pending.find((a) => a.session_id === 'review-incident-summary')!;
+  await api.approvals.respond({ id: rejected.id, approved: false, comment: 'Wait for the postmortem.', wait_ms: 10_000 });
+  await page.goto(`${url}/console/#/approvals/decided`);
+  await page.locator(`tr[data-approval="${rejected.id}"]`).waitFor();
+  await shoot(page, 'decided');
 } finally {
   await browser.close();
   server.server.closeAllConnections();
