@@ -98,7 +98,8 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
           ns,
           before: beforeId ? storageId('checkpoint_id', beforeId) : undefined,
           cursor,
-          limit: LIST_PAGE,
+          // Without a filter every checkpoint read is yielded: read no more than are wanted.
+          limit: filter ? LIST_PAGE : Math.min(LIST_PAGE, left),
         });
         for (const entry of page.entries) {
           if (left <= 0) return;

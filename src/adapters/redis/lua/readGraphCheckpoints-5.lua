@@ -9,6 +9,7 @@
   Returns one entry per stored checkpoint (missing ones are left out), in the order asked:
     {member, record JSON, {blob field, value, ...}, {write field, value, ...}}
 ]]
+--@include constants
 --@include graphCheckpoint
 local members = {}
 if ARGV[1] == 'latest' then
@@ -17,23 +18,29 @@ else
   for i = 2, #ARGV do members[#members + 1] = ARGV[i] end
 end
 
+-- Values of `fields` in a hash as {field, value, ...}, read PATCH_BATCH at a time, absent ones left out.
+local function read_fields(hash, fields)
+  local out = {}
+  for i = 1, #fields, PATCH_BATCH do
+    local last = math.min(i + PATCH_BATCH - 1, #fields)
+    local values = redis.call('HMGET', hash, unpack(fields, i, last))
+    for j = i, last do
+      local value = values[j - i + 1]
+      if value then
+        out[#out + 1] = fields[j]
+        out[#out + 1] = value
+      end
+    end
+  end
+  return out
+end
+
 local entries = {}
 for _, member in ipairs(members) do
   local record = redis.call('HGET', KEYS[2], member)
   if record then
-    local blobs = {}
-    for _, field in ipairs(graph_blob_fields(graph_ns(member), record)) do
-      local value = redis.call('HGET', KEYS[3], field)
-      if value then
-        blobs[#blobs + 1] = field
-        blobs[#blobs + 1] = value
-      end
-    end
-    local writes = {}
-    for _, field in ipairs(graph_write_fields(KEYS[4], member)) do
-      writes[#writes + 1] = field
-      writes[#writes + 1] = redis.call('HGET', KEYS[5], field)
-    end
+    local blobs = read_fields(KEYS[3], graph_blob_fields(graph_ns(member), record))
+    local writes = read_fields(KEYS[5], graph_write_fields(KEYS[4], member))
     entries[#entries + 1] = {member, record, blobs, writes}
   end
 end
