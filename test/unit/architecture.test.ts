@@ -90,6 +90,11 @@ describe('architecture', () => {
     }
   });
 
+  it('imports LangGraph (an optional peer dependency) only in src/langgraph/, which the rest loads dynamically', () => {
+    expect(importers((t) => t.startsWith('@langchain/')).filter((e) => !e.startsWith('src/langgraph/'))).toEqual([]);
+    expect(importers((t) => t.startsWith('src/langgraph/')).filter((e) => !e.startsWith('src/langgraph/'))).toEqual([]);
+  });
+
   it('keeps the domain free of the rest of agentplane', () => {
     const outward = importers((t) => t.startsWith('src/') && !t.startsWith('src/domain/'));
     expect(outward.filter((e) => e.startsWith('src/domain/'))).toEqual([]);
