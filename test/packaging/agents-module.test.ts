@@ -5,7 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/app.js';
 import { ensureBuilt, ROOT } from '../support/build.js';
-import { startProcess, type LogLine } from '../support/processes.js';
+import { AgentsModuleError } from '../../src/runtime/load-error.js';
+import { loadAgents } from '../../src/runtime/registry.js';
+import { startProcess } from '../support/processes.js';
 
 /*
  * AGENTS_MODULE as a new user writes it (README, "Your own agents"), loaded by `npm start`
@@ -116,7 +118,7 @@ it('npm start loads the example package of the repository, which imports agentpl
   }
 }, 90_000);
 
-describe('a module that cannot load: exit 1, one line on stderr naming the file and the fix', () => {
+describe('a module that cannot load: one line naming the file and the fix, and exit 1', () => {
   const FAILURES: [string, string, string, RegExp][] = [
     ['a syntax error', 'broken/syntax.js', "import { defineAgent } from 'agentplane';\nexport const agent = defineAgent({ id: 'x', ;\n", /syntax\.js:2\b.*SyntaxError.*fix the syntax/],
     ['a package that is not installed', 'broken/missing.js', "import pad from 'no-such-package-for-agentplane';\nexport default [pad];\n", /missing\.js imports no-such-package-for-agentplane, which is not installed.*npm install no-such-package-for-agentplane/],
@@ -127,24 +129,29 @@ describe('a module that cannot load: exit 1, one line on stderr naming the file 
     ['CommonJS that requires agentplane', 'broken/required.cjs', "const { defineAgent } = require('agentplane');\nmodule.exports = [];\n", /required\.cjs is CommonJS.*import \{ defineAgent \} from 'agentplane'/],
   ];
 
-  function expectOneLine(lines: LogLine[], file: string, pattern: RegExp): void {
-    const errors = lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '');
-    expect(errors.map((l) => l.text)).toEqual([expect.stringMatching(new RegExp(`^Invalid configuration: AGENTS_MODULE: ${join(work, file).replace(/[.]/g, '\\.')}`))]);
-    expect(errors[0]!.text).toMatch(pattern);
-  }
-
+  // In this process (loadAgents, as every entry point calls it), then as processes print it.
   it.each(FAILURES)('%s', async (_name, file, source, pattern) => {
     writeFiles({ [file]: source });
-    const proc = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, AGENTS_MODULE: join(work, file) }, ready: 'spawned' });
-    expect(await proc.exited).toBe(1);
-    expectOneLine(proc.lines, file, pattern);
-  }, 60_000);
+    const error = await loadAgents(join(work, file)).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(AgentsModuleError);
+    const message = (error as Error).message;
+    expect(message.startsWith(join(work, file)), message).toBe(true);
+    expect(message).not.toContain('\n');
+    expect(message).toMatch(pattern);
+  });
 
-  it('the same from the compiled entry', async () => {
-    const [, file, source, pattern] = FAILURES[0]!;
+  it.each([
+    ['npm start', FAILURES[0]!, { entry: 'src/main/api.ts', plainNode: false }],
+    ['the compiled entry', FAILURES[1]!, { entry: 'dist/src/main/api.js', plainNode: true }],
+  ] as const)('%s: exit 1 and that line alone on stderr', async (_name, [, file, source, pattern], runner) => {
     writeFiles({ [file]: source });
-    const proc = await startProcess({ entry: 'dist/src/main/api.js', plainNode: true, env: { REDIS_URL: undefined, AGENTS_MODULE: join(work, file) }, ready: 'spawned' });
+    const proc = await startProcess({ ...runner, env: { REDIS_URL: undefined, AGENTS_MODULE: join(work, file) }, ready: 'spawned' });
     expect(await proc.exited).toBe(1);
-    expectOneLine(proc.lines, file, pattern);
-  }, 60_000);
+    const errors = proc.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '').map((l) => l.text);
+    expect(errors).toEqual([expect.stringMatching(pattern)]);
+    expect(errors[0]!.startsWith(`Invalid configuration: AGENTS_MODULE: ${join(work, file)}`)).toBe(true);
+  }, 90_000);
 });
