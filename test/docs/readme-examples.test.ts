@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type AgentProcess } from '../support/processes.js';
@@ -71,6 +72,7 @@ describe('the README examples, run in order against a fresh embedded server', ()
   const bindings = new Map<string, Bindings>(SECTIONS.map((section) => [section, new Map()]));
 
   beforeAll(async () => {
+    if (spawnSync('curl', ['--version']).status !== 0) throw new Error('curl is missing: apt-get install -y curl (.ci/run does)');
     // A short heartbeat: the Live events example shows a `: keep-alive` line.
     api = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'warn', SERVICE_SSE_HEARTBEAT_MS: '300' } });
   });
