@@ -3,7 +3,8 @@
  * process composed as a worker executes echo runs (2 nodes, the default retention and limits)
  * started through the run control, then one session takes small patches. Reports Redis
  * `used_memory` and `DBSIZE` per echo run and per checkpoint, the size after N runs, and the
- * month-at-10-runs/s estimate with and without SERVICE_SESSION_TTL. Writes the `## Storage`
+ * month-at-10-runs/s estimate with and without SERVICE_SESSION_TTL, and how long another
+ * tenant's read takes while one-key patches land on a 60,000-key state. Writes the `## Storage`
  * section of BENCHMARKS.md (off with --no-write).
  *
  * Options: --runs N (5000), --patches N (2000), --no-write.
@@ -19,6 +20,7 @@ import { createLogger } from '../../src/main/logger.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 import { startRedisServer } from '../runs/processes.js';
+import { measureIsolation } from './isolation.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
     const afterPatches = await usage(admin);
     const perCheckpoint = (afterPatches.bytes - beforePatches.bytes) / PATCHES;
     const history = await store.sessions.listCheckpoints(DEFAULT_TENANT, session, { limit: 500, offset: 0, maxBytes: Infinity });
+    const isolation = await measureIsolation(store, admin, config.SERVICE_KEY_PREFIX);
 
     const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
     const gib = (n: number) => `${(n / 1073741824).toFixed(1)} GiB`;
@@ -83,6 +86,8 @@ async function main(): Promise<void> {
       `| a month at 10 runs/s, no expiry (${(MONTH_RUNS / 1e6).toFixed(1)}M runs) | ${gib(perRun.bytes * MONTH_RUNS)}, ${((perRun.keys * MONTH_RUNS) / 1e6).toFixed(0)}M keys |`,
       `| the same with SERVICE_SESSION_TTL=7d (a week of runs held) | ${gib(perRun.bytes * 10 * 86_400 * 7)} |`,
       `| the same with SERVICE_SESSION_TTL=1d | ${gib(perRun.bytes * 10 * 86_400)} |`,
+      `| another tenant's run read (median, at Redis), idle / during one-key patches of a ${isolation.stateKeys.toLocaleString('en')}-key state (4 loops, ${isolation.patches} patches) | ` +
+        `${isolation.idleMs.toFixed(2)} ms / ${isolation.busyMs.toFixed(2)} ms (${(isolation.busyMs / isolation.idleMs).toFixed(1)}×) |`,
       markers('storage').end,
     ];
     const body = lines.join('\n');

