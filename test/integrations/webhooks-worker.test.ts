@@ -6,7 +6,9 @@ import { waitFor } from '../support/wait.js';
 import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 // `npm run start:webhooks` as a real process (the script is `tsx src/main/webhooks.ts`), with
-// an API and a run worker on the same Redis in this process.
+// an API and a run worker on the same Redis in this process. It runs as `node --import tsx`:
+// the tsx command relays SIGTERM to its child and, when the child has not confirmed it within
+// 30 ms (a busy CI machine), kills it and exits 143, which would fail the graceful-exit check.
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -21,6 +23,10 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
+// Each test starts up to four processes one after the other; tsx compiles each one's sources,
+// which on a busy 2-core CI machine takes well over ten seconds. A bound, not a timing.
+const PROCESS_TEST_MS = 180_000;
+
 interface WebhooksProcess {
   child: ChildProcess;
   output: () => string;
@@ -28,7 +34,7 @@ interface WebhooksProcess {
 }
 
 function startWebhooks(env: Record<string, string>): WebhooksProcess {
-  const child = spawn('node_modules/.bin/tsx', ['src/main/webhooks.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/webhooks.ts'], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', WEBHOOK_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -59,7 +65,7 @@ describe('npm run start:webhooks', () => {
       WEBHOOK_SECRET: 'hook-secret',
       WEBHOOK_ROUTES: 'deploy=echo',
     });
-    await waitFor('the receiver to listen', () => webhooks.output().includes('webhook receiver listening'), 30_000);
+    await waitFor('the receiver to listen', () => webhooks.output().includes('webhook receiver listening'), 60_000);
 
     const refused = await call(`http://127.0.0.1:${port}/webhook`, { method: 'POST', headers: { 'X-Event-Type': 'deploy' }, json: {} });
     expect(refused.status, webhooks.output()).toBe(401);
@@ -78,7 +84,7 @@ describe('npm run start:webhooks', () => {
 
     webhooks.child.kill('SIGTERM');
     expect(await webhooks.exited, webhooks.output()).toBe(0);
-  });
+  }, PROCESS_TEST_MS);
 
   it('refuses to start with a route to an unknown agent, a bad variable, without REDIS_URL, or open to anyone', async () => {
     const port = String(await freePort());
@@ -98,16 +104,16 @@ describe('npm run start:webhooks', () => {
     const noRedis = startWebhooks({ WEBHOOK_PORT: port, WEBHOOK_SECRET: 's', WEBHOOK_ROUTES: 'push=echo' });
     expect(await noRedis.exited).toBe(1);
     expect(noRedis.output()).toContain('REDIS_URL');
-  });
+  }, PROCESS_TEST_MS);
 
   it('starts open only with WEBHOOK_INSECURE=true, and warns that anyone can start runs', async () => {
     const port = await freePort();
     const insecure = startWebhooks({ REDIS_URL: redis.url, SERVICE_KEY_PREFIX: uniquePrefix('insecure'), WEBHOOK_PORT: String(port), WEBHOOK_INSECURE: 'true' });
-    await waitFor('the receiver to listen', () => insecure.output().includes('webhook receiver listening'), 30_000);
+    await waitFor('the receiver to listen', () => insecure.output().includes('webhook receiver listening'), 60_000);
     expect(insecure.output()).toMatch(/WEBHOOK_INSECURE=true: the receiver checks neither a secret nor a signature/);
     const delivered = await call(`http://127.0.0.1:${port}/webhook`, { method: 'POST', json: {} });
     expect(delivered).toMatchObject({ status: 200, body: { status: 'ok', handled: 0 } });
     insecure.child.kill('SIGTERM');
     expect(await insecure.exited, insecure.output()).toBe(0);
-  });
+  }, PROCESS_TEST_MS);
 });
