@@ -89,6 +89,7 @@ const envSchema = z.object({
   SERVICE_REQUEST_TIMEOUT_MS: int(1000).default(30_000),
   SERVICE_SSE_MAX_PER_PRINCIPAL: int(0).default(20),
   SERVICE_SSE_MAX_PER_TENANT: int(0).default(500),
+  SERVICE_WAIT_MAX_PER_PRINCIPAL: int(0).default(500),
   SERVICE_SWAGGER: bool.default(true),
   SERVICE_CONSOLE: bool.default(true),
   SERVICE_APPROVALS: bool.default(true),

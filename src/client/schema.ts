@@ -886,6 +886,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The run the request followed no longer exists (its session was removed) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -1500,7 +1509,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The run's events, frames and ids as /api/events/stream, up to the one that ends or pauses it; then the response ends. Resume with Last-Event-ID on /api/events/stream. */
+            /** @description The run's events, frames and ids as /api/events/stream, up to the one that ends or pauses it; then the response ends. Resume with Last-Event-ID on /api/events/stream. If the run vanishes with its session, the last frame is a `failed` event with `error: "gone"` and no `id:` line (it is on no stream). */
             200: {
                 headers: {
                     /** @description no-cache */
@@ -1688,6 +1697,15 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run the request followed no longer exists (its session was removed) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'gone'
   | 'method_not_allowed'
   | 'conflict'
   | 'precondition_failed'
@@ -42,6 +43,12 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string): AppError => new AppError('not_found', `${what} was not found.`);
+/**
+ * A run a request followed (a wait, a run stream) no longer exists: its session was removed
+ * under it (deleted, expired, or lost by the storage), so no event will ever end it.
+ */
+export const runGone = (runId: string): AppError =>
+  new AppError('gone', `The run ${runId} no longer exists: its session was removed (deleted, expired, or lost by the storage).`);
 export const badRequest = (message: string): AppError => new AppError('bad_request', message);
 export const conflict = (message: string): AppError => new AppError('conflict', message);
 

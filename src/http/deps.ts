@@ -6,6 +6,7 @@ import type { EventBus } from '../ports/event-bus.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
 import type { AgentRegistry } from '../runtime/registry.js';
+import type { RunWatch } from '../runtime/run-watch.js';
 import type { ScheduleControl } from '../runtime/schedule-control.js';
 import type { SseHub } from './sse.js';
 
@@ -33,6 +34,8 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
   readiness: Readonly<Record<string, ReadinessCheck>>;
-  /** The open SSE streams of this process (ended at shutdown). */
+  /** The open SSE streams and held waits of this process (ended at shutdown). */
   streams: SseHub;
+  /** Tells the waits and run streams of this process when their run vanished with its session. */
+  runWatch: RunWatch;
 }

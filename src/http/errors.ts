@@ -9,6 +9,7 @@ const STATUS: Record<ErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  gone: 410,
   method_not_allowed: 405,
   conflict: 409,
   precondition_failed: 412,

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { AppError } from '../domain/errors.js';
-import type { Principal, StoredEvent } from '../domain/types.js';
+import type { Principal, RunEvent, StoredEvent } from '../domain/types.js';
+import { CallerCaps } from './caller-caps.js';
 
 export interface SseHubOptions {
   /** Interval of the `: keep-alive` comment on every open stream (SERVICE_SSE_HEARTBEAT_MS). */
@@ -14,10 +14,17 @@ export interface SseHubOptions {
   maxBufferedBytes?: number;
   /** Told the number of open streams whenever it changes (the `agentplane_sse_connections` gauge). */
   onCount?: (open: number) => void;
-  /** Streams and held requests per caller on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); 0: no cap. @defaultValue 0 */
+  /** Streams per caller on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); 0: no cap. @defaultValue 0 */
   maxPerPrincipal?: number;
   /** The same per tenant (SERVICE_SSE_MAX_PER_TENANT); 0: no cap. @defaultValue 0 */
   maxPerTenant?: number;
+  /**
+   * Held waits per caller on this replica (SERVICE_WAIT_MAX_PER_PRINCIPAL); 0: no cap. A wait
+   * is a request that ends, not a stream: it has a cap of its own. @defaultValue 0
+   */
+  maxWaitsPerPrincipal?: number;
+  /** Told the number of held waits whenever it changes (the `agentplane_waits_held` gauge). */
+  onWaitCount?: (held: number) => void;
 }
 
 /** Reconnection delay sent to clients in the first line of each stream. */
@@ -37,25 +44,44 @@ function frameOf(stored: StoredEvent): Buffer {
 }
 
 /**
- * The open server-sent event streams of a process: one shared heartbeat interval (running
- * only while a stream is open), the count for the gauge, and ending them all at shutdown.
+ * The long-held requests of a process: its open server-sent event streams (one shared
+ * heartbeat interval, running only while a stream is open) and its held waits, each counted
+ * for its gauge and capped per caller, and all of them ended at shutdown.
  */
 export class SseHub {
   private readonly open = new Set<SseStream>();
   private readonly held = new Set<() => void>();
-  private readonly caps: ReturnType<typeof streamCaps>;
+  private readonly streamCaps: CallerCaps;
+  private readonly waitCaps: CallerCaps;
+  private waits = 0;
   private heartbeat: NodeJS.Timeout | undefined;
   private ending = false;
   readonly maxBufferedBytes: number;
 
   constructor(private readonly options: SseHubOptions) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
-    this.caps = streamCaps(options.maxPerPrincipal ?? 0, options.maxPerTenant ?? 0);
+    this.streamCaps = new CallerCaps({
+      what: 'open event streams',
+      perPrincipal: options.maxPerPrincipal ?? 0,
+      perPrincipalVariable: 'SERVICE_SSE_MAX_PER_PRINCIPAL',
+      perTenant: options.maxPerTenant ?? 0,
+      perTenantVariable: 'SERVICE_SSE_MAX_PER_TENANT',
+    });
+    this.waitCaps = new CallerCaps({
+      what: 'held waits',
+      perPrincipal: options.maxWaitsPerPrincipal ?? 0,
+      perPrincipalVariable: 'SERVICE_WAIT_MAX_PER_PRINCIPAL',
+    });
   }
 
   /** Number of open streams. */
   get size(): number {
     return this.open.size;
+  }
+
+  /** Number of held waits. */
+  get waiting(): number {
+    return this.waits;
   }
 
   /** The open streams (tests read their buffered bytes). */
@@ -80,13 +106,28 @@ export class SseHub {
   }
 
   /**
-   * Counts an event stream or a held request (POST /api/runs/wait) of `principal` against the
-   * caps, or throws 429 over one. Without authentication every caller is the same principal:
-   * client addresses are counted instead. Returns the function that releases it.
+   * Counts an event stream of `principal` against the stream caps, or throws 429 over one.
+   * Without authentication client addresses are counted. Returns the function that releases it.
    */
   admit(principal: Principal, address: string): () => void {
-    const caller = principal.kind === 'anonymous' ? `address:${address}` : `${principal.kind}:${principal.subject}`;
-    return this.caps.admit(`${principal.tenant}\u0000${caller}`, principal.tenant);
+    return this.streamCaps.admit(principal, address);
+  }
+
+  /**
+   * Counts a held wait (POST /api/runs/wait, an answer with `wait_ms`) of `principal` against
+   * the wait cap, or throws 429 over it, and in the waits gauge. Returns the function that
+   * releases it (once, however often it is called).
+   */
+  admitWait(principal: Principal, address: string): () => void {
+    const release = this.waitCaps.admit(principal, address);
+    this.countWaits(1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      release();
+      this.countWaits(-1);
+    };
   }
 
   /**
@@ -108,6 +149,11 @@ export class SseHub {
     for (const stream of this.open) stream.end();
     for (const end of [...this.held]) end();
     this.held.clear();
+  }
+
+  private countWaits(by: number): void {
+    this.waits += by;
+    this.options.onWaitCount?.(this.waits);
   }
 
   private remove(stream: SseStream): void {
@@ -176,6 +222,14 @@ export class SseStream {
   }
 
   /**
+   * Sends an event that is on no stream as a `data:` frame without `id:`, so a client that
+   * resumes later still resumes after the last event it had.
+   */
+  sendWithoutId(event: RunEvent): void {
+    this.write(Buffer.from(`data: ${JSON.stringify(event)}\n\n`));
+  }
+
+  /**
    * Writes raw bytes; a client whose unread bytes pass the bound is disconnected, so a reader
    * that stopped costs at most `maxBufferedBytes` (plus one frame) of memory.
    */
@@ -224,41 +278,4 @@ export class SseStream {
     this.closed = true;
     for (const handler of this.closeHandlers.splice(0)) handler();
   }
-}
-
-/**
- * Open streams per caller and per tenant on this replica, each capped (0: no cap). `admit`
- * throws 429 over a cap, else counts the stream and returns the function that releases it.
- */
-function streamCaps(perPrincipal: number, perTenant: number) {
-  const byPrincipal = new Map<string, number>();
-  const byTenant = new Map<string, number>();
-  const change = (map: Map<string, number>, key: string, by: number) => {
-    const next = (map.get(key) ?? 0) + by;
-    if (next <= 0) map.delete(key);
-    else map.set(key, next);
-  };
-  return {
-    admit(principal: string, tenant: string): () => void {
-      if (perPrincipal > 0 && (byPrincipal.get(principal) ?? 0) >= perPrincipal) {
-        throw new AppError('rate_limited', `This caller already has ${perPrincipal} open event streams or waits on this replica (SERVICE_SSE_MAX_PER_PRINCIPAL); close one first.`, {
-          headers: { 'Retry-After': '5' },
-        });
-      }
-      if (perTenant > 0 && (byTenant.get(tenant) ?? 0) >= perTenant) {
-        throw new AppError('rate_limited', `The tenant already has ${perTenant} open event streams or waits on this replica (SERVICE_SSE_MAX_PER_TENANT).`, {
-          headers: { 'Retry-After': '5' },
-        });
-      }
-      change(byPrincipal, principal, 1);
-      change(byTenant, tenant, 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        change(byPrincipal, principal, -1);
-        change(byTenant, tenant, -1);
-      };
-    },
-  };
 }

@@ -4,6 +4,7 @@ import type { AppDeps, Lifecycle } from '../http/deps.js';
 import { clientErrorResponse } from '../http/errors.js';
 import { listenOn } from '../http/listen.js';
 import { SseHub } from '../http/sse.js';
+import { RunWatch } from '../runtime/run-watch.js';
 import type { Composition } from './compose.js';
 
 export interface ApiServer extends BuiltApp {
@@ -40,7 +41,11 @@ export function createApiServer(composition: Composition, options: AppOptions): 
       onCount: (open) => metrics.sseConnections.set(open),
       maxPerPrincipal: config.SERVICE_SSE_MAX_PER_PRINCIPAL,
       maxPerTenant: config.SERVICE_SSE_MAX_PER_TENANT,
+      maxWaitsPerPrincipal: config.SERVICE_WAIT_MAX_PER_PRINCIPAL,
+      onWaitCount: (held) => metrics.waitsHeld.set(held),
     }),
+    // A followed run is checked as often as streams get their keep-alive.
+    runWatch: new RunWatch({ runs: backend.store.runs, intervalMs: config.SERVICE_SSE_HEARTBEAT_MS, logger: composition.logger }),
   };
   const built = createApp(deps, options);
   // Node checks request timeouts on an interval (30 s by default): check often enough that a

@@ -28,6 +28,11 @@ export class Metrics {
     help: 'Open server-sent event streams on this process.',
     registers: [this.registry],
   });
+  readonly waitsHeld = new Gauge({
+    name: 'agentplane_waits_held',
+    help: 'Requests held on this process until their run stops (POST /api/runs/wait, an approval answer with wait_ms).',
+    registers: [this.registry],
+  });
   readonly eventsPublished = new Counter({
     name: 'agentplane_events_published_total',
     help: 'Run events published by this process, by type.',

@@ -10,39 +10,46 @@ import { cancelActiveOnFinish, cancelRun, openRunStream, postWait, runWaitScenar
 
 onBothBackends(runWaitScenarios);
 
-describe('held requests on an API with tight limits (SERVICE_SSE_MAX_PER_PRINCIPAL 2, SERVICE_REQUEST_TIMEOUT_MS 1000)', () => {
+describe('held requests on an API with tight limits (SERVICE_WAIT_MAX_PER_PRINCIPAL 2, SERVICE_SSE_MAX_PER_PRINCIPAL 1, SERVICE_REQUEST_TIMEOUT_MS 1000)', () => {
   let app: TestApi;
   beforeAll(async () => {
     app = await startTestApi({
       agents: new AgentRegistry(agents),
-      env: { SERVICE_SSE_MAX_PER_PRINCIPAL: '2', SERVICE_REQUEST_TIMEOUT_MS: '1000' },
+      env: { SERVICE_WAIT_MAX_PER_PRINCIPAL: '2', SERVICE_SSE_MAX_PER_PRINCIPAL: '1', SERVICE_REQUEST_TIMEOUT_MS: '1000' },
     });
   });
   afterAll(async () => {
     await app?.close();
   });
 
-  it('a third held request or stream of one caller is refused with 429 until one of the two ends', async () => {
+  it('waits and streams have caps of their own: a third held wait is 429 while a stream is admitted, a second stream is 429 while waits are', async () => {
     const listeners = listenerCount(app.backend.events);
-    const sessions = [`s-${randomUUID()}`, `s-${randomUUID()}`];
+    const sessions = [`s-${randomUUID()}`, `s-${randomUUID()}`, `s-${randomUUID()}`];
     for (const session of sessions) cancelActiveOnFinish(app.url, session);
-    const held = sessions.map((session_id) => postWait(app.url, { agent_id: 'waiter', session_id, input: {}, wait_ms: 25_000 }));
-    const runs = await Promise.all(sessions.map((s) => sessionRun(app.url, s, 'running')));
+    const held = sessions.slice(0, 2).map((session_id) => postWait(app.url, { agent_id: 'waiter', session_id, input: {}, wait_ms: 25_000 }));
+    const runs = await Promise.all(sessions.slice(0, 2).map((s) => sessionRun(app.url, s, 'running')));
 
     const third = await postWait(app.url, { agent_id: 'echo', wait_ms: 1_000 });
     expect(third.status).toBe(429);
     expect(third.body.error.code).toBe('rate_limited');
+    expect(third.body.error.message).toContain('SERVICE_WAIT_MAX_PER_PRINCIPAL');
     expect(third.headers.get('retry-after')).toBe('5');
-    const stream = await openRunStream(app.url, { agent_id: 'echo' });
-    await stream.ended;
-    expect(stream.status).toBe(429);
-    const events = await call(`${app.url}/api/events/stream`);
-    expect(events.status).toBe(429);
     const session = `s-${randomUUID()}`;
     const refused = await call(`${app.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'echo', session_id: session } });
     expect(refused.status).toBe(429);
     // Refused before anything started: no run on that session.
     expect((await call(`${app.url}/api/runs?session_id=${session}`)).status).toBe(404);
+
+    // Streams are counted apart: the first is admitted, the next one of either kind is not.
+    const stream = await openRunStream(app.url, { agent_id: 'waiter', session_id: sessions[2], input: {} });
+    onTestFinished(() => stream.destroy());
+    expect(stream.status).toBe(200);
+    const events = await call(`${app.url}/api/events/stream`);
+    expect(events.status).toBe(429);
+    expect(events.body.error.message).toContain('SERVICE_SSE_MAX_PER_PRINCIPAL');
+    const second = await openRunStream(app.url, { agent_id: 'echo' });
+    await second.ended;
+    expect(second.status).toBe(429);
 
     expect((await cancelRun(app.url, runs[0]!.id)).status).toBe(200);
     expect((await held[0]!).body.status).toBe('cancelled');
@@ -52,6 +59,8 @@ describe('held requests on an API with tight limits (SERVICE_SSE_MAX_PER_PRINCIP
 
     expect((await cancelRun(app.url, runs[1]!.id)).status).toBe(200);
     expect((await held[1]!).body.status).toBe('cancelled');
+    expect((await cancelRun(app.url, (await sessionRun(app.url, sessions[2]!, 'running')).id)).status).toBe(200);
+    await within('the stream to end at cancelled', stream.ended, 5_000);
     expect(listenerCount(app.backend.events)).toBe(listeners);
   });
 

@@ -16,6 +16,6 @@ it('docs/http-contract.md lists every error code the API renders, with its statu
   const { statusOf } = await import('../../src/http/errors.js');
   const codes = [...contract.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
   const rendered = ['bad_request', 'invalid_cron', 'unknown_agent', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed',
-    'conflict', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'rate_limited', 'internal', 'unavailable'] as const;
+    'conflict', 'gone', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'rate_limited', 'internal', 'unavailable'] as const;
   expect(codes).toEqual(rendered.map((code) => [code, statusOf(code)]));
 });

@@ -34,7 +34,7 @@ describe('RunFollower', () => {
   it('passes over a stale stop named by follow(): the interrupted of the approval being answered, delivered after the answer', async () => {
     const bus = new MemoryEventBus(100);
     const seen: string[] = [];
-    const follower = new RunFollower(bus, T, (e) => seen.push(e.event.type));
+    const follower = new RunFollower(bus, T, { onEvent: (e) => seen.push(e.event.type) });
     // Subscribed, then the answer: the run's own `interrupted` for that approval arrives late.
     follower.follow('run-1', (e) => e.event.type === 'interrupted' && e.event.approval_id === 'run-1.2');
     await bus.publish(T, event({ type: 'interrupted', node: 'review', approval_id: 'run-1.2' }));

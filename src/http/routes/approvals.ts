@@ -114,7 +114,8 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
           description: 'Decided (with `wait_ms`: plus the run at its next stop, or as it stands when `wait_ms` passed first)',
           schema: z.object({ id: z.string(), status: z.enum(['approved', 'rejected']), run: WaitedRunSchema.optional() }),
         },
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 503),
+        // 410 (with wait_ms): the resumed run vanished with its session while the answer waited.
+        ...errorResponses(400, 401, 403, 404, 409, 410, 413, 415, 429, 503),
       },
       handler: async ({ body, principal, ctx }) => {
         const decision = { approved: body.approved, comment: body.comment ?? '', decided_by: principal.subject };
@@ -132,7 +133,7 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
           held.follow(approval.run_id, (e) => e.event.type === 'interrupted' && e.event.approval_id === body.id);
           const stop = await held.until(body.wait_ms);
           const run = await waitedRun(deps, principal.tenant, approval, stop);
-          return { status: 200, body: { id: approval.id, status: approval.status, ...(run ? { run } : {}) } };
+          return { status: 200, body: { id: approval.id, status: approval.status, run } };
         } finally {
           held.done();
         }

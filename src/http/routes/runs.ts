@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { notFound } from '../../domain/errors.js';
+import { nowIso } from '../../domain/time.js';
 import { IDEMPOTENCY_KEY_PATTERN, idempotentStart } from '../../domain/idempotency.js';
 import { RUN_STATUSES, TERMINAL_RUN_STATUSES, type Principal, type RunStatus } from '../../domain/types.js';
 import type { RunTicket, StartRunOptions, StartRunRequest } from '../../ports/run-control.js';
@@ -173,7 +174,8 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
           schema: RunSchema,
           headers: { Location: 'URL of the run', ...REPLAYED_HEADER },
         },
-        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 413, 415, 'idempotency_key_reused', 429, 503),
+        // 410: the run vanished with its session while the request waited (answered at once, not after wait_ms).
+        ...errorResponses(400, 'unknown_agent', 401, 403, 409, 410, 413, 415, 'idempotency_key_reused', 429, 503),
       },
       handler: async ({ body, principal, ctx, headers }) => {
         const { wait_ms: waitMs = DEFAULT_WAIT_MS, ...request } = body;
@@ -183,7 +185,6 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
           held.follow(ticket.run_id);
           const stop = stoppedBefore(ticket) ? 'stopped' : await held.until(waitMs);
           const run = await waitedRun(deps, principal.tenant, ticket, stop);
-          if (!run) throw notFound('The run');
           return { status: stop ? 200 : 202, body: run, headers: answerOf(ticket).headers };
         } finally {
           held.done();
@@ -206,7 +207,8 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         200: {
           description:
             'The run\'s events, frames and ids as /api/events/stream, up to the one that ends or pauses it; then the response ends. ' +
-            'Resume with Last-Event-ID on /api/events/stream.',
+            'Resume with Last-Event-ID on /api/events/stream. If the run vanishes with its session, the last frame is a `failed` ' +
+            'event with `error: "gone"` and no `id:` line (it is on no stream).',
           contentType: 'text/event-stream',
           schema: RunEventSchema,
           headers: { 'X-Run-Id': 'the run', 'X-Session-Id': 'its session', 'Cache-Control': 'no-cache', ...REPLAYED_HEADER },
@@ -216,16 +218,27 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       handler: async ({ body, principal, ctx, headers }) => {
         // The stream starts before the run is followed: the follower holds the run's events until then.
         let stream: SseStream | undefined;
+        let ticket: { run_id: string; session_id: string } | undefined;
         let ended = false;
-        const { follower, done } = await beginFollowing(deps, ctx, principal, (event) => {
-          if (ended) return;
-          stream!.send(event);
-          if (!STOP_EVENTS.has(event.event.type)) return;
-          ended = true;
-          stream!.end();
+        const { follower, done } = await beginFollowing(deps, principal, deps.streams.admit(principal, ctx.ip), {
+          onEvent: (event) => {
+            if (ended) return;
+            stream!.send(event);
+            if (!STOP_EVENTS.has(event.event.type)) return;
+            ended = true;
+            stream!.end();
+          },
+          // No event will ever end a run removed with its session: say so, and end the stream.
+          onGone: () => {
+            if (ended) return;
+            ended = true;
+            stream!.sendWithoutId({ type: 'failed', session: ticket!.session_id, run_id: ticket!.run_id, agent_id: body.agent_id, ts: nowIso(), error: 'gone' });
+            stream!.end();
+          },
         });
         try {
           const started = await runs.startRun(principal.tenant, body, keyed(principal, headers, body));
+          ticket = started;
           ctx.set({ 'X-Run-Id': started.run_id, 'X-Session-Id': started.session_id, ...(started.replayed ? { 'Idempotent-Replayed': 'true' } : {}) });
           stream = deps.streams.start(ctx);
           stream.onClose(done);
@@ -235,7 +248,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
             stream.end();
             return 'handled';
           }
-          follower.follow(started.run_id);
+          follower.follow(ticket.run_id);
           return 'handled';
         } catch (error) {
           if (!stream) done();
