@@ -1,12 +1,14 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { ApiError } from './errors.js';
 import { streamEvents, type EventStreamOptions, type StreamedEvent } from './events.js';
-import { startRunStream, type RunStream, type StartRunBody, type StartRunWaitBody, type WaitedRun } from './runs.js';
+import { startRunStream, type RunStream, type RunTicket, type StartRunBody, type StartRunWaitBody, type WaitedRun } from './runs.js';
+import { startWithRetries, type StartOptions } from './start.js';
 import type { components, paths } from './schema.js';
 
 export { ApiError } from './errors.js';
 export type { EventStreamOptions, RunEvent, StreamedEvent } from './events.js';
-export { STOP_EVENT_TYPES, type Run, type RunStream, type StartRunBody, type StartRunWaitBody, type WaitedRun } from './runs.js';
+export { STOP_EVENT_TYPES, type Run, type RunStream, type RunTicket, type StartRunBody, type StartRunWaitBody, type WaitedRun } from './runs.js';
+export type { StartOptions } from './start.js';
 export { readSse, type ReadSseOptions, type SseMessage } from './sse.js';
 export type { components, operations, paths } from './schema.js';
 
@@ -43,15 +45,22 @@ export interface CallOptions {
  * error answers; the raw methods return `{ data, error, response }` as openapi-fetch does.
  */
 export interface AgentplaneClient extends Client<paths> {
+  /**
+   * The three ways to start a run. Each sends an `Idempotency-Key` (a new UUID per call unless
+   * given) and tries again with it while the answer is 429 or 5xx or none came, so a start
+   * that reached the server before its answer was lost is answered, not run twice.
+   */
   runs: {
+    /** POST /api/runs: resolves with the ticket of the queued run. */
+    start(body: StartRunBody, options?: StartOptions): Promise<RunTicket>;
     /**
      * POST /api/runs/wait: starts a run and resolves when it stops (`completed`, `failed`,
      * `cancelled`, `interrupted` with its `approval`), with its `state`. When `wait_ms`
      * (default 60000) passes first it resolves with the run as it stands (`queued`/`running`).
      */
-    wait(body: StartRunWaitBody, options?: CallOptions): Promise<WaitedRun>;
+    wait(body: StartRunWaitBody, options?: StartOptions): Promise<WaitedRun>;
     /** POST /api/runs/stream: see {@link RunStream}; resumes on /api/events/stream if cut. */
-    stream(body: StartRunBody, options?: CallOptions & { retryMs?: number }): Promise<RunStream>;
+    stream(body: StartRunBody, options?: StartOptions & { retryMs?: number }): Promise<RunStream>;
   };
   approvals: {
     /**
@@ -79,12 +88,11 @@ export function createClient(options: ClientOptions): AgentplaneClient {
   const signalOf = (call: CallOptions | undefined) => (call?.signal ? { signal: call.signal } : {});
   return Object.assign(client, {
     runs: {
-      async wait(body: StartRunWaitBody, call?: CallOptions): Promise<WaitedRun> {
-        const { data, error, response } = await client.POST('/api/runs/wait', { body, ...signalOf(call) });
-        if (error !== undefined || !data) throw ApiError.fromResponse(response, error);
-        return data;
-      },
-      stream: (body: StartRunBody, call?: CallOptions & { retryMs?: number }) => startRunStream(client, body, call),
+      start: (body: StartRunBody, call: StartOptions = {}): Promise<RunTicket> =>
+        startWithRetries(call, (headers) => client.POST('/api/runs', { body, headers, ...signalOf(call) })),
+      wait: (body: StartRunWaitBody, call: StartOptions = {}): Promise<WaitedRun> =>
+        startWithRetries(call, (headers) => client.POST('/api/runs/wait', { body, headers, ...signalOf(call) })),
+      stream: (body: StartRunBody, call?: StartOptions & { retryMs?: number }) => startRunStream(client, body, call),
     },
     approvals: {
       async respond(body: RespondBody, call?: CallOptions): Promise<RespondResult> {

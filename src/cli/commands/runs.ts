@@ -25,6 +25,7 @@ export function runsCommand(): Command {
     .option('--timeout-ms <ms>', 'cancel the run if still active this long after it starts', integer(1))
     .option('--wait', 'wait until the run completes, fails, is cancelled or waits for an approval')
     .option('--wait-ms <ms>', `longest wait with --wait (1–${MAX_WAIT_MS})`, integer(1, MAX_WAIT_MS), MAX_WAIT_MS)
+    .option('--idempotency-key <key>', 'the start\'s Idempotency-Key: run the command again with it and it answers the same run (default: a new one per command, reused on its own retries)')
     .action(async (agent: string, options, command: Command) => {
       const context = contextOf(command);
       const body = {
@@ -34,13 +35,15 @@ export function runsCommand(): Command {
         ...(options.multitask ? { multitask: options.multitask } : {}),
         ...(options.timeoutMs ? { timeout_ms: options.timeoutMs } : {}),
       };
+      // One key per command: its retries (503, a lost connection) answer the run instead of starting another.
+      const start = options.idempotencyKey ? { idempotencyKey: options.idempotencyKey as string } : {};
       if (options.wait) {
-        const run = await context.client.runs.wait({ ...body, wait_ms: options.waitMs });
+        const run = await context.client.runs.wait({ ...body, wait_ms: options.waitMs }, start);
         context.print(run, () => describeRun(run));
         process.exitCode = exitCodeOfRun(run);
         return;
       }
-      const ticket = await expectOk(context.client.POST('/api/runs', { body }));
+      const ticket = await context.client.runs.start(body, start);
       context.print(ticket, () => `run ${ticket.run_id}  ${ticket.status}  session ${ticket.session_id}`);
     });
 
