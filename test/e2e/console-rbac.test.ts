@@ -164,6 +164,14 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
     // Decided by a user: it leaves the viewer's inbox live.
     expect((await call(`${api.url}/api/approval/respond`, { method: 'POST', headers: asUser, json: { id: approvalId, approved: false } })).status).toBe(200);
     await row.waitFor({ state: 'detached' });
+
+    // The decided list needs the user role (GET /api/approvals is 403 to a viewer): said, not asked.
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    await page.getByRole('navigation', { name: 'Approvals' }).getByRole('link', { name: 'Decided' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your role (viewer) cannot list decided approvals' }).waitFor();
+    expect(asked).not.toContain('/api/approvals');
+    expect(await seriousViolations(page), 'axe on the decided approvals of a viewer').toEqual([]);
   });
 
   it('lets a user answer with the key typed in', async () => {

@@ -138,7 +138,8 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
     expect(types.indexOf('interrupted')).toBeLessThan(types.indexOf('approval_decided'));
     expect(types.indexOf('approval_decided')).toBeLessThan(types.indexOf('completed'));
     await expectAccessible(approver, 'the session page');
-  });
+    // Two tabs through five screens, the console bundled at its first request: over a minute at a load of 28.
+  }, 150_000);
 
   it('shows 412 and what changed when the state changed between opening and saving, then saves on the latest', async () => {
     const waited = await call(`${api.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'human-review', input: { topic: 'race' } } });

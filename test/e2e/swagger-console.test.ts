@@ -167,5 +167,6 @@ describe('Swagger console in headless Chromium', () => {
       await page.close();
       await withJwt.close();
     }
-  });
+    // A second API and two renders of the console: more than the default minute on a loaded CI machine.
+  }, 150_000);
 });
