@@ -248,15 +248,15 @@ export function runLifecycleScenarios(name: string, harness: () => RunHarness): 
         const response = await cancel(h, run_id);
         expect(response.status, JSON.stringify(response.body)).toBe(200);
         expect(response.body).toMatchObject({ id: run_id, status: 'cancelled', error: 'cancelled' });
-        const run = await waitRun(h, run_id, 'cancelled', 1_000);
-        const statusMs = Date.now() - t0;
-        expect(statusMs).toBeLessThan(1_000);
-        expect(run.error).toBe('cancelled');
+        // Stored before the answer: the first read after it says cancelled.
+        expect((await call(`${h.url}/api/runs/${run_id}`)).body).toMatchObject({ status: 'cancelled', error: 'cancelled' });
 
-        // The node returned within 1 s of the cancel: its span's end, on the executing process's
-        // clock (one machine), not when the poll saw it.
-        const span = await waitNodeSpan(h, session_id, run_id, 'wait', 'cancelled', 5_000);
-        expect(Date.parse(span.end) - t0).toBeLessThan(1_000);
+        // The node returned because it saw ctx.signal, not by its own timer (WAIT_NODE_MS, 60 s):
+        // its span ended after the cancel and long before that timer, on the executing
+        // process's clock (one machine). The margin is wide: a busy machine delays, never hastens.
+        const span = await waitNodeSpan(h, session_id, run_id, 'wait', 'cancelled', 20_000);
+        expect(Date.parse(span.end)).toBeGreaterThanOrEqual(t0);
+        expect(Date.parse(span.end) - t0).toBeLessThan(30_000);
         expect(span.parent_id).toBe(run_id);
 
         expect(await historySeqs(h, session_id)).toEqual(before);

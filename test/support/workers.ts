@@ -27,6 +27,12 @@ export function startRunWorker(redis: RedisTarget, app: TestApi, extra: Record<s
   });
 }
 
+/**
+ * Bound of the hooks that start and stop worker processes: tsx compiles the sources at each
+ * start, which takes a minute on a loaded 2-core machine.
+ */
+const START_MS = 180_000;
+
 export interface ApiWithWorkersOptions {
   /** Worker processes. @defaultValue 2 */
   workers?: number;
@@ -53,12 +59,12 @@ export function useApiWithWorkers(redis: () => RedisTarget, options: ApiWithWork
     const target = redis();
     app = await startTestApi({ ...(typeof target === 'string' ? { redisUrl: target } : { env: target }), agents: new AgentRegistry(agents) });
     workers = await Promise.all(Array.from({ length: options.workers ?? 2 }, () => startRunWorker(target, app!, options.workerEnv)));
-  });
+  }, START_MS);
   afterAll(async () => {
     const codes = await Promise.all(workers.map((w) => w.stop()));
     await app?.close();
     expect(codes).toEqual(workers.map(() => 0));
-  });
+  }, START_MS);
   return {
     get app() {
       if (!app) throw new Error('useApiWithWorkers(): the API is only there inside tests and hooks.');
