@@ -38,6 +38,9 @@ function startReceiver(env: Record<string, string> = {}): Promise<AgentProcess> 
   return startProcess({
     entry: 'src/main/webhooks.ts',
     portVariable: 'WEBHOOK_PORT',
+    // Two receivers compile their sources at once: on a busy 2-core CI machine that took more
+    // than the default 20 s. A bound, not a timing.
+    readyTimeoutMs: 60_000,
     env: {
       REDIS_URL: redis.url,
       SERVICE_KEY_PREFIX: prefix,
@@ -58,7 +61,7 @@ beforeAll(async () => {
   api = await startTestApi({ redisUrl: redis.url, env: { SERVICE_KEY_PREFIX: prefix } });
   createWorker(api.composition);
   receivers.push(...(await Promise.all([startReceiver(), startReceiver()])));
-}, 60_000);
+}, 150_000);
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.stop()));
   await api?.close();
