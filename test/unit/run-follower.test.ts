@@ -1,7 +1,9 @@
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MemoryEventBus } from '../../src/adapters/memory/event-bus.js';
-import type { RunEvent, StoredEvent } from '../../src/domain/types.js';
+import type { Run, RunEvent, StoredEvent } from '../../src/domain/types.js';
 import { RunFollower } from '../../src/runtime/run-follower.js';
+import { RunWatch } from '../../src/runtime/run-watch.js';
 
 const T = 'tenant-f';
 const run = { run_id: 'run-1', session_id: 'session-1', agent_id: 'human-review', ts: '2026-11-24T00:00:00.000Z' };
@@ -58,5 +60,32 @@ describe('RunFollower', () => {
     await bus.publish(T, event({ type: 'completed' }));
     expect(((await nextStopNow(follower)) as StoredEvent).event.type).toBe('interrupted');
     follower.close();
+  });
+
+  it('ends with `gone` when its watch finds the run missing; a stop that came first is the answer, and the run is no longer watched', async () => {
+    const bus = new MemoryEventBus(100);
+    const existing = new Set<string>();
+    const watch = new RunWatch({
+      runs: { getRun: async (_tenant, id) => (existing.has(id) ? ({ id } as Run) : null) },
+      intervalMs: 10,
+      logger: pino({ enabled: false }),
+    });
+    let told = 0;
+    const vanished = new RunFollower(bus, T, { watch, onGone: () => (told += 1) });
+    vanished.follow('run-1');
+    await expect(vanished.nextStop()).rejects.toMatchObject({ code: 'gone', message: expect.stringContaining('run-1') });
+    expect(told).toBe(1);
+    vanished.close();
+
+    existing.add('run-2');
+    const stopped = new RunFollower(bus, T, { watch, onGone: () => (told += 1) });
+    stopped.follow('run-2');
+    expect(watch.size).toBe(1);
+    await bus.publish(T, { ...event({ type: 'completed' }), run_id: 'run-2' });
+    expect(((await stopped.nextStop()) as StoredEvent).event.type).toBe('completed');
+    expect(watch.size).toBe(0);
+    existing.delete('run-2');
+    expect(told).toBe(1);
+    stopped.close();
   });
 });
