@@ -44,7 +44,8 @@ export interface WebhookReceiverOptions {
   path?: string;
   /**
    * Largest body read, from 1 byte to the spec's 1 MiB; past it 413 and no handler runs. Lower it
-   * to what the handlers can hold (see `webhookBodyLimit`). @defaultValue 1 MiB
+   * to what the handlers can hold: with `runBridge`, a run's state (SERVICE_MAX_STATE_BYTES) less
+   * 64 KiB for the envelope, as the standalone receiver does. @defaultValue 1 MiB
    */
   maxBodyBytes?: number;
   /**
