@@ -5,8 +5,6 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/app.js';
 import { ensureBuilt, ROOT } from '../support/build.js';
-import { AgentsModuleError } from '../../src/runtime/load-error.js';
-import { loadAgents } from '../../src/runtime/registry.js';
 import { startProcess } from '../support/processes.js';
 
 /*
@@ -129,19 +127,30 @@ describe('a module that cannot load: one line naming the file and the fix, and e
     ['CommonJS that requires agentplane', 'broken/required.cjs', "const { defineAgent } = require('agentplane');\nmodule.exports = [];\n", /required\.cjs is CommonJS.*import \{ defineAgent \} from 'agentplane'/],
   ];
 
-  // In this process (loadAgents, as every entry point calls it), then as processes print it.
-  it.each(FAILURES)('%s', async (_name, file, source, pattern) => {
-    writeFiles({ [file]: source });
-    const error = await loadAgents(join(work, file)).then(
-      () => undefined,
-      (thrown: unknown) => thrown,
-    );
-    expect(error).toBeInstanceOf(AgentsModuleError);
-    const message = (error as Error).message;
-    expect(message.startsWith(join(work, file)), message).toBe(true);
-    expect(message).not.toContain('\n');
-    expect(message).toMatch(pattern);
-  });
+  let loaded: Promise<Map<string, { name?: string; message: string }>> | undefined;
+  /** What test/fixtures/load-agents.ts printed for each module of FAILURES (run once). */
+  const loadedInOneProcess = () =>
+    (loaded ??= (async () => {
+      writeFiles(Object.fromEntries(FAILURES.map(([, file, source]) => [file, source])));
+      const proc = await startProcess({
+        entry: 'test/fixtures/load-agents.ts',
+        args: FAILURES.map(([, file]) => join(work, file)),
+        env: { REDIS_URL: undefined },
+        ready: 'spawned',
+      });
+      expect(await proc.exited).toBe(0);
+      const lines = proc.lines.flatMap((line) => (line.json ? [line.json as { modulePath: string; name?: string; message: string }] : []));
+      return new Map(lines.map((line) => [line.modulePath, line]));
+    })());
+
+  // Every module in one process that loads them one after the other, as the entry points do.
+  it.each(FAILURES)('%s', async (_name, file, _source, pattern) => {
+    const message = (await loadedInOneProcess()).get(join(work, file));
+    expect(message?.name).toBe('AgentsModuleError');
+    expect(message!.message.startsWith(join(work, file)), message!.message).toBe(true);
+    expect(message!.message).not.toContain('\n');
+    expect(message!.message).toMatch(pattern);
+  }, 90_000);
 
   it.each([
     ['npm start', FAILURES[0]!, { entry: 'src/main/api.ts', plainNode: false }],
