@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/domain/types.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { watch } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { expectNoSecretsIn, send, startSecuredApi, type Answer, type SecuredApi } from './secured-api.js';
 
@@ -14,7 +15,6 @@ import { expectNoSecretsIn, send, startSecuredApi, type Answer, type SecuredApi 
 
 const A = { tenant: 'TenantA', key: 'iso-key-tenant-a' };
 const B = { tenant: 'TenantB', key: 'iso-key-tenant-b' };
-const logs: string[] = [];
 const asA = { 'X-Api-Key': A.key };
 const asB = { 'X-Api-Key': B.key };
 
@@ -91,39 +91,15 @@ function event(session: string, type: RunEvent['type'] = 'node_start'): RunEvent
   return { type, session, run_id: `run-${session}`, agent_id: 'echo', ts: new Date().toISOString(), node: 'receive' };
 }
 
-interface Frame {
-  id: string;
-  event: RunEvent;
-}
-
-/** Reads an SSE response into frames until closed. */
+/** An event stream of the caller, open; `until` waits for an event of `session`. */
 async function openStream(url: string, headers: Record<string, string>) {
-  const controller = new AbortController();
-  const response = await fetch(url, { headers, signal: controller.signal });
-  expect(response.status).toBe(200);
-  const frames: Frame[] = [];
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  void (async () => {
-    for (;;) {
-      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const id = /^id: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (id && data) frames.push({ id, event: JSON.parse(data) as RunEvent });
-      }
-    }
-  })();
+  const stream = watch(url, { headers });
+  await stream.waitForOpen();
   return {
-    frames,
-    sessions: () => frames.map((f) => f.event.session),
-    until: (what: string, session: string) => waitFor(what, () => frames.some((f) => f.event.session === session)),
-    close: () => controller.abort(),
+    frames: stream.received,
+    sessions: () => stream.received.map((f) => f.event.session),
+    until: (what: string, session: string) => waitFor(what, () => stream.received.some((f) => f.event.session === session)),
+    close: () => stream.close(),
   };
 }
 
@@ -136,10 +112,15 @@ afterAll(() => redis.stop());
 describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) => {
   let app: SecuredApi;
   let routeNames: string[];
-  const a: Targets = { session: `a-session-${randomUUID()}`, run: randomUUID(), approval: `a-approval-${randomUUID()}`, schedule: '' };
-  const bSession = `b-session-${randomUUID()}`;
+  let a: Targets;
+  let logs: string[];
 
-  beforeAll(async () => {
+  // Each test on an app and tenant data of its own, so none depends on another or on their
+  // order (the probe test gives B a session under A's session id, which B's lists would show).
+  beforeEach(async () => {
+    logs = [];
+    a = { session: `a-session-${randomUUID()}`, run: randomUUID(), approval: `a-approval-${randomUUID()}`, schedule: '' };
+    const bSession = `b-session-${randomUUID()}`;
     app = await startSecuredApi({
       SERVICE_AUTH: 'apikey',
       SERVICE_RBAC: 'true',
@@ -183,7 +164,11 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     // Tenant B has data of its own, so its lists are not trivially empty.
     await store.runs.createRun(B.tenant, { run_id: randomUUID(), session_id: bSession, agent_id: 'echo', start: { node_id: 'receive', input: {} } });
   });
-  afterAll(() => app.close());
+  afterEach(async () => {
+    await app.close();
+    // Whatever the test did, neither API key is in any log line of its app.
+    expectNoSecretsIn(logs, [A.key, B.key]);
+  });
 
   it('classifies every gated route (a new route must be added to a table above)', () => {
     const known = new Set([...Object.keys(resourceProbes), ...Object.keys(listProbes), ...Object.keys(notResourceRoutes)]);
@@ -250,8 +235,6 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     }
   });
 
-  // Runs last: its final probe (B starting a run on A's session id) gives B a session of its
-  // own under that id, whose events and list entry are B's and would blur the tests above.
   it("answers B on A's resources exactly as on missing ones, and leaves A's data alone", async () => {
     const before = await send(`${app.url}/api/sessions/state?session_id=${a.session}`, { headers: asA });
     expect(before.status).toBe(200);
@@ -282,9 +265,13 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     expect((runs.body as { runs: { id: string; status: string }[] }).runs).toEqual([expect.objectContaining({ id: a.run, status: 'interrupted' })]);
     if (a.schedule) expect((await send(`${app.url}/api/schedules/${a.schedule}`, { headers: asA })).status).toBe(200);
   });
-});
 
-it('writes neither API key into any log line', () => {
-  expect(logs.some((line) => line.includes('"status":404'))).toBe(true);
-  expectNoSecretsIn(logs, [A.key, B.key]);
+  it('writes neither API key into any log line, of a request refused or answered', async () => {
+    expect((await send(`${app.url}/api/runs/${a.run}`, { headers: asB })).status).toBe(404);
+    expect((await send(`${app.url}/api/runs/${a.run}`, { headers: asA })).status).toBe(200);
+    expect((await send(`${app.url}/api/runs/${a.run}`, { headers: { 'X-Api-Key': 'not-a-key' } })).status).toBe(401);
+    expect(logs.some((line) => line.includes('"status":404'))).toBe(true);
+    expect(logs.some((line) => line.includes('"status":200'))).toBe(true);
+    expectNoSecretsIn(logs, [A.key, B.key]);
+  });
 });
