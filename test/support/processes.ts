@@ -44,7 +44,11 @@ export interface StartProcessOptions {
    * @defaultValue `'http'`
    */
   ready?: 'http' | 'spawned' | ((line: LogLine) => boolean);
-  /** Bound for `ready`; past it the process is killed and startProcess rejects. @defaultValue 20000 */
+  /**
+   * Bound for `ready`; past it the process is killed and startProcess rejects. Wide: tsx
+   * compiles the sources at start, which takes 20 s and more on a loaded 2-core CI machine.
+   * @defaultValue 90000
+   */
   readyTimeoutMs?: number;
 }
 
@@ -181,7 +185,7 @@ async function startProcessOnce(options: StartProcessOptions): Promise<AgentProc
 
   const started: AgentProcess = { url, port, pid: child.pid!, lines, waitForLine, signal, exited, stop };
   const ready = options.ready ?? 'http';
-  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 90_000;
   try {
     if (ready === 'http') await waitForReady(url, exited, readyTimeoutMs);
     else if (typeof ready === 'function') await waitForLine(ready, readyTimeoutMs);
