@@ -34,7 +34,7 @@ const reloaded = (l: LogLine): boolean => l.json?.msg === 'agents reloaded';
 const failed = (l: LogLine): boolean => l.json?.msg === 'agents reload failed';
 
 /** Waits for the `count`-th line matching `predicate`. */
-const nth = (predicate: (l: LogLine) => boolean, count: number) => dev.waitForLine(() => dev.lines.filter(predicate).length >= count, 30_000);
+const nth = (predicate: (l: LogLine) => boolean, count: number) => dev.waitForLine(() => dev.lines.filter(predicate).length >= count, 60_000);
 
 async function greet(sessionId?: string): Promise<Record<string, unknown>> {
   const run = await call(`${dev.url}/api/runs/wait`, {
@@ -55,9 +55,10 @@ beforeAll(async () => {
     entry: 'src/cli/main.ts',
     args: ['dev', '--watch'],
     env: { REDIS_URL: undefined, AGENTS_MODULE: join(dir, 'agents.js'), LOG_LEVEL: 'info' },
-    readyTimeoutMs: 60_000,
+    // tsx compiles the sources at start: a minute and more on a loaded 2-core machine.
+    readyTimeoutMs: 150_000,
   });
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await dev?.stop();
@@ -76,13 +77,13 @@ it('reloads a changed file the module imports: the next run uses the new code, t
   const kept = await call(`${dev.url}/api/sessions/state?session_id=kept`);
   expect(kept.status).toBe(200);
   expect(kept.body).toMatchObject({ state: { greeting: 'v1 Ada' } });
-}, 90_000);
+}, 120_000);
 
 it('reloads the module itself: a new agent is listed', async () => {
   writeFileSync(join(dir, 'agents.js'), agents(SECOND));
   await nth(reloaded, 2);
   expect(await agentIds()).toEqual(['greeter', 'second']);
-}, 60_000);
+}, 120_000);
 
 it('a broken save is one error line naming the file; the old agents keep serving', async () => {
   writeFileSync(join(dir, 'reply.js'), 'export const reply = (name) => ;\n');
@@ -99,4 +100,4 @@ it('a broken save is one error line naming the file; the old agents keep serving
   expect(dev.lines.filter(reloaded)).toHaveLength(3);
   expect(dev.lines.filter(failed)).toHaveLength(1);
   expect(dev.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '')).toEqual([]);
-}, 60_000);
+}, 120_000);

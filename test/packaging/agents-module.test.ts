@@ -88,7 +88,7 @@ describe.each(Object.entries(RUNNERS))('%s', (_name, runner) => {
       entry: runner.entry,
       plainNode: runner.plainNode,
       env: { REDIS_URL: undefined, AGENTS_MODULE: join(work, module), LOG_LEVEL: 'warn' },
-      readyTimeoutMs: 60_000,
+      readyTimeoutMs: 150_000,
     });
     try {
       const agents = await call(`${api.url}/api/agents`);
@@ -101,11 +101,15 @@ describe.each(Object.entries(RUNNERS))('%s', (_name, runner) => {
     } finally {
       await api.stop();
     }
-  }, 90_000);
+  }, 240_000);
 });
 
 it('npm start loads the example package of the repository, which imports agentplane without installing it', async () => {
-  const api = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, AGENTS_MODULE: 'examples/agents/index.js', LOG_LEVEL: 'warn' } });
+  const api = await startProcess({
+    entry: 'src/main/api.ts',
+    env: { REDIS_URL: undefined, AGENTS_MODULE: 'examples/agents/index.js', LOG_LEVEL: 'warn' },
+    readyTimeoutMs: 150_000,
+  });
   try {
     const agents = await call(`${api.url}/api/agents`);
     expect((agents.body as { agents: { id: string }[] }).agents.map((a) => a.id)).toEqual(['greeter', 'refund']);
@@ -114,7 +118,7 @@ it('npm start loads the example package of the repository, which imports agentpl
   } finally {
     await api.stop();
   }
-}, 90_000);
+}, 240_000);
 
 describe('a module that cannot load: one line naming the file and the fix, and exit 1', () => {
   const FAILURES: [string, string, string, RegExp][] = [
@@ -150,7 +154,7 @@ describe('a module that cannot load: one line naming the file and the fix, and e
     expect(message!.message.startsWith(join(work, file)), message!.message).toBe(true);
     expect(message!.message).not.toContain('\n');
     expect(message!.message).toMatch(pattern);
-  }, 90_000);
+  }, 240_000);
 
   it.each([
     ['npm start', FAILURES[0]!, { entry: 'src/main/api.ts', plainNode: false }],
@@ -162,5 +166,5 @@ describe('a module that cannot load: one line naming the file and the fix, and e
     const errors = proc.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '').map((l) => l.text);
     expect(errors).toEqual([expect.stringMatching(pattern)]);
     expect(errors[0]!.startsWith(`Invalid configuration: AGENTS_MODULE: ${join(work, file)}`)).toBe(true);
-  }, 90_000);
+  }, 240_000);
 });

@@ -77,7 +77,7 @@ it('runs README\'s agents.js in an `npm init -y` project with `npx agentplane de
     args: ['dev'],
     plainNode: true,
     env: { AGENTS_MODULE: './agents.js', LOG_LEVEL: 'warn', REDIS_URL: undefined },
-    readyTimeoutMs: 60_000,
+    readyTimeoutMs: 150_000,
   });
   try {
     const run = await call(`${dev.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'greeter', input: { name: 'Ada' }, wait_ms: 30_000 } });
@@ -85,4 +85,4 @@ it('runs README\'s agents.js in an `npm init -y` project with `npx agentplane de
   } finally {
     await dev.stop();
   }
-}, 120_000);
+}, 240_000);
