@@ -26,7 +26,8 @@ function succeed(command: string, args: readonly string[], cwd: string, timeoutM
   delete env.NODE_OPTIONS;
   return new Promise((resolve, reject) => {
     execFile(command, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(' ')} in ${cwd} failed: ${error.message}\n${stdout}\n${stderr}`));
+      const killed = error?.killed ? ` (killed after ${timeoutMs} ms)` : '';
+      if (error) reject(new Error(`${command} ${args.join(' ')} in ${cwd} failed${killed}: ${error.message}\n${stdout}\n${stderr}`));
       else resolve(stdout);
     });
   });
@@ -47,14 +48,16 @@ export default [greeter];
 
 beforeAll(async () => {
   await succeed('git', ['clone', '--quiet', '--no-hardlinks', ROOT, clone], work, 120_000);
-  await succeed('npm', ['ci', '--prefer-offline'], clone, 600_000);
+  // --ignore-scripts: the dependencies' install scripts (native builds for testcontainers'
+  // ssh2) are not what this test is about, and take minutes on a loaded machine.
+  await succeed('npm', ['ci', '--prefer-offline', '--ignore-scripts'], clone, 1_200_000);
   await succeed('npm', ['pack'], clone, 300_000);
   tarball = join(clone, readdirSync(clone).find((name) => /^agentplane-.*\.tgz$/.test(name)) ?? 'no-tarball');
   mkdirSync(project);
   await succeed('npm', ['init', '-y'], project, 60_000);
   await succeed('npm', ['install', tarball, '--prefer-offline'], project, 300_000);
   writeFileSync(join(project, 'agents.js'), README_AGENTS);
-}, 1_200_000);
+}, 1_800_000);
 
 // The clone's node_modules is large (minutes to remove on a busy disk): a process of its own
 // removes the directory after the test file has ended.
