@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_TTL_MS } from '../../src/domain/idempotency.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import agents from '../fixtures/agents.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
@@ -188,5 +190,24 @@ describe('the scope of an Idempotency-Key: tenant and caller', () => {
     expect(new Set([a1.body.run_id, a2.body.run_id, b1.body.run_id]).size).toBe(3);
     expect(a2.headers.get('idempotent-replayed')).toBeNull();
     expect(b1.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('redis: keeps each key as one hash in the tenant\'s slot that expires after 24 h', async () => {
+    const k = key();
+    const started = await post(apps.redis!.url, '/api/runs', { agent_id: 'echo' }, k, { 'X-Api-Key': 'beta-one' });
+    expect(started.status).toBe(202);
+    const admin = new Redis(redis.url);
+    try {
+      const stored = await admin.keys(`${apps.redis!.config.SERVICE_KEY_PREFIX}:{beta}:idempotency:*`);
+      expect(stored.length).toBeGreaterThan(0);
+      const records = await Promise.all(stored.map((name) => admin.hgetall(name)));
+      const record = records.find((r) => r.run_id === started.body.run_id);
+      expect(record?.fingerprint).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const ttl = await admin.pttl(stored[records.indexOf(record!)]!);
+      expect(ttl).toBeGreaterThan(IDEMPOTENCY_TTL_MS - 600_000);
+      expect(ttl).toBeLessThanOrEqual(IDEMPOTENCY_TTL_MS);
+    } finally {
+      admin.disconnect();
+    }
   });
 });
