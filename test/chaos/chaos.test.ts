@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/app.js';
 import { startCluster, type Cluster } from '../support/cluster.js';
 import type { AgentProcess } from '../support/processes.js';
-import { watch } from '../support/sse.js';
+import { watch, type Received } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -15,12 +15,14 @@ import { waitFor } from '../support/wait.js';
  */
 let cluster: Cluster;
 
+// Three processes and more, each compiling the sources with tsx: minutes on a loaded 2-core machine.
 beforeAll(async () => {
-  cluster = await startCluster({ apis: 2, workers: 2, persistRedis: true, env: { SLOW_NODE_MS: '800' } });
-}, 120_000);
+  // A slow node of 3 s: long enough to see it start and kill its worker while it runs.
+  cluster = await startCluster({ apis: 2, workers: 2, persistRedis: true, env: { SLOW_NODE_MS: '3000' } });
+}, 300_000);
 afterAll(async () => {
   await cluster?.stop();
-});
+}, 120_000);
 
 async function readiness(process: AgentProcess): Promise<number> {
   try {
@@ -135,24 +137,50 @@ describe('chaos', () => {
     // Up to 65 s to the tick, 5 s of outage, up to 40 s for the late fire: past the default 60 s.
   }, 130_000);
 
-  it('workers killed with SIGKILL at random points: every run completes with consecutive checkpoints', async () => {
-    let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const tickets = await startRuns(8, 'slow');
-    for (let round = 0; round < 3; round += 1) {
-      await new Promise((r) => setTimeout(r, 300 + random() * 900));
-      const victim = cluster.workers[Math.floor(random() * cluster.workers.length)]!;
-      victim.signal('SIGKILL');
-      await victim.exited;
-      cluster.workers.splice(cluster.workers.indexOf(victim), 1);
-      await cluster.startWorker();
+  it('workers killed with SIGKILL while they execute a node: another worker takes each run over, every run completes with consecutive checkpoints', async () => {
+    const stream = watch(`${cluster.url}/api/events/stream`);
+    await stream.waitForOpen();
+    const startedOn = (worker: AgentProcess, runId: string) => worker.lines.some((l) => l.json?.msg === 'run job started' && l.json.run_id === runId);
+    const kills: { victim: AgentProcess; runId: string }[] = [];
+    try {
+      const tickets = await startRuns(8, 'slow');
+      const ours = new Set(tickets.map((t) => t.run_id));
+      for (let round = 0; round < 3; round += 1) {
+        // A run whose slow node has started and not ended, its job held by a live worker: that
+        // worker is killed in the middle of the node, every round (not after a sleep that hopes).
+        const target = await waitFor(
+          'a slow node under way on a live worker',
+          () => {
+            const last = new Map<string, Received>();
+            for (const e of stream.received) if (ours.has(e.event.run_id)) last.set(e.event.run_id, e);
+            for (const [runId, e] of last) {
+              if (e.event.type !== 'node_start' || e.event.node !== 'crawl') continue;
+              const victim = cluster.workers.find((w) => startedOn(w, runId));
+              if (victim) return { victim, runId };
+            }
+            return undefined;
+          },
+          60_000,
+        );
+        target.victim.signal('SIGKILL');
+        await target.victim.exited;
+        kills.push(target);
+        cluster.workers.splice(cluster.workers.indexOf(target.victim), 1);
+        await cluster.startWorker();
+      }
+      await expectEveryRunEnds(tickets.map((t) => t.run_id), 90_000);
+      for (const ticket of tickets) {
+        expect((await call(`${cluster.url}/api/runs/${ticket.run_id}`)).body.status).toBe('completed');
+        await expectConsecutiveHistory(ticket.session_id);
+      }
+      // Each killed job was taken over: another worker started it after the kill.
+      const everyWorker = [...cluster.workers, ...kills.map((k) => k.victim)];
+      for (const { victim, runId } of kills) expect(everyWorker.some((w) => w !== victim && startedOn(w, runId)), runId).toBe(true);
+    } finally {
+      stream.close();
     }
-    await expectEveryRunEnds(tickets.map((t) => t.run_id), 90_000);
-    for (const ticket of tickets) {
-      expect((await call(`${cluster.url}/api/runs/${ticket.run_id}`)).body.status).toBe('completed');
-      await expectConsecutiveHistory(ticket.session_id);
-    }
-  });
+    // Three worker starts (tsx compiles the sources each time) and three takeovers.
+  }, 300_000);
 
   it('an API killed with SIGKILL mid-request loses no acknowledged patch', async () => {
     const [ticket] = await startRuns(1, 'echo');

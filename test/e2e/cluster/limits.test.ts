@@ -3,12 +3,13 @@ import { startCluster, type Cluster } from '../../support/cluster.js';
 
 let cluster: Cluster;
 
+// Three processes and more, each compiling the sources with tsx: minutes on a loaded 2-core machine.
 beforeAll(async () => {
   cluster = await startCluster({ apis: 2, workers: 0, env: { SERVICE_RATE_LIMIT: '20/60s' } });
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await cluster?.stop();
-});
+}, 120_000);
 
 it('shares the rate limit across replicas behind nginx, keyed by the address nginx saw', async () => {
   const replicas = new Set<string>();
