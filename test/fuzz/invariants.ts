@@ -21,6 +21,7 @@ export const ERROR_STATUS: Readonly<Record<string, number>> = {
   precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  idempotency_key_reused: 422,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,

@@ -99,7 +99,7 @@ describe('OpenAPI examples', () => {
     }
     expect(new Set(shown)).toEqual(
       new Set(['400 bad_request', '400 invalid_cron', '400 unknown_agent', '401 unauthorized', '403 forbidden', '404 not_found',
-        '409 conflict', '410 gone', '412 precondition_failed', '413 payload_too_large', '415 unsupported_media_type', '429 rate_limited',
+        '409 conflict', '410 gone', '412 precondition_failed', '413 payload_too_large', '415 unsupported_media_type', '422 idempotency_key_reused', '429 rate_limited',
         '503 unavailable']),
     );
   });
