@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../../domain/errors.js';
 import { nowIso } from '../../domain/time.js';
-import { IDEMPOTENCY_KEY_PATTERN, idempotentStart } from '../../domain/idempotency.js';
-import { RUN_STATUSES, TERMINAL_RUN_STATUSES, type Principal, type RunStatus } from '../../domain/types.js';
-import type { RunTicket, StartRunOptions, StartRunRequest } from '../../ports/run-control.js';
+import { RUN_STATUSES, type RunStatus } from '../../domain/types.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, Timestamp } from '../schemas.js';
@@ -12,6 +10,7 @@ import { STOP_EVENTS } from '../../runtime/run-follower.js';
 import { beginFollowing, DEFAULT_WAIT_MS, holdForRun, WaitMs, waitedRun } from '../run-wait.js';
 import type { SseStream } from '../sse.js';
 import { RunEventSchema } from './events.js';
+import { answerOf, keyed, REPLAYED_HEADER, StartHeaders, stoppedBefore } from './run-starts.js';
 
 export const RunSchema = z
   .object({
@@ -50,39 +49,6 @@ const StartRunBody = z.strictObject({
     .optional()
     .meta({ description: 'cancel the run with `error: "timeout"` if still active this long after it is created (default RUN_TIMEOUT_MS)' }),
 });
-
-/** The request header of the three start routes. */
-const StartHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'expected 1–255 visible ASCII characters (no spaces), e.g. a UUID' })
-    .optional()
-    .meta({
-      description:
-        'one key per logical start, the same on each retry of it (a UUID): for 24 h, a start with the same key and run fields answers ' +
-        'the run the first one started (with `Idempotent-Replayed: true`) instead of starting another; other fields answer 422',
-    }),
-});
-
-/** The start's Idempotency-Key, scoped to the caller, over the fields that make the run (`wait_ms` is not one). */
-function keyed(principal: Principal, headers: z.infer<typeof StartHeaders>, request: StartRunRequest): StartRunOptions {
-  const key = headers['idempotency-key'];
-  return key === undefined ? {} : { idempotency: idempotentStart(principal.subject, key, { ...request }) };
-}
-
-/** What a start answers in its body, and the headers: its URL, and the mark of an answer from an Idempotency-Key. */
-function answerOf(ticket: RunTicket): { body: RunTicket; headers: Record<string, string> } {
-  return {
-    body: { run_id: ticket.run_id, session_id: ticket.session_id, status: 'queued' },
-    headers: { Location: `/api/runs/${ticket.run_id}`, ...(ticket.replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-  };
-}
-
-/** A replayed run that already stopped: its stop event came before this request subscribed. */
-const stoppedBefore = (ticket: RunTicket) =>
-  ticket.replayed !== undefined && (ticket.replayed === 'interrupted' || TERMINAL_RUN_STATUSES.includes(ticket.replayed));
-
-const REPLAYED_HEADER = { 'Idempotent-Replayed': '`true` when answered from an earlier start with the same Idempotency-Key' };
 
 /** What the console's "Try it out" sends: a run of the built-in `echo` agent on a new session. */
 const START_RUN_EXAMPLES = {
