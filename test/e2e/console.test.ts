@@ -111,7 +111,7 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
     const timeline = await approver.$$eval('.timeline li', (items) =>
       items.map((li) => ({
         seq: Number(li.getAttribute('data-seq')),
-        changes: [...li.querySelectorAll('tr[data-key]')].map((tr) => ({
+        changes: Array.from(li.querySelectorAll('tr[data-key]')).map((tr) => ({
           key: tr.getAttribute('data-key'),
           kind: tr.className,
           before: tr.querySelector('.before')?.textContent,
