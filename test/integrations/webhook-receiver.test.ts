@@ -20,7 +20,8 @@ async function mountReceiver(receiver: WebhookReceiver): Promise<string> {
 }
 
 function post(url: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+  // A copy on an ArrayBuffer of its own: fetch's BodyInit takes no view of a shared buffer.
+  return fetch(url, { method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body), headers: { 'Content-Type': 'application/json', ...headers } });
 }
 
 /** A JSON document of exactly `bytes` bytes. */
