@@ -197,7 +197,10 @@ describe('bounded storage', () => {
           let offset = 0;
           for (;;) {
             const page = await call(`${server.url}/api/sessions/history?session_id=${id}&limit=500&offset=${offset}`);
-            expect(page.status).toBe(200);
+            // A 503 is the API's one-second command timeout on a starved machine, not memory:
+            // read again, as the contract says. Anything else but 200 is a failure.
+            if (page.status === 503) continue;
+            expect(page.status, JSON.stringify(page.body)).toBe(200);
             pages += 1;
             largest = Math.max(largest, Buffer.byteLength(JSON.stringify(page.body)));
             offset += page.body.checkpoints.length;
