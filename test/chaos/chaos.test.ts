@@ -146,6 +146,13 @@ describe('chaos', () => {
       const tickets = await startRuns(8, 'slow');
       const ours = new Set(tickets.map((t) => t.run_id));
       for (let round = 0; round < 3; round += 1) {
+        // Fresh runs each round after the first: the earlier ones may all have ended while a
+        // worker restarted, and a round needs a slow node under way.
+        if (round > 0) {
+          const fresh = await startRuns(3, 'slow');
+          tickets.push(...fresh);
+          for (const t of fresh) ours.add(t.run_id);
+        }
         // A run whose slow node has started and not ended, its job held by a live worker: that
         // worker is killed in the middle of the node, every round (not after a sleep that hopes).
         const target = await waitFor(
