@@ -151,6 +151,12 @@ export const DEFAULT_STORAGE_LIMITS = Object.freeze({
   spansRetain: 1_000,
 });
 
+/**
+ * Bytes of LangGraph memory items (a graph's cross-thread store) one tenant may hold when the
+ * config does not say (SERVICE_LANGGRAPH_STORE_MAX_BYTES).
+ */
+export const DEFAULT_GRAPH_ITEMS_MAX_BYTES = 64 * 1024 * 1024;
+
 /** History records kept per schedule; older ones are dropped. */
 export const SCHEDULE_HISTORY_LIMIT = 100;
 

@@ -156,6 +156,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
   if (!config.redis) {
     return createMemoryBackend({
       limits,
+      graphItemsMaxBytes: config.SERVICE_LANGGRAPH_STORE_MAX_BYTES,
       eventsRetain: config.SERVICE_EVENTS_RETAIN,
       concurrency: config.WORKER_CONCURRENCY,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
@@ -163,6 +164,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
   }
   return createRedisBackend({
     limits,
+    graphItemsMaxBytes: config.SERVICE_LANGGRAPH_STORE_MAX_BYTES,
     connection: config.redis,
     keyPrefix: config.SERVICE_KEY_PREFIX,
     eventsRetain: config.SERVICE_EVENTS_RETAIN,

@@ -1,5 +1,6 @@
 import type { Deduplicator } from './deduplicator.js';
 import type { EventBus } from './event-bus.js';
+import type { GraphCheckpointStore, GraphItemStore } from './graph-storage.js';
 import type { LimiterFactory } from './limiter.js';
 import type { RunJournal } from './run-journal.js';
 import type { RunConsumer, RunQueue } from './run-queue.js';
@@ -27,6 +28,13 @@ export interface Backend {
   readonly limiters: LimiterFactory;
   /** Delivery ids of inbound webhooks, to handle a replayed delivery once. */
   readonly deduplicator: Deduplicator;
+  /**
+   * LangGraph checkpoints, on the store's storage: a thread is a session (thread id = session
+   * id), and deleting or expiring the session removes the thread.
+   */
+  readonly graphCheckpoints: GraphCheckpointStore;
+  /** LangGraph cross-thread memory items, per tenant (not per session: they outlive sessions). */
+  readonly graphItems: GraphItemStore;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
   /** The worker side of the queue. */

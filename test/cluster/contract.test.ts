@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RedisClient } from '../../src/adapters/redis/connection.js';
 import { RedisEventBus } from '../../src/adapters/redis/event-bus.js';
+import { redisGraphCheckpointStore } from '../../src/adapters/redis/graph-checkpoints.js';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { redisLimiterFactory } from '../../src/adapters/redis/limiter.js';
 import { BullRunConsumer, BullRunQueue } from '../../src/adapters/redis/run-queue.js';
@@ -15,6 +16,7 @@ import { runQueueContract } from '../contract/run-queue.contract.js';
 import { scheduleStoreContract } from '../contract/schedule-store.contract.js';
 import { schedulerContract } from '../contract/scheduler.contract.js';
 import { storeContract } from '../contract/store.contract.js';
+import { graphKeysLeft } from '../support/graph-keys.js';
 import { useRedisCluster } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/redis.js';
 
@@ -42,7 +44,15 @@ const queuePrefix = (name: string) => new RedisKeys(uniquePrefix(name)).queuePre
 
 storeContract('redis cluster', async () => new RedisStore(commands(), { keyPrefix: uniquePrefix() }));
 lifecycleContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('lifecycle'), ...options }));
-retentionContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('retention'), ...options }));
+retentionContract('redis cluster', async (options) => {
+  const client = commands();
+  const keyPrefix = uniquePrefix('retention');
+  return {
+    store: new RedisStore(client, { keyPrefix, ...options }),
+    graphCheckpoints: redisGraphCheckpointStore(client, keyPrefix),
+    graphKeysLeft: graphKeysLeft(client, new RedisKeys(keyPrefix)),
+  };
+});
 scheduleStoreContract('redis cluster', async () => new RedisStore(commands(), { keyPrefix: uniquePrefix() }));
 listingContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('listing'), ...options }));
 

@@ -1,10 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/domain/types.js';
+import type { GraphCheckpointStore } from '../../src/ports/graph-storage.js';
 import type { StorageLimits, Store } from '../../src/ports/store.js';
 
 /** A fresh Store with these limits, stamping writes with `clock`. */
 export type BoundedStoreFactory = (options: { limits: StorageLimits; clock: () => number }) => Promise<Store>;
+
+/** A fresh Store and the LangGraph checkpoints on the same storage, as a backend pairs them. */
+export interface BoundedStorage {
+  store: Store;
+  graphCheckpoints: GraphCheckpointStore;
+  /** Redis only: how many of the thread's keys exist (keys.graphThread, its keys.graphThreads entry). */
+  graphKeysLeft?: (tenant: string, threadId: string) => Promise<number>;
+}
+
+/** {@link BoundedStoreFactory} with the graph checkpoints of the store's sessions. */
+export type BoundedStorageFactory = (options: { limits: StorageLimits; clock: () => number }) => Promise<BoundedStorage>;
 
 const T = 'tenant-a';
 // On the test Redis Cluster, T and OTHER land on different masters (test/cluster checks it).
@@ -24,6 +36,40 @@ const approvalOf = (sessionId: string, runId: string, requestedAt: string) => ({
   requested_at: requestedAt,
 });
 
+/** Graph data of a thread: a checkpoint in two namespaces with a blob each, and a write. */
+async function writeGraphThread(graph: GraphCheckpointStore, tenant: string, threadId: string): Promise<void> {
+  for (const ns of ['', 'child:1']) {
+    const record = { checkpointId: 'c1', checkpoint: '{}', metadata: '{}', versions: { a: '1' } };
+    await graph.putCheckpoint(tenant, threadId, { ns, record, blobs: { a: `"${threadId}"` }, retain: 5 });
+  }
+  await graph.putWrites(tenant, threadId, '', 'c1', [{ taskId: 't1', idx: 0, channel: 'a', value: '"w"', taskPath: '' }]);
+}
+
+/**
+ * Asserts a session's graph thread is gone: no checkpoint, no thread entry, no key left, and a
+ * checkpoint stored again under the same id finds neither its old blob nor its old write.
+ */
+async function expectGraphThreadGone(storage: BoundedStorage, tenant: string, threadId: string): Promise<void> {
+  const { graphCheckpoints: graph } = storage;
+  expect(await graph.getCheckpoint(tenant, threadId, '')).toBeNull();
+  expect((await graph.listCheckpoints(tenant, threadId, { limit: 10 })).entries).toEqual([]);
+  expect(await graph.listThreads(tenant, undefined, 100)).not.toContain(threadId);
+  if (storage.graphKeysLeft) expect(await storage.graphKeysLeft(tenant, threadId)).toBe(0);
+  const record = { checkpointId: 'c1', checkpoint: '{}', metadata: '{}', versions: { a: '1' } };
+  await graph.putCheckpoint(tenant, threadId, { ns: '', record, blobs: {}, retain: 5 });
+  expect(await graph.getCheckpoint(tenant, threadId, '')).toMatchObject({ values: {}, writes: [] });
+  await graph.deleteThread(tenant, threadId);
+}
+
+/** Asserts a session's graph thread is whole: both namespaces, its blob and its write. */
+async function expectGraphThreadKept(storage: BoundedStorage, tenant: string, threadId: string): Promise<void> {
+  const { graphCheckpoints: graph } = storage;
+  expect(await graph.getCheckpoint(tenant, threadId, '')).toMatchObject({ values: { a: `"${threadId}"` }, writes: [{ taskId: 't1', idx: 0, value: '"w"' }] });
+  expect((await graph.listCheckpoints(tenant, threadId, { limit: 10 })).entries).toHaveLength(2);
+  expect(await graph.listThreads(tenant, undefined, 100)).toContain(threadId);
+  if (storage.graphKeysLeft) expect(await storage.graphKeysLeft(tenant, threadId)).toBeGreaterThan(0);
+}
+
 /** A clock the test moves. */
 export function manualClock(start = Date.parse('2026-11-01T00:00:00.000Z')) {
   let now = start;
@@ -35,17 +81,18 @@ export function manualClock(start = Date.parse('2026-11-01T00:00:00.000Z')) {
  * reconstruction, byte-bounded pages, deleting a session and expiring idle ones on a clock
  * the test controls, and paged lists.
  */
-export function retentionContract(name: string, make: BoundedStoreFactory): void {
+export function retentionContract(name: string, make: BoundedStorageFactory): void {
   describe(`Bounded storage contract: ${name}`, () => {
     const setUp = async (limits: Partial<StorageLimits> = {}) => {
       const clock = manualClock();
-      const store = await make({ limits: { ...LIMITS, ...limits }, clock: clock.now });
+      const storage = await make({ limits: { ...LIMITS, ...limits }, clock: clock.now });
+      const { store } = storage;
       const session = async (input: JsonObject = { a: 1 }, tenant = T) => {
         const id = randomUUID();
         await store.runs.createRun(tenant, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input } });
         return id;
       };
-      return { store, clock, session };
+      return { storage, store, clock, session };
     };
 
     it('refuses a patch that takes the state past its byte or key limit, writing nothing', async () => {
@@ -151,6 +198,40 @@ export function retentionContract(name: string, make: BoundedStoreFactory): void
       // The id can start over as a new session.
       await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'other' });
       expect((await store.sessions.getSession(T, id))!.agent_id).toBe('other');
+    });
+
+    it('deletes the LangGraph thread of a deleted session (checkpoints, blobs, writes) and no other', async () => {
+      const { storage, store, session } = await setUp();
+      const [id, other, elsewhere] = [await session(), await session(), await session({ a: 1 }, OTHER)];
+      await writeGraphThread(storage.graphCheckpoints, T, id);
+      await writeGraphThread(storage.graphCheckpoints, T, other);
+      await writeGraphThread(storage.graphCheckpoints, OTHER, elsewhere);
+      // Refused while its run is active: the thread stays whole.
+      await expect(store.sessions.deleteSession(T, id)).rejects.toMatchObject({ code: 'conflict' });
+      await expectGraphThreadKept(storage, T, id);
+      const [run] = await store.runs.listRuns(T, id, ALL);
+      await store.runs.updateRun(T, run!.id, { status: 'completed' });
+      await store.sessions.deleteSession(T, id);
+      await expectGraphThreadGone(storage, T, id);
+      await expectGraphThreadKept(storage, T, other);
+      await expectGraphThreadKept(storage, OTHER, elsewhere);
+    });
+
+    it('expires the LangGraph thread with its idle session, keeping the threads of sessions still in use', async () => {
+      const { storage, store, clock, session } = await setUp();
+      const idle = await session();
+      const [run] = await store.runs.listRuns(T, idle, ALL);
+      await store.runs.updateRun(T, run!.id, { status: 'completed' });
+      await writeGraphThread(storage.graphCheckpoints, T, idle);
+      clock.advance(2 * HOUR);
+      const recent = await session();
+      const [recentRun] = await store.runs.listRuns(T, recent, ALL);
+      await store.runs.updateRun(T, recentRun!.id, { status: 'completed' });
+      await writeGraphThread(storage.graphCheckpoints, T, recent);
+      expect(await store.sessions.expireSessions(clock.now() - HOUR, 100)).toBe(1);
+      expect(await store.sessions.getSession(T, idle)).toBeNull();
+      await expectGraphThreadGone(storage, T, idle);
+      await expectGraphThreadKept(storage, T, recent);
     });
 
     it('expires sessions idle past the cutoff, whole, except those with a queued or running run', async () => {

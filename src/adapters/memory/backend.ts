@@ -2,6 +2,8 @@ import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
 import { MemoryDeduplicator } from './deduplicator.js';
 import { MemoryEventBus } from './event-bus.js';
+import { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
+import { MemoryGraphItemStore } from './graph-items.js';
 import { memoryLimiterFactory } from './limiter.js';
 import { MemoryRunJournal } from './run-journal.js';
 import { MemoryRunQueue } from './run-queue.js';
@@ -16,6 +18,8 @@ export interface MemoryBackendOptions {
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
   limits: StorageLimits;
+  /** Bytes of LangGraph memory items one tenant may hold (SERVICE_LANGGRAPH_STORE_MAX_BYTES). @defaultValue DEFAULT_GRAPH_ITEMS_MAX_BYTES */
+  graphItemsMaxBytes?: number;
 }
 
 /**
@@ -23,7 +27,8 @@ export interface MemoryBackendOptions {
  * own consumers, so runs execute and schedules fire in this process.
  */
 export function createMemoryBackend(options: MemoryBackendOptions): Backend {
-  const store = new MemoryStore({ limits: options.limits });
+  const graphCheckpoints = new MemoryGraphCheckpointStore();
+  const store = new MemoryStore({ limits: options.limits, graphCheckpoints });
   const events = new MemoryEventBus(options.eventsRetain);
   const queue = new MemoryRunQueue({ concurrency: options.concurrency });
   const scheduler = new MemoryScheduler();
@@ -37,6 +42,8 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     scheduler,
     limiters: memoryLimiterFactory,
     deduplicator: new MemoryDeduplicator(),
+    graphCheckpoints,
+    graphItems: new MemoryGraphItemStore({ maxTenantBytes: options.graphItemsMaxBytes }),
     readiness: { memory: () => store.ping() },
     consumer: () => queue,
     scheduleConsumer: () => scheduler,

@@ -136,6 +136,16 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   }
 
   async deleteThread(tenant: string, threadId: string): Promise<void> {
-    this.tenants.get(tenant)?.delete(threadId);
+    this.removeThread(tenant, threadId);
+  }
+
+  /**
+   * {@link deleteThread} at once: the memory store calls it within a session's removal, so
+   * the session and its thread go in one step, as the Redis delete script does.
+   */
+  removeThread(tenant: string, threadId: string): void {
+    const threads = this.tenants.get(tenant);
+    threads?.delete(threadId);
+    if (threads?.size === 0) this.tenants.delete(tenant);
   }
 }

@@ -1,6 +1,7 @@
 import type { GraphItem, GraphItemPage, GraphItemStore, GraphNamespacePage } from '../../ports/graph-storage.js';
 import { itemMember, namespaceLabels, namespaceName, prefixRange, splitItemMember } from '../shared/graph-members.js';
-import { DEFAULT_GRAPH_ITEMS_MAX_BYTES, graphItemBytes, graphItemRecord, graphItemsTooLarge, parseGraphItemRecord } from '../shared/graph-limits.js';
+import { graphItemBytes, graphItemRecord, graphItemsTooLarge, parseGraphItemRecord } from '../shared/graph-limits.js';
+import { DEFAULT_GRAPH_ITEMS_MAX_BYTES } from '../../domain/types.js';
 
 export interface MemoryGraphItemStoreOptions {
   /** Bytes of items one tenant may hold. @defaultValue DEFAULT_GRAPH_ITEMS_MAX_BYTES */

@@ -1,5 +1,6 @@
 import { AppError, conflict, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { sortSpans } from '../../domain/spans.js';
+import type { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
 import { MemoryIdempotencyKeys } from './idempotency-keys.js';
 import { newId, nowIso } from '../../domain/time.js';
 import {
@@ -225,7 +226,7 @@ class MemoryTables {
 class MemorySessionStore implements SessionStore {
   constructor(
     private readonly t: MemoryTables,
-    private readonly onRemoved: (tenant: string, runIds: readonly string[]) => void,
+    private readonly onRemoved: (tenant: string, sessionId: string, runIds: readonly string[]) => void,
   ) {}
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
@@ -305,7 +306,7 @@ class MemorySessionStore implements SessionStore {
       throw conflict('The session has a queued, running or interrupted run; cancel it or let it finish first.');
     }
     this.t.remove(tenant, record);
-    this.onRemoved(tenant, record.runIds);
+    this.onRemoved(tenant, sessionId, record.runIds);
   }
 
   async expireSessions(cutoffMs: number, limit: number): Promise<number> {
@@ -317,7 +318,7 @@ class MemorySessionStore implements SessionStore {
         const status = record.currentRunId ? data.runs.get(record.currentRunId)?.status : undefined;
         if (status === 'queued' || status === 'running' || record.behind.length > 0) continue;
         this.t.remove(tenant, record);
-        this.onRemoved(tenant, record.runIds);
+        this.onRemoved(tenant, record.session.id, record.runIds);
         removed += 1;
       }
     }
@@ -602,6 +603,8 @@ export interface MemoryStoreOptions {
   limits?: Partial<StorageLimits>;
   /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
   clock?: () => number;
+  /** The LangGraph checkpoints whose thread goes with its session (deleted or expired). */
+  graphCheckpoints?: MemoryGraphCheckpointStore;
 }
 
 /**
@@ -621,7 +624,10 @@ export class MemoryStore implements Store {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.tables = new MemoryTables({ ...DEFAULT_STORAGE_LIMITS, ...options.limits }, options.clock ?? Date.now);
-    this.sessions = new MemorySessionStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
+    this.sessions = new MemorySessionStore(this.tables, (tenant, sessionId, runIds) => {
+      this.schedules.forgetRuns(tenant, runIds);
+      options.graphCheckpoints?.removeThread(tenant, sessionId);
+    });
     this.runs = new MemoryRunStore(this.tables, (tenant, runIds) => this.schedules.forgetRuns(tenant, runIds));
     this.approvals = new MemoryApprovalStore(this.tables);
     const tables = this.tables;

@@ -6,6 +6,8 @@ import { mapFailures } from './errors.js';
 import { RedisDeduplicator } from './deduplicator.js';
 import { durableWrites } from './durable.js';
 import { RedisEventBus } from './event-bus.js';
+import { redisGraphCheckpointStore } from './graph-checkpoints.js';
+import { redisGraphItemStore } from './graph-items.js';
 import { redisLimiterFactory } from './limiter.js';
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
 import { redisContext } from './context.js';
@@ -33,6 +35,8 @@ export interface RedisBackendOptions {
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
   limits: StorageLimits;
+  /** Bytes of LangGraph memory items one tenant may hold (SERVICE_LANGGRAPH_STORE_MAX_BYTES). @defaultValue DEFAULT_GRAPH_ITEMS_MAX_BYTES */
+  graphItemsMaxBytes?: number;
   /** Background failures that are retried (event catch-up, queue worker errors, lost connections). */
   onError?: (what: string, error: unknown) => void;
   /** The connection to Redis is back after a failure. */
@@ -107,6 +111,9 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     scheduler,
     limiters: redisLimiterFactory({ client: redis, prefix }),
     deduplicator: mapFailures(new RedisDeduplicator(redis, prefix)),
+    // On the store's connection and prefix: deleting a session (one script) removes its thread.
+    graphCheckpoints: redisGraphCheckpointStore(redis, prefix),
+    graphItems: redisGraphItemStore(redis, { keyPrefix: prefix, maxTenantBytes: options.graphItemsMaxBytes }),
     readiness: { redis: () => store.ping() },
     consumer: () =>
       (consumer ??= new BullRunConsumer({

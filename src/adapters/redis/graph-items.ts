@@ -3,7 +3,8 @@ import type { RedisClient } from './connection.js';
 import { redisContext, type RedisContext } from './context.js';
 import { mapFailures } from './errors.js';
 import { itemMember, namespaceLabels, namespaceName, prefixRange, splitItemMember } from '../shared/graph-members.js';
-import { DEFAULT_GRAPH_ITEMS_MAX_BYTES, graphItemsTooLarge, parseGraphItemRecord } from '../shared/graph-limits.js';
+import { graphItemsTooLarge, parseGraphItemRecord } from '../shared/graph-limits.js';
+import { DEFAULT_GRAPH_ITEMS_MAX_BYTES } from '../../domain/types.js';
 
 export interface RedisGraphItemStoreOptions {
   /** Prefix of every key. @defaultValue agentplane */

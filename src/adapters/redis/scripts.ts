@@ -8,7 +8,7 @@ const SCRIPT_FILES = [
   'appendCheckpoint-4',
   'readCheckpoint-3',
   'listSessions-1',
-  'deleteSession-13',
+  'deleteSession-20',
   'createRun-14',
   'updateRun-7',
   'promoteRun-6',

@@ -183,6 +183,7 @@ export class RedisSessionStore implements SessionStore {
   /** Runs the delete script; resolves false when the session was not there (or not idle). */
   private async remove(tenant: string, sessionId: string, cutoff: string): Promise<boolean> {
     const { keys } = this.c;
+    const graph = keys.graphThread(tenant, sessionId);
     try {
       const reply = await this.c.script(
         'deleteSession',
@@ -200,6 +201,13 @@ export class RedisSessionStore implements SessionStore {
           keys.activeRuns(tenant),
           keys.queuedBehind(tenant, sessionId),
           keys.decidedApprovals(tenant),
+          graph.checkpoints,
+          graph.records,
+          graph.blobs,
+          graph.blobRefs,
+          graph.writeIndex,
+          graph.writes,
+          keys.graphThreads(tenant),
         ],
         [sessionId, keys.sessionsByAgentPrefix(tenant), keys.runPrefix(tenant), keys.approvalPrefix(tenant), cutoff, keys.runIndexPrefix(tenant)],
       );

@@ -1,8 +1,5 @@
 import { AppError } from '../../domain/errors.js';
 
-/** Bytes of LangGraph memory items a tenant may hold when the composition root does not say. */
-export const DEFAULT_GRAPH_ITEMS_MAX_BYTES = 64 * 1024 * 1024;
-
 /** A memory item that would take the tenant's items past their byte cap (nothing is written). */
 export const graphItemsTooLarge = (capBytes: number): AppError =>
   new AppError('payload_too_large', `The item would take this tenant's LangGraph store past its limit of ${capBytes} bytes; delete items first.`);

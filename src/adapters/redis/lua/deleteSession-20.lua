@@ -1,8 +1,9 @@
 --[[
   Deletes a session with everything of it, in one step, so nothing is left half: its hash,
-  state, history, spans, runs, approvals, its entries in every index of the tenant, and the
-  schedule links of its runs. Every key is the tenant's (one Cluster slot): run, approval and
-  agent-index keys are built from the prefixes in ARGV, in the same hash tag.
+  state, history, spans, runs, approvals, its entries in every index of the tenant, the
+  schedule links of its runs, and its LangGraph thread (checkpoints, blobs, writes; the
+  tenant's cross-thread memory items stay). Every key is the tenant's (one Cluster slot):
+  run, approval and agent-index keys are built from the prefixes in ARGV, in the same hash tag.
 
   KEYS[1] session hash   KEYS[2] state hash   KEYS[3] checkpoints list   KEYS[4] spans list
   KEYS[5] runs-of-session sorted set   KEYS[6] sessions sorted set
@@ -10,6 +11,9 @@
   KEYS[9] schedule run links hash   KEYS[10] approvals-of-session set
   KEYS[11] active-runs sorted set   KEYS[12] runs queued behind on the session (list)
   KEYS[13] decided approvals sorted set
+  KEYS[14..19] the LangGraph thread of the session (keys.graphThread): checkpoints sorted set,
+          records hash, blobs hash, blob-refs hash, write-index sorted set, writes hash
+  KEYS[20] the tenant's LangGraph threads sorted set
 
   ARGV[1] session id   ARGV[2] prefix of sessions-by-agent keys   ARGV[3] prefix of run keys
   ARGV[4] prefix of approval keys
@@ -52,6 +56,8 @@ for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
   redis.call('ZREM', KEYS[11], run_id)
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10], KEYS[12])
+redis.call('DEL', KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19])
+redis.call('ZREM', KEYS[20], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('ZREM', ARGV[2] .. meta[1], ARGV[1])
