@@ -5,6 +5,7 @@ import type { ReadinessCheck } from '../ports/backend.js';
 import type { EventBus } from '../ports/event-bus.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
+import type { GraphEngine } from '../runtime/graph-engine.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { RunWatch } from '../runtime/run-watch.js';
 import type { ScheduleControl } from '../runtime/schedule-control.js';
@@ -29,6 +30,8 @@ export interface AppDeps {
   /** Creating and deleting schedules with their triggers. */
   schedules: ScheduleControl;
   agents: AgentRegistry;
+  /** The engine of graph agents (LangGraph), when the registry has any: their state edits go through it. */
+  graphs?: GraphEngine;
   logger: Logger;
   metrics: Metrics;
   lifecycle: Lifecycle;

@@ -145,7 +145,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
       checkpointId,
       ...(parentId ? { parentId: storageId('checkpoint_id', parentId) } : {}),
       checkpoint: await serialize(this.serde, rest),
-      metadata: await serialize(this.serde, metadata),
+      metadata: await serialize(this.serde, withRunId(metadata, config)),
       versions,
     };
     const bytes = [record.checkpoint, record.metadata, ...Object.values(blobs)].reduce((sum, s) => sum + Buffer.byteLength(s), 0);
@@ -225,4 +225,14 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
 function deltaDepth(metadata: CheckpointMetadata): number {
   const counters = (metadata as { counters_since_delta_snapshot?: Record<string, [number, number]> }).counters_since_delta_snapshot ?? {};
   return Object.values(counters).reduce((deepest, [, supersteps]) => Math.max(deepest, Number(supersteps) || 0), 0);
+}
+
+/**
+ * The metadata with the run that wrote the checkpoint (`configurable.run_id`, as LangGraph's
+ * server records it): a worker taking over a run finds how far that run got.
+ */
+function withRunId(metadata: CheckpointMetadata, config: RunnableConfig): CheckpointMetadata {
+  const runId: unknown = config.configurable?.run_id;
+  if (typeof runId !== 'string' || 'run_id' in metadata) return metadata;
+  return { ...metadata, run_id: runId } as CheckpointMetadata;
 }

@@ -144,6 +144,12 @@ export interface NewRun {
    * differs; otherwise the key is stored with the run, in the same atomic step.
    */
   idempotency?: IdempotentStart;
+  /**
+   * The input of a run another engine executes (a LangGraph graph: its input or command, as
+   * JSON text), kept with the run for the worker ({@link RunStore.getRunInput}); such a run's
+   * `start.input` is empty, since its state is the graph's.
+   */
+  graph_input?: string;
 }
 
 /** A page of the tenant's runs matching every filter given ({@link RunStore.findRuns}). */
@@ -204,6 +210,8 @@ export interface RunStore {
    * `idempotency_key_reused`, or `conflict` when the run a replayed key created is gone.
    */
   createRun(tenant: string, run: NewRun): Promise<CreatedRun>;
+  /** The `graph_input` the run was created with; null when it had none or is gone. */
+  getRunInput(tenant: string, runId: string): Promise<string | null>;
   getRun(tenant: string, runId: string): Promise<Run | null>;
   /** Runs of a session, newest first, one page. */
   listRuns(tenant: string, sessionId: string, page: Page): Promise<Run[]>;
@@ -233,12 +241,18 @@ export interface RunStore {
   listActiveRuns(updatedBeforeMs: number, limit: number): Promise<ActiveRun[]>;
 }
 
-/** A new request; with `expires_at`, a timer decides it then ({@link TimerStore}). */
-export type NewApproval = Omit<Approval, 'status' | 'comment' | 'decided_by' | 'decided_at'>;
+/**
+ * A new request; with `expires_at`, a timer decides it then ({@link TimerStore}). `payload`: any
+ * JSON of at most MAX_APPROVAL_JSON_BYTES, stored as JSON (what JSON drops, e.g. an undefined
+ * key, is not kept).
+ */
+export type NewApproval = Omit<Approval, 'status' | 'comment' | 'decided_by' | 'decided_at' | 'resume'>;
 
 export interface ApprovalDecision {
   approved: boolean;
   comment?: string;
+  /** The JSON answer (any JSON of at most MAX_APPROVAL_JSON_BYTES), recorded as the approval's `resume`. */
+  resume?: unknown;
   decided_by: string;
   /**
    * The decider waits for the resumed run's next stop (`wait_ms` on POST /api/approval/respond):
@@ -251,7 +265,8 @@ export interface ApprovalDecision {
 export interface ApprovalStore {
   /**
    * Stores a pending request (idempotent by id) and marks its run `interrupted` atomically.
-   * Throws `conflict` for a new request whose run has ended (a run cancelled while its node asked).
+   * Throws `conflict` for a new request whose run has ended (a run cancelled while its node asked),
+   * `payload_too_large` for a `payload` past MAX_APPROVAL_JSON_BYTES (nothing written).
    */
   createApproval(tenant: string, approval: NewApproval): Promise<Approval>;
   getApproval(tenant: string, id: string): Promise<Approval | null>;
@@ -262,8 +277,9 @@ export interface ApprovalStore {
    * first (ties by id), one page. They go with their run or session.
    */
   listDecidedApprovals(tenant: string, page: Page): Promise<Approval[]>;
-  /** Throws `not_found` for an unknown id, `conflict` when already decided. In the same
-   * atomic step an `interrupted` run of the approval becomes `queued` again. */
+  /** Throws `not_found` for an unknown id, `conflict` when already decided, `payload_too_large`
+   * for a `resume` past MAX_APPROVAL_JSON_BYTES (nothing written). In the same atomic step an
+   * `interrupted` run of the approval becomes `queued` again. */
   decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<DecidedApproval>;
   /** Pending approvals across all tenants (for the gauge). */
   countPendingApprovals(): Promise<number>;

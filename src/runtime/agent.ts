@@ -1,14 +1,24 @@
+import type { GraphSource } from './graph-engine.js';
+
+export type { GraphSource } from './graph-engine.js';
 import { END_NODE, type ApprovalTimeoutAction, type JsonObject } from '../domain/types.js';
 
 /** What a human (or, for an expired request, the system) answered to `ctx.interrupt`. */
 export interface InterruptDecision {
   approved: boolean;
   comment: string;
+  /** The JSON answer (`resume` of POST /api/approval/respond); present only when one was given. */
+  resume?: unknown;
 }
 
 /** What a node asks a human with `ctx.interrupt`. */
 export interface InterruptRequest {
   prompt: string;
+  /**
+   * JSON shown to whoever answers (the approval's `payload`), at most 64 KiB of it
+   * (MAX_APPROVAL_JSON_BYTES); a larger one, or one JSON cannot hold, throws.
+   */
+  payload?: unknown;
   /** The request expires this long after it is made; the system then decides it (`on_timeout`). */
   expires_in_ms?: number;
   /** What the system decides at expiry: `reject` (the default), `approve`, or `fail` the run. */
@@ -77,6 +87,8 @@ export interface AgentDefinition {
 }
 
 export interface Agent extends Readonly<AgentDefinition> {
+  /** Set for an agent another engine runs (a LangGraph graph); `nodes` then only names its nodes. */
+  readonly graph?: GraphSource;
   /** The node after `node` for the given state; throws for an edge to an unknown node. */
   next(node: string, state: JsonObject): string;
   /** The node `name` with its options, or undefined when the agent has no such node. */

@@ -24,6 +24,9 @@ export interface RunControlOptions {
 /** The error of a run ended because its start failed after writing it. */
 export const UNSTARTED_ERROR = 'The run was not started: its start failed (the client got an error) after the run was written.';
 
+/** The node a LangGraph run starts from (LangGraph's START). */
+export const GRAPH_START = '__start__';
+
 /** Tries of `multitask: "interrupt"` (cancel the active run, create) before it answers 409. */
 const INTERRUPT_ATTEMPTS = 5;
 
@@ -98,7 +101,11 @@ export function createRunControl(options: RunControlOptions): RunControl {
             run_id: runId,
             session_id: sessionId,
             agent_id: agent.id,
-            start: { node_id: agent.entry, input: request.input ?? {} },
+            // A graph's run starts at its START with the state as it is: the input is the
+            // graph's to apply (through its reducers), kept with the run for its engine.
+            ...(agent.graph
+              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify({ input: request.input ?? {} }) }
+              : { start: { node_id: agent.entry, input: request.input ?? {} } }),
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
             ...(request.multitask === 'enqueue' ? { behind: true } : {}),
             ...(startOptions.waited ? { waited: true } : {}),

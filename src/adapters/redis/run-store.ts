@@ -89,6 +89,7 @@ export class RedisRunStore implements RunStore {
         run.waited ? '1' : '0',
         run.idempotency?.fingerprint ?? '',
         IDEMPOTENCY_TTL_MS,
+        run.graph_input ?? '',
         ...statePairs(run.start?.input ?? {}),
       ],
     );
@@ -104,6 +105,10 @@ export class RedisRunStore implements RunStore {
       throw error;
     }
     return created;
+  }
+
+  async getRunInput(tenant: string, runId: string): Promise<string | null> {
+    return this.c.redis.hget(this.c.keys.run(tenant, runId), 'graph_input');
   }
 
   async getRun(tenant: string, runId: string): Promise<Run | null> {
@@ -171,10 +176,11 @@ export class RedisRunStore implements RunStore {
         update.by ?? 'system',
         keys.approvalPrefix(tenant),
         keys.runIndexPrefix(tenant),
+        keys.sessionApprovals(tenant, sessionId),
       ],
     );
     const run = toRun(flatToObject(reply[1] as unknown[]))!;
-    if (Number(reply[0]) === 1) await this.c.redis.decr(keys.pendingApprovalCount());
+    if (Number(reply[0]) > 0) await this.c.redis.decrby(keys.pendingApprovalCount(), Number(reply[0]));
     if (run.deadline_at && TERMINAL_RUN_STATUSES.includes(run.status)) await this.c.redis.zrem(keys.timers(), timerMember('run', tenant, runId));
     return Number(reply[2]) > 0 ? { ...run, queued_behind: true } : run;
   }

@@ -78,6 +78,14 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429),
       },
       handler: async ({ query, body, principal, ctx }) => {
+        // A graph session's state is the graph's: the edit goes through the graph (its reducers apply).
+        if (deps.graphs) {
+          const session = await store.sessions.getSession(principal.tenant, query.session_id);
+          if (session && deps.agents.get(session.agent_id)?.graph) {
+            const checkpoint = await deps.graphs.updateState(principal.tenant, query.session_id, body.state, { ifSeq: parseIfMatch(ctx.get('If-Match')) });
+            return { status: 200, body: checkpoint, headers: { ETag: `"${checkpoint.seq_num}"` } };
+          }
+        }
         const written = await store.sessions.appendCheckpoint(principal.tenant, query.session_id, {
           patch: body.state,
           ifSeq: parseIfMatch(ctx.get('If-Match')),

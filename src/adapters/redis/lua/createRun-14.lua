@@ -34,7 +34,9 @@
   ARGV[18] '1' when a wait follows the run (its end is announced with its state: stepRun)
   ARGV[19] fingerprint of the start's fields, '' without an Idempotency-Key
   ARGV[20] how long the key is kept (ms)
-  ARGV[21..] pairs: state key, raw JSON value
+  ARGV[21] the input of a run another engine executes (a LangGraph graph's, JSON), kept on the
+    run hash as `graph_input`; '' for none
+  ARGV[22..] pairs: state key, raw JSON value
 
   A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
   approvals and schedule links, so a session reused for months stays bounded.
@@ -86,6 +88,10 @@ local function new_run()
     fields[#fields + 1] = 'waited'
     fields[#fields + 1] = '1'
   end
+  if ARGV[21] ~= '' then
+    fields[#fields + 1] = 'graph_input'
+    fields[#fields + 1] = ARGV[21]
+  end
   redis.call('HSET', KEYS[4], unpack(fields))
   redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
   index_run(ARGV[17], ARGV[3], ARGV[2], ARGV[5])
@@ -98,7 +104,7 @@ if agent then
     track_active(KEYS[11], ARGV[3], 'queued', ARGV[5])
     if ARGV[6] ~= '' then
       local pairs = {}
-      for i = 21, #ARGV do pairs[#pairs + 1] = ARGV[i] end
+      for i = 22, #ARGV do pairs[#pairs + 1] = ARGV[i] end
       redis.call('HSET', KEYS[4], 'start_node', ARGV[6], 'start_input', cjson.encode(pairs))
     end
     redis.call('RPUSH', KEYS[12], ARGV[3])
@@ -109,7 +115,7 @@ end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 21,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 22,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end

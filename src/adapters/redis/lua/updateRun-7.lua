@@ -1,8 +1,8 @@
 --[[
   Sets a run's status (and error), mirroring it on its session when it is the session's
   current run. With ARGV[4] set, applies only when the run's status is one of the listed ones.
-  A terminal status (not active, not interrupted) also closes the run's pending approval
-  (status cancelled, decided_by ARGV[8]) and takes the run out of its session's queue of runs
+  A terminal status (not active, not interrupted) also closes the run's pending approvals
+  (status cancelled, decided_by ARGV[8]; a graph's parallel interrupts leave several) and takes the run out of its session's queue of runs
   waiting behind the current one.
 
   KEYS[1] run hash
@@ -17,8 +17,9 @@
   ARGV[4] comma-separated statuses the run must have now, '' for any   ARGV[5] run id
   ARGV[6] session id   ARGV[7] now (ms)   ARGV[8] who closes a pending approval
   ARGV[9] prefix of approval keys   ARGV[10] prefix of the tenant's run indexes
+  ARGV[11] the session's approvals set (approval ids start with '<run id>.')
 
-  Returns {approval closed (0|1), run hash as a flat array, runs waiting behind it (0 unless it
+  Returns {approvals closed, run hash as a flat array, runs waiting behind it (0 unless it
   ended as its session's current run)}, or (codes of scripts.ts)
     {NOT_FOUND} no such run
     {RUN_STATUS, current status} the run's status is not one of ARGV[4]
@@ -40,12 +41,21 @@ if not is_active(ARGV[1]) then
   redis.call('ZADD', KEYS[3], ARGV[7], ARGV[6])
   if ARGV[1] ~= 'interrupted' then
     -- Only an interrupted run has a pending approval; only a run never made current waits in the queue.
-    if current == 'interrupted' then
+    -- Every pending request of the run: a graph's parallel interrupts pause it on several.
+    if current == 'interrupted' or current == 'queued' or current == 'running' then
       local approval_id = redis.call('HGET', KEYS[1], 'approval_id')
-      if approval_id and redis.call('HGET', ARGV[9] .. approval_id, 'status') == 'pending' then
-        redis.call('HSET', ARGV[9] .. approval_id, 'status', 'cancelled', 'decided_by', ARGV[8], 'decided_at', ARGV[3])
-        closed = redis.call('ZREM', KEYS[5], approval_id)
-        redis.call('ZADD', KEYS[7], ARGV[7], approval_id)
+      local ids = {}
+      if approval_id then ids[1] = approval_id end
+      local prefix = ARGV[5] .. '.'
+      for _, id in ipairs(redis.call('SMEMBERS', ARGV[11])) do
+        if id ~= approval_id and string.sub(id, 1, #prefix) == prefix then ids[#ids + 1] = id end
+      end
+      for _, id in ipairs(ids) do
+        if redis.call('HGET', ARGV[9] .. id, 'status') == 'pending' then
+          redis.call('HSET', ARGV[9] .. id, 'status', 'cancelled', 'decided_by', ARGV[8], 'decided_at', ARGV[3])
+          closed = closed + redis.call('ZREM', KEYS[5], id)
+          redis.call('ZADD', KEYS[7], ARGV[7], id)
+        end
       end
     end
     if redis.call('HGET', KEYS[2], 'run_id') == ARGV[5] then

@@ -1,0 +1,415 @@
+import { Command, GraphRecursionError } from '@langchain/langgraph';
+import type { Pregel, StateSnapshot } from '@langchain/langgraph';
+import { AppError, badRequest, notFound } from '../domain/errors.js';
+import { newId, nowIso } from '../domain/time.js';
+import {
+  clip,
+  END_NODE,
+  MAX_CUSTOM_EVENT_BYTES,
+  MAX_ERROR_CHARS,
+  MAX_PROMPT_CHARS,
+  type ApprovalTimeoutAction,
+  type Checkpoint,
+  type JsonObject,
+  type Run,
+  type RunJob,
+  type Span,
+} from '../domain/types.js';
+import type { EventBody } from '../runtime/run-lifecycle.js';
+import type { RunSignals } from '../runtime/run-signals.js';
+import type { GraphEngine, GraphEngineDeps, GraphSource, GraphStateEdit } from '../runtime/graph-engine.js';
+import { tenantGraphStorage, withTenantStorage } from './graph-storage.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any compiled graph, whatever its channels
+type AnyGraph = Pregel<any, any>;
+
+/**
+ * What a LangGraph run is asked to do, kept with the run (`graph_input`): the input of a new
+ * run, or a command (`resume`, `update`, `goto`).
+ */
+export interface GraphRunInput {
+  input?: unknown;
+  command?: { resume?: unknown; update?: unknown; goto?: unknown };
+}
+
+/** One interrupt of a paused graph, as LangGraph reports it. */
+interface PendingInterrupt {
+  id: string;
+  value: unknown;
+  node: string;
+}
+
+/** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
+const STREAM_MODES = ['tasks', 'checkpoints', 'custom', 'messages'] as const;
+const ON_TIMEOUT: readonly string[] = ['approve', 'reject', 'fail'];
+/** Longest `expires_in_ms` of an interrupt: 30 days. */
+const MAX_EXPIRY_MS = 30 * 86_400_000;
+
+/** The approval id of a graph interrupt: the run id, then LangGraph's interrupt id (unique per interrupt). */
+export function graphApprovalId(runId: string, interruptId: string): string {
+  return `${runId}.${interruptId}`;
+}
+
+/**
+ * JSON of graph values: LangChain messages (and other objects with `toDict`) as their
+ * dictionaries, `{ ...data, type }`, as LangGraph's server shows them.
+ */
+export function toJson(value: unknown): unknown {
+  const text = JSON.stringify(value, function (this: Record<string, unknown>, key: string, replaced: unknown) {
+    const raw = this[key] as { toDict?: () => { type: string; data: Record<string, unknown> } } | null;
+    if (raw !== null && typeof raw === 'object' && typeof raw.toDict === 'function') {
+      const { type, data } = raw.toDict();
+      return { ...data, type };
+    }
+    return replaced;
+  });
+  return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
+/** The session's `node_id` for a LangGraph checkpoint: its next nodes, comma-separated, or `__end__`. */
+function nodeIdOf(next: readonly string[]): string {
+  return next.length === 0 ? END_NODE : [...new Set(next)].join(',');
+}
+
+/** What an approval shows of an interrupt's value: a string, its prompt/question/description field, else its JSON. */
+export function promptOf(value: unknown): string {
+  if (typeof value === 'string') return clip(value, MAX_PROMPT_CHARS);
+  if (value !== null && typeof value === 'object') {
+    for (const field of ['prompt', 'question', 'description'] as const) {
+      const text = (value as Record<string, unknown>)[field];
+      if (typeof text === 'string' && text !== '') return clip(text, MAX_PROMPT_CHARS);
+    }
+  }
+  return clip(JSON.stringify(toJson(value)) ?? 'null', MAX_PROMPT_CHARS);
+}
+
+/** An interrupt value's expiry (`expires_in_ms`, `on_timeout` fields of an object value), when valid. */
+function expiryOf(value: unknown, askedAt: number): { expires_at?: string; on_timeout?: ApprovalTimeoutAction } {
+  if (value === null || typeof value !== 'object') return {};
+  const { expires_in_ms: expires, on_timeout: onTimeout } = value as Record<string, unknown>;
+  if (typeof expires !== 'number' || !Number.isInteger(expires) || expires < 1 || expires > MAX_EXPIRY_MS) return {};
+  const action = typeof onTimeout === 'string' && ON_TIMEOUT.includes(onTimeout) ? (onTimeout as ApprovalTimeoutAction) : 'reject';
+  return { expires_at: new Date(askedAt + expires).toISOString(), on_timeout: action };
+}
+
+function messageOf(error: unknown): string {
+  return clip(error instanceof Error ? error.message : String(error), MAX_ERROR_CHARS);
+}
+
+function isInfrastructure(error: unknown): boolean {
+  return error instanceof AppError && error.code === 'unavailable';
+}
+
+/** Custom event data: JSON of at most MAX_CUSTOM_EVENT_BYTES, else a note saying it was left out. */
+function eventData(value: unknown): unknown {
+  const json = toJson(value);
+  const bytes = Buffer.byteLength(JSON.stringify(json) ?? 'null');
+  return bytes <= MAX_CUSTOM_EVENT_BYTES ? json : { omitted: `${bytes} bytes of JSON, more than ${MAX_CUSTOM_EVENT_BYTES}` };
+}
+
+/**
+ * The native checkpoints of a graph session mirror its LangGraph checkpoints of the root
+ * namespace: each holds the graph's values as JSON, with the keys that changed as its patch.
+ */
+class StateMirror {
+  private readonly known = new Map<string, string>();
+
+  constructor(state: JsonObject) {
+    for (const [key, value] of Object.entries(state)) this.known.set(key, JSON.stringify(value));
+  }
+
+  /** The patch that takes the mirrored state to `values`: changed keys, and null for removed ones. */
+  patch(values: unknown): JsonObject {
+    const json = (toJson(values) ?? {}) as JsonObject;
+    const patch: JsonObject = {};
+    const seen = new Set<string>();
+    for (const [key, value] of Object.entries(json)) {
+      seen.add(key);
+      const text = JSON.stringify(value);
+      if (this.known.get(key) !== text) {
+        patch[key] = value;
+        this.known.set(key, text);
+      }
+    }
+    for (const key of this.known.keys()) {
+      if (!seen.has(key) && this.known.get(key) !== 'null') {
+        patch[key] = null;
+        this.known.set(key, 'null');
+      }
+    }
+    return patch;
+  }
+}
+
+/**
+ * The LangGraph engine: executes the run jobs of graph agents by streaming the compiled graph
+ * with agentplane's checkpointer and store (`thread_id` = the session id, the run's abort
+ * signal), under the same lifecycle as native runs. Per task of the root graph: `node_start`,
+ * its span, `node_end`; per checkpoint: a native checkpoint mirroring the values; `custom`
+ * events for `config.writer` data (`custom`) and chat model tokens (`messages`); every
+ * `interrupt()` a pending approval; a re-delivered job continues from the last checkpoint.
+ */
+export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
+  const { store, lifecycle, logger } = deps;
+
+  const storageOf = (tenant: string) =>
+    tenantGraphStorage({ tenant, checkpoints: deps.checkpoints, items: deps.items, retain: deps.retain, maxCheckpointBytes: deps.maxCheckpointBytes });
+
+  const sourceOf = (agentId: string): GraphSource | undefined => deps.agents.get(agentId)?.graph;
+
+  async function graphFor(source: GraphSource, tenant: string, config: Record<string, unknown>): Promise<AnyGraph> {
+    const graph = (await source.load(config)) as AnyGraph;
+    return withTenantStorage(graph, storageOf(tenant));
+  }
+
+  /** The recursion limit of a run: the graph's own (`withConfig`), else RUN_STEP_LIMIT. */
+  const recursionLimitOf = (graph: AnyGraph): number => (graph.config?.recursionLimit as number | undefined) ?? deps.stepLimit;
+
+  async function current(tenant: string, runId: string): Promise<Run | undefined> {
+    return (await store.runs.getRun(tenant, runId)) ?? undefined;
+  }
+
+  async function execute(job: RunJob, signals: RunSignals): Promise<Run | undefined> {
+    const { tenant } = job;
+    let run: Run;
+    try {
+      run = await store.runs.updateRun(tenant, job.run_id, { status: 'running', from: ['queued', 'running'] });
+    } catch (error) {
+      if (error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found')) return undefined;
+      throw error;
+    }
+    const controller = signals.open(run.id);
+    try {
+      return await drive(job, run, controller.signal);
+    } catch (error) {
+      if (isInfrastructure(error)) throw error;
+      logger.error({ err: error, run_id: run.id }, 'graph run failed outside its nodes');
+      return (await lifecycle.end(tenant, run.id, { status: 'failed', error: messageOf(error), from: ['running'] })) ?? current(tenant, run.id);
+    } finally {
+      signals.release(run.id, controller);
+    }
+  }
+
+  async function drive(job: RunJob, run: Run, signal: AbortSignal): Promise<Run | undefined> {
+    const { tenant } = job;
+    const publish = (body: EventBody) => lifecycle.publish(tenant, run, body);
+    const fail = async (message: string) =>
+      (await lifecycle.end(tenant, run.id, { status: 'failed', error: message, from: ['running'] })) ?? current(tenant, run.id);
+    const source = sourceOf(job.agent_id);
+    if (!source) return fail(`Agent "${job.agent_id}" is not registered on this worker.`);
+
+    const configurable = { thread_id: job.session_id, run_id: run.id };
+    const graph = await graphFor(source, tenant, { configurable });
+    const config = { configurable };
+    const latest = await store.sessions.getCheckpoint(tenant, job.session_id);
+    const mirror = new StateMirror(latest?.state ?? {});
+
+    // What to stream: the run's input or command; a resume's answers; null to go on from the
+    // last checkpoint (a re-delivered job whose run got that far, a session resumed).
+    let input: unknown = null;
+    if (job.approval_id) {
+      const snapshot = await graph.getState(config);
+      const resume: Record<string, unknown> = {};
+      const unanswered: PendingInterrupt[] = [];
+      for (const pending of interruptsOf(snapshot)) {
+        const approval = await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id));
+        if (approval?.status === 'approved' || approval?.status === 'rejected') {
+          resume[pending.id] = approval.resume !== undefined ? approval.resume : { approved: approval.status === 'approved', comment: approval.comment ?? '' };
+        } else {
+          unanswered.push(pending);
+        }
+      }
+      // A pause on several interrupts resumes once each is answered.
+      if (unanswered.length > 0) return pause(unanswered);
+      if (Object.keys(resume).length > 0) input = new Command({ resume });
+    } else if (job.kind === 'start') {
+      const saved = await storageOf(tenant).checkpointer.getTuple(config);
+      const started = saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id;
+      if (!started) input = toStreamInput(await store.runs.getRunInput(tenant, run.id));
+    }
+
+    /** Tasks of the root graph under way: their node and start. */
+    const tasks = new Map<string, { node: string; start: string }>();
+    let next: string[] = [];
+    let sawInterrupt = false;
+    const span = (node: string, start: string, status: string, error?: string, extra: JsonObject = {}): Span => ({
+      span_id: newId(),
+      parent_id: run.id,
+      name: node,
+      start,
+      end: nowIso(),
+      attributes: { agent_id: run.agent_id, run_id: run.id, node_id: node, status, ...(error ? { error } : {}), ...extra },
+    });
+    /** The node a writer or model event came from: the one root task under way, or the metadata's node. */
+    const nodeOf = (metadata?: Record<string, unknown>): string => {
+      const named = metadata?.langgraph_node;
+      if (typeof named === 'string') return named;
+      return tasks.size === 1 ? [...tasks.values()][0]!.node : '';
+    };
+    const closeTasks = async (status: string, error?: string) => {
+      for (const [id, task] of tasks) {
+        tasks.delete(id);
+        await store.sessions.addSpan(tenant, job.session_id, span(task.node, task.start, status, error));
+        if (status === 'error') await publish({ type: 'node_end', node: task.node, status: 'error' });
+      }
+    };
+
+    try {
+      const stream = await graph.stream(input, {
+        ...config,
+        signal,
+        recursionLimit: recursionLimitOf(graph),
+        streamMode: [...STREAM_MODES],
+        subgraphs: true,
+      });
+      for await (const chunk of stream as AsyncIterable<[string[], string, unknown]>) {
+        const [namespace, mode, data] = chunk;
+        const root = namespace.length === 0;
+        if (mode === 'tasks' && root) {
+          const task = data as { id: string; name: string; input?: unknown; error?: unknown; interrupts?: unknown[] };
+          if ('input' in task) {
+            tasks.set(task.id, { node: task.name, start: nowIso() });
+            await publish({ type: 'node_start', node: task.name });
+          } else {
+            const began = tasks.get(task.id);
+            tasks.delete(task.id);
+            const interrupted = (task.interrupts?.length ?? 0) > 0;
+            const error = task.error ? messageOf(task.error) : undefined;
+            if (interrupted) sawInterrupt = true;
+            const status = error ? 'error' : interrupted ? 'interrupted' : 'ok';
+            await store.sessions.addSpan(tenant, job.session_id, span(task.name, began?.start ?? nowIso(), status, error));
+            if (!interrupted) await publish({ type: 'node_end', node: task.name, status: error ? 'error' : 'ok' });
+          }
+        } else if (mode === 'checkpoints' && root) {
+          const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string } };
+          next = checkpoint.next;
+          // The run's first native checkpoint (at __start__) stands for LangGraph's input checkpoint.
+          if (checkpoint.metadata?.source === 'input') continue;
+          await store.sessions.appendCheckpoint(tenant, job.session_id, { patch: mirror.patch(checkpoint.values), node_id: nodeIdOf(next), runId: run.id });
+        } else if (mode === 'custom') {
+          await publish({ type: 'custom', node: nodeOf(), name: 'custom', data: eventData(data) });
+        } else if (mode === 'messages') {
+          const [message, metadata] = data as [unknown, Record<string, unknown> | undefined];
+          await publish({ type: 'custom', node: nodeOf(metadata), name: 'messages', data: eventData(message) });
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) {
+        await closeTasks('cancelled');
+        return current(tenant, run.id);
+      }
+      // Cancelled while a checkpoint was mirrored: the canceller ended the run.
+      if (error instanceof AppError && error.code === 'conflict') {
+        await closeTasks('cancelled');
+        return current(tenant, run.id);
+      }
+      if (isInfrastructure(error)) throw error;
+      const message =
+        error instanceof GraphRecursionError
+          ? `The graph exceeded its step limit (recursionLimit ${recursionLimitOf(graph)}): ${messageOf(error)}`
+          : messageOf(error);
+      await closeTasks('error', message);
+      logger.warn({ err: error, run_id: run.id }, 'graph run failed');
+      return fail(message);
+    }
+    if (signal.aborted) return current(tenant, run.id);
+
+    if (sawInterrupt || next.length > 0) {
+      const pending = interruptsOf(await graph.getState(config));
+      if (pending.length > 0) return pause(pending);
+    }
+    let done;
+    try {
+      done = await store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'conflict') return current(tenant, run.id);
+      throw error;
+    }
+    await lifecycle.finished(tenant, done, run.created_at);
+    const { queued_behind: _waiting, ...completed } = done;
+    return completed;
+
+    /** The run pauses: one pending approval per interrupt (a run paused on several resumes once each is answered). */
+    async function pause(interrupts: PendingInterrupt[]): Promise<Run | undefined> {
+      let paused: Run | undefined;
+      for (const pending of interrupts) {
+        const askedAt = Date.now();
+        let approvalId: string;
+        try {
+          const approval = await store.approvals.createApproval(tenant, {
+            id: graphApprovalId(run.id, pending.id),
+            session_id: job.session_id,
+            run_id: run.id,
+            agent_id: job.agent_id,
+            node_id: pending.node,
+            prompt: promptOf(pending.value),
+            payload: toJson(pending.value),
+            requested_at: new Date(askedAt).toISOString(),
+            ...expiryOf(pending.value, askedAt),
+          });
+          approvalId = approval.id;
+        } catch (error) {
+          // The run was cancelled on the way.
+          if (error instanceof AppError && error.code === 'conflict') return current(tenant, run.id);
+          throw error;
+        }
+        await publish({ type: 'interrupted', node: pending.node, approval_id: approvalId });
+        paused = { ...run, status: 'interrupted', approval_id: approvalId };
+      }
+      lifecycle.reached(tenant, paused!);
+      await lifecycle.settled(tenant, paused!);
+      return paused;
+    }
+  }
+
+  async function updateState(tenant: string, sessionId: string, values: JsonObject, edit: GraphStateEdit = {}): Promise<Checkpoint> {
+    const session = await store.sessions.getSession(tenant, sessionId);
+    if (!session) throw notFound('The session');
+    const source = sourceOf(session.agent_id);
+    if (!source) throw new AppError('unknown_agent', `Agent "${session.agent_id}" is not registered.`);
+    const latest = await store.sessions.getCheckpoint(tenant, sessionId);
+    if (!latest) throw notFound('A checkpoint of this session');
+    if (edit.ifSeq !== undefined && edit.ifSeq !== latest.seq_num) {
+      throw new AppError('precondition_failed', `The latest checkpoint is seq_num ${latest.seq_num}, not ${edit.ifSeq}.`);
+    }
+    const run = await store.runs.latestRun(tenant, sessionId);
+    if (run?.status === 'running') throw new AppError('conflict', 'A run of this session is running.');
+    const config = { configurable: { thread_id: sessionId } };
+    const graph = await graphFor(source, tenant, config);
+    try {
+      await graph.updateState(config, values, edit.asNode);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw badRequest(`The graph refused the update: ${messageOf(error)}`);
+    }
+    const snapshot = await graph.getState(config);
+    const written = await store.sessions.appendCheckpoint(tenant, sessionId, {
+      patch: new StateMirror(latest.state).patch(snapshot.values),
+      node_id: nodeIdOf(snapshot.next),
+      ifSeq: latest.seq_num,
+      rejectWhileRunning: true,
+    });
+    return (await store.sessions.getCheckpoint(tenant, sessionId, written.seq_num)) ?? { ...written, state: (toJson(snapshot.values) ?? {}) as JsonObject };
+  }
+
+  return { execute, updateState };
+}
+
+/** The interrupts a paused graph waits on, each with the node that asked, in task order. */
+function interruptsOf(snapshot: StateSnapshot): PendingInterrupt[] {
+  const found: PendingInterrupt[] = [];
+  for (const task of snapshot.tasks) {
+    for (const pending of task.interrupts ?? []) {
+      if (typeof pending.id === 'string') found.push({ id: pending.id, value: pending.value, node: task.name });
+    }
+  }
+  return found;
+}
+
+/** What to stream for a run's stored input: its input, or its command as a LangGraph Command. */
+function toStreamInput(stored: string | null): unknown {
+  if (stored === null) return null;
+  const parsed = JSON.parse(stored) as GraphRunInput;
+  if (parsed.command) return new Command(parsed.command as ConstructorParameters<typeof Command>[0]);
+  return parsed.input ?? null;
+}

@@ -1,0 +1,69 @@
+import type { Logger } from 'pino';
+import type { Checkpoint, JsonObject, Run, RunJob } from '../domain/types.js';
+import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
+import type { Store } from '../ports/store.js';
+import type { RunLifecycle } from './run-lifecycle.js';
+import type { RunSignals } from './run-signals.js';
+
+/** What the engine of another kind of agent (a LangGraph graph) is built from. */
+export interface GraphEngineDeps {
+  store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
+  /** The graph of an agent id (the registry's agents with `graph` set). */
+  agents: { get(id: string): { graph?: GraphSource } | undefined };
+  lifecycle: RunLifecycle;
+  logger: Logger;
+  /** The backend's LangGraph storage: checkpoints per thread (a session), memory items per tenant. */
+  checkpoints: GraphCheckpointStore;
+  items: GraphItemStore;
+  /** SERVICE_CHECKPOINTS_RETAIN: checkpoints kept per thread and namespace. */
+  retain: number;
+  /** SERVICE_MAX_STATE_BYTES: the largest checkpoint a graph may write. */
+  maxCheckpointBytes: number;
+  /** RUN_STEP_LIMIT: a graph's recursionLimit unless it was bound with its own. */
+  stepLimit: number;
+}
+
+/** Options of a state edit ({@link GraphEngine.updateState}). */
+export interface GraphStateEdit {
+  /** Apply only when the session's latest checkpoint has this seq_num (If-Match), else `precondition_failed`. */
+  ifSeq?: number;
+  /** The node the update is written as (LangGraph's `asNode`). @defaultValue the node that wrote last */
+  asNode?: string;
+}
+
+/**
+ * Runs the agents another engine executes (`Agent.graph`), under the one run lifecycle: the
+ * composition root routes their run jobs here, and the state edits of their sessions.
+ */
+export interface GraphEngine {
+  /** Executes one run job of a graph agent; resolves with the run as the job left it, or undefined when it did not run it. */
+  execute(job: RunJob, signals: RunSignals): Promise<Run | undefined>;
+  /**
+   * Edits a graph session's state through the graph (`updateState`: its reducers apply) and
+   * records the new checkpoint; `conflict` while a run of the session is running.
+   */
+  updateState(tenant: string, sessionId: string, values: JsonObject, edit?: GraphStateEdit): Promise<Checkpoint>;
+}
+
+/** Builds the {@link GraphEngine} (src/langgraph/engine.ts, reached through the graph agents). */
+export type CreateGraphEngine = (deps: GraphEngineDeps) => GraphEngine;
+
+/**
+ * What runs an agent that is not made with `defineAgent`: a LangGraph.js graph of a
+ * `langgraph.json` (LANGGRAPH_CONFIG). Opaque to the runtime: the engine of `src/langgraph/`
+ * knows what `load` answers; the runtime only routes the agent's runs to that engine.
+ */
+export interface GraphSource {
+  readonly kind: 'langgraph';
+  /** The graph id of `langgraph.json` (the agent id). */
+  readonly graphId: string;
+  /** Where it comes from: `./path/file.ts:exportName`, as written in `langgraph.json`. */
+  readonly spec: string;
+  /**
+   * The graph for a run: the export as it is (a compiled graph), compiled (a `StateGraph`), or
+   * what a function export answers for `config` (a LangGraph `RunnableConfig`).
+   */
+  load(config: Record<string, unknown>): Promise<unknown>;
+  /** The engine that runs graphs (src/langgraph/engine.ts), set by the loader. */
+  readonly createEngine?: CreateGraphEngine;
+}
