@@ -31,6 +31,7 @@ export function describeRun(run: WaitedRun): string[] {
   if (run.error) lines.push(`error: ${run.error}`);
   if (run.approval) {
     lines.push(`waiting for approval ${run.approval.id}: ${run.approval.prompt}`);
+    if (run.approval.payload !== undefined) lines.push(`  payload: ${JSON.stringify(run.approval.payload)}`);
     lines.push(`  agentplane approvals approve ${run.approval.id}   (or reject)`);
   }
   if (run.state) lines.push(`state: ${JSON.stringify(run.state)}`);

@@ -12,6 +12,18 @@ export function jsonObject(value: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** Any JSON value but null, as an approval's `resume` (`--resume '{"approved":true}'`, `--resume '"yes"'`). */
+export function jsonValue(value: string): string | number | boolean | unknown[] | Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`not valid JSON (${(error as Error).message}); a string is quoted: '"yes"'.`);
+  }
+  if (parsed === null) throw new InvalidArgumentError('expected a JSON value other than null.');
+  return parsed as string | number | boolean | unknown[] | Record<string, unknown>;
+}
+
 /** An integer option within [min, max]. */
 export function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {

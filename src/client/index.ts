@@ -64,8 +64,9 @@ export interface AgentplaneClient extends Client<paths> {
   };
   approvals: {
     /**
-     * POST /api/approval/respond. With `wait_ms` it resolves when the resumed run next stops,
-     * the run in `run` (as {@link AgentplaneClient.runs.wait} answers it).
+     * POST /api/approval/respond: `approved`, or a JSON answer `resume` (any JSON but null, at
+     * most 64 KiB; alone it approves), or both. With `wait_ms` it resolves when the resumed run
+     * next stops, the run in `run` (as {@link AgentplaneClient.runs.wait} answers it).
      */
     respond(body: RespondBody, options?: CallOptions): Promise<RespondResult>;
   };

@@ -45,7 +45,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve or reject a pending request; the paused run resumes */
+        /** Approve or reject a pending request, optionally with a JSON answer (resume); the paused run resumes */
         post: operations["respondToApproval"];
         delete?: never;
         options?: never;
@@ -449,12 +449,16 @@ export interface components {
              * @enum {string}
              */
             on_timeout?: "approve" | "reject" | "fail";
+            /** @description JSON the request carries for whoever answers it (`ctx.interrupt({ payload })`, a LangGraph interrupt value; at most 64 KiB) */
+            payload?: unknown;
             prompt: string;
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
              */
             requested_at: string;
+            /** @description the JSON answer given with the decision (`resume` of POST /api/approval/respond), when one was */
+            resume?: unknown;
             run_id: string;
             session_id: string;
             /**
@@ -649,6 +653,8 @@ export interface components {
             approval?: {
                 id: string;
                 node_id: string;
+                /** @description the JSON the request carries, when it carries one */
+                payload?: unknown;
                 prompt: string;
                 /**
                  * Format: date-time
@@ -818,9 +824,14 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    approved: boolean;
+                    /** @description required unless `resume` is given; with `resume` and no `approved`, the request is approved */
+                    approved?: boolean;
                     comment?: string;
                     id: string;
+                    /** @description the JSON answer (any JSON but null, at most 64 KiB: 413 past it) the paused node receives (`ctx.interrupt` returns it as `resume`; a LangGraph graph `Command({ resume })`); recorded on the approval */
+                    resume?: string | number | boolean | unknown[] | {
+                        [key: string]: unknown;
+                    };
                     /** @description also hold the answer until the resumed run next stops (or this many ms pass) and answer the run as POST /api/runs/wait does */
                     wait_ms?: number;
                 };

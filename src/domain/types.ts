@@ -115,6 +115,13 @@ export interface Approval {
   expires_at?: string;
   /** What the system decides at `expires_at`. */
   on_timeout?: ApprovalTimeoutAction;
+  /**
+   * JSON the request carries for whoever answers it (a LangGraph `interrupt(value)`'s value,
+   * `ctx.interrupt({ payload })`); at most MAX_APPROVAL_JSON_BYTES of JSON.
+   */
+  payload?: unknown;
+  /** The JSON answer given with the decision, when one was (LangGraph's `Command({ resume })`). */
+  resume?: unknown;
 }
 
 export interface Schedule {
@@ -255,6 +262,8 @@ export interface Principal {
 export const MAX_ERROR_CHARS = 2_000;
 /** Longest approval prompt kept; longer ones are cut. */
 export const MAX_PROMPT_CHARS = 4_000;
+/** Largest approval `payload` and `resume`, each in bytes of JSON (64 KiB); larger ones are refused. */
+export const MAX_APPROVAL_JSON_BYTES = 64 * 1024;
 
 /** `text` cut to `max` characters, marked with an ellipsis when cut: list reads stay bounded in bytes. */
 export function clip(text: string, max: number): string {

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { runGone } from '../domain/errors.js';
-import type { Principal, Run, StoredEvent } from '../domain/types.js';
+import type { Approval, Principal, Run, StoredEvent } from '../domain/types.js';
 import { RunFollower, type RunFollowerOptions } from '../runtime/run-follower.js';
 import type { AppDeps } from './deps.js';
 
@@ -20,7 +20,7 @@ export const DEFAULT_WAIT_MS = 60_000;
 /** What a wait answers: the run, its latest state, and the approval it waits for when interrupted. */
 export interface WaitedRun extends Run {
   state?: Record<string, unknown>;
-  approval?: { id: string; prompt: string; node_id: string; requested_at: string };
+  approval?: Pick<Approval, 'id' | 'prompt' | 'node_id' | 'requested_at' | 'payload'>;
 }
 
 /**
@@ -123,6 +123,12 @@ export async function waitedRun(
   return {
     ...run,
     ...(checkpoint ? { state: checkpoint.state } : {}),
-    ...(approval ? { approval: { id: approval.id, prompt: approval.prompt, node_id: approval.node_id, requested_at: approval.requested_at } } : {}),
+    ...(approval ? { approval: pendingOf(approval) } : {}),
   };
+}
+
+/** What a wait tells of the request its run waits for (its `payload` when it carries one). */
+function pendingOf(approval: Approval): NonNullable<WaitedRun['approval']> {
+  const { id, prompt, node_id, requested_at, payload } = approval;
+  return { id, prompt, node_id, requested_at, ...(payload === undefined ? {} : { payload }) };
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { approvalJson } from '../domain/approval-json.js';
 import { AppError } from '../domain/errors.js';
 import { newId, nowIso } from '../domain/time.js';
 import {
@@ -167,6 +168,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
             agent_id: job.agent_id,
             node_id: node,
             prompt: clip(request.prompt, MAX_PROMPT_CHARS),
+            ...(request.payload === undefined ? {} : { payload: request.payload }),
             requested_at: new Date(askedAt).toISOString(),
             ...(expiresAt ? { expires_at: expiresAt, on_timeout: request.on_timeout ?? 'reject' } : {}),
           });
@@ -331,6 +333,13 @@ function checkInterrupt(request: InterruptRequest): void {
     throw new RangeError('ctx.interrupt: expires_in_ms must be an integer from 1 to 2592000000 (30 days).');
   }
   if (onTimeout !== undefined && !ON_TIMEOUT.includes(onTimeout)) throw new RangeError('ctx.interrupt: on_timeout must be approve, reject or fail.');
+  if (request.payload !== undefined) {
+    try {
+      approvalJson('payload', request.payload);
+    } catch (error) {
+      throw new RangeError(`ctx.interrupt: ${(error as Error).message}`, { cause: error });
+    }
+  }
 }
 
 /**
@@ -356,7 +365,8 @@ class Answers {
       this.replaying = false;
       return undefined;
     }
-    const decision = { approved: approval.status === 'approved', comment: approval.comment ?? '' };
+    const decision: InterruptDecision = { approved: approval.status === 'approved', comment: approval.comment ?? '' };
+    if (approval.resume !== undefined) decision.resume = approval.resume;
     this.known.set(index, decision);
     return decision;
   }

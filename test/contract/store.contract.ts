@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Span } from '../../src/domain/types.js';
+import { MAX_APPROVAL_JSON_BYTES, type Span } from '../../src/domain/types.js';
 import type { Store } from '../../src/ports/store.js';
 
 /** Builds a fresh Store for one test; both adapters must pass every test of this suite. */
@@ -202,6 +202,57 @@ export function storeContract(name: string, makeStore: StoreFactory): void {
       const decided = await store.approvals.decideApproval(T, approval.id, { approved: false, comment: 'no', decided_by: 'alice' });
       expect(decided).toMatchObject({ status: 'rejected', comment: 'no', decided_by: 'alice' });
       expect((await store.runs.getRun(T, run.id))!.status).toBe('queued');
+    });
+
+    it("keeps a request's payload and a decision's resume as JSON, each refused past 64 KiB with nothing written", async () => {
+      const store = await makeStore();
+      const sessionId = randomUUID();
+      const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: sessionId, agent_id: 'human-review' });
+      await store.runs.updateRun(T, run.id, { status: 'running' });
+      const base = { session_id: sessionId, run_id: run.id, agent_id: 'human-review', node_id: 'review', prompt: 'Run it?', requested_at: new Date().toISOString() };
+      // Bytes, not characters: 2 quotes and 2-byte characters up to exactly the limit, then one more.
+      const atLimit = 'é'.repeat((MAX_APPROVAL_JSON_BYTES - 2) / 2);
+      const tooBig = await store.approvals.createApproval(T, { ...base, id: randomUUID(), payload: `${atLimit}x` }).catch((error: unknown) => error);
+      expect(tooBig).toMatchObject({ code: 'payload_too_large' });
+      expect(await store.approvals.listPendingApprovals(T, ALL)).toEqual([]);
+      expect((await store.runs.getRun(T, run.id))!.status).toBe('running');
+
+      const payload = { question: 'Run get_weather?', args: { city: 'Paris' }, list: [1, 2.5, null, true, ''], dropped: undefined };
+      const approval = await store.approvals.createApproval(T, { ...base, id: randomUUID(), payload });
+      const kept = { question: 'Run get_weather?', args: { city: 'Paris' }, list: [1, 2.5, null, true, ''] };
+      expect(approval).toMatchObject({ status: 'pending', payload: kept });
+      expect(approval.payload).not.toHaveProperty('dropped');
+      payload.args.city = 'Rome';
+      (approval.payload as typeof kept).args.city = 'Oslo';
+      expect((await store.approvals.getApproval(T, approval.id))!.payload).toEqual(kept);
+      expect(await store.approvals.listPendingApprovals(T, ALL)).toEqual([{ ...approval, payload: kept }]);
+      expect(approval).not.toHaveProperty('resume');
+
+      const refused = await store.approvals.decideApproval(T, approval.id, { approved: true, resume: [`${atLimit}x`], decided_by: 'alice' }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'payload_too_large' });
+      expect((await store.approvals.getApproval(T, approval.id))!.status).toBe('pending');
+      expect((await store.runs.getRun(T, run.id))!.status).toBe('interrupted');
+
+      const decided = await store.approvals.decideApproval(T, approval.id, { approved: true, resume: { action: 'edit', args: { city: 'Lyon' } }, decided_by: 'alice' });
+      expect(decided).toMatchObject({ status: 'approved', payload: kept, resume: { action: 'edit', args: { city: 'Lyon' } }, decided_by: 'alice' });
+      expect(await store.approvals.getApproval(T, approval.id)).toEqual(decided);
+      expect((await store.approvals.listDecidedApprovals(T, ALL)).find((a) => a.id === approval.id)).toEqual(decided);
+      expect((await store.runs.getRun(T, run.id))!.status).toBe('queued');
+
+      // A payload of exactly the limit, falsy answers, and a decision without one.
+      await store.runs.updateRun(T, run.id, { status: 'running' });
+      const large = await store.approvals.createApproval(T, { ...base, id: randomUUID(), payload: atLimit });
+      expect((await store.approvals.getApproval(T, large.id))!.payload).toBe(atLimit);
+      expect(await store.approvals.decideApproval(T, large.id, { approved: false, resume: 0, decided_by: 'bob' })).toMatchObject({ status: 'rejected', resume: 0 });
+      for (const resume of [false, '', null]) {
+        await store.runs.updateRun(T, run.id, { status: 'running' });
+        const asked = await store.approvals.createApproval(T, { ...base, id: randomUUID() });
+        expect(asked).not.toHaveProperty('payload');
+        expect(await store.approvals.decideApproval(T, asked.id, { approved: true, resume, decided_by: 'bob' })).toMatchObject({ resume });
+      }
+      await store.runs.updateRun(T, run.id, { status: 'running' });
+      const plain = await store.approvals.createApproval(T, { ...base, id: randomUUID() });
+      expect(await store.approvals.decideApproval(T, plain.id, { approved: true, decided_by: 'bob' })).not.toHaveProperty('resume');
     });
 
     it('decides an approval exactly once, oldest pending first', async () => {

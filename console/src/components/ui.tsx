@@ -122,6 +122,25 @@ export function JsonView({ value, label }: { value: unknown; label: string }) {
   );
 }
 
+/** Lines of pretty JSON above which {@link JsonDetails} starts collapsed. */
+const OPEN_JSON_LINES = 12;
+
+/** Read-only JSON under a summary that opens it; open from the start when it is short. */
+export function JsonDetails({ value, label }: { value: unknown; label: string }) {
+  const text = pretty(value);
+  const lines = text.split('\n').length;
+  return (
+    <details class="json-details" open={lines <= OPEN_JSON_LINES}>
+      <summary>
+        {label} ({lines === 1 ? '1 line' : `${lines} lines`} of JSON)
+      </summary>
+      <pre class="json" aria-label={label} tabIndex={0}>
+        {text}
+      </pre>
+    </details>
+  );
+}
+
 export interface JsonEditorProps {
   id: string;
   label: string;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useCaller } from '../auth.js';
-import { DiffView, JsonEditor, Notice, Relative, useAction } from '../components/ui.js';
+import { DiffView, JsonDetails, JsonEditor, Notice, Relative, useAction } from '../components/ui.js';
 import { ApiError } from '../errors.js';
 import { diffStates, parseJsonObject, patchOf, pretty } from '../json.js';
 import { href } from '../router.js';
@@ -107,6 +107,7 @@ export function ApprovalDetail({ approval, onDecided }: { approval: Approval; on
         <dt>State</dt>
         <dd>{base ? `checkpoint ${base.seq_num}, at node ${base.node_id}` : 'loading…'}</dd>
       </dl>
+      {approval.payload !== undefined ? <JsonDetails value={approval.payload} label="Payload of the request" /> : null}
       {action.error ? <Notice kind="error">{action.error}</Notice> : null}
       {conflict && base ? (
         <div class="conflict">

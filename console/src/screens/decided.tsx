@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useCaller } from '../auth.js';
 import { Pager, usePage } from '../components/pager.js';
-import { Notice, StatusBadge, Time } from '../components/ui.js';
+import { JsonDetails, Notice, StatusBadge, Time } from '../components/ui.js';
 import { href } from '../router.js';
 import type { ApprovalRequest } from '../types.js';
 
@@ -27,7 +27,7 @@ function decider(approval: ApprovalRequest): string {
 
 /**
  * Decided approval requests, newest decision first (GET /api/approvals?status=decided): the
- * decision, who took it and when, with the comment. The list needs the user role, like the
+ * decision, who took it and when, with the comment and the JSON answer (`resume`) if any. The list needs the user role, like the
  * pending one: a viewer is told so.
  */
 export function Decided() {
@@ -54,6 +54,7 @@ export function Decided() {
               <th scope="col">Decided by</th>
               <th scope="col">Decided</th>
               <th scope="col">Comment</th>
+              <th scope="col">Answer</th>
               <th scope="col">Agent</th>
               <th scope="col">Session</th>
             </tr>
@@ -70,6 +71,7 @@ export function Decided() {
                   <Time iso={a.decided_at} />
                 </td>
                 <td data-testid="comment">{a.comment ?? <span class="muted">none</span>}</td>
+                <td data-testid="resume">{a.resume !== undefined ? <JsonDetails value={a.resume} label={`Answer to ${a.id}`} /> : <span class="muted">none</span>}</td>
                 <td>{a.agent_id}</td>
                 <td>
                   <a href={href({ screen: 'session', sessionId: a.session_id })}>{a.session_id}</a>

@@ -1,4 +1,5 @@
 import { AppError, conflict, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
+import { approvalJson } from '../../domain/approval-json.js';
 import { sortSpans } from '../../domain/spans.js';
 import type { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
 import { MemoryIdempotencyKeys } from './idempotency-keys.js';
@@ -547,7 +548,8 @@ class MemoryApprovalStore implements ApprovalStore {
     if (!data.approvals.has(approval.id)) {
       const run = data.runs.get(approval.run_id);
       if (run && !ACTIVE_RUN_STATUSES.includes(run.status)) throw conflict(`The run is ${run.status}.`);
-      data.approvals.set(approval.id, { ...approval, status: 'pending' });
+      // Kept as JSON gives it back (as on Redis), a copy the caller cannot change.
+      data.approvals.set(approval.id, { ...request, status: 'pending', ...(json === undefined ? {} : { payload: JSON.parse(json) as unknown }) });
       data.pending.add(approval.requested_at, approval.id);
       data.sessions.get(approval.session_id)?.approvalIds.add(approval.id);
       if (approval.expires_at) this.t.setTimer({ kind: 'approval', tenant, id: approval.id, dueMs: Date.parse(approval.expires_at) });
@@ -556,22 +558,24 @@ class MemoryApprovalStore implements ApprovalStore {
         this.t.markRun(tenant, run, 'interrupted');
       }
     }
-    return { ...data.approvals.get(approval.id)! };
+    const { payload, ...request } = approval;
+    const json = payload === undefined ? undefined : approvalJson('payload', payload);
+    return structuredClone(data.approvals.get(approval.id)!);
   }
 
   async getApproval(tenant: string, id: string): Promise<Approval | null> {
     const approval = this.t.data(tenant).approvals.get(id);
-    return approval ? { ...approval } : null;
+    return approval ? structuredClone(approval) : null;
   }
 
   async listPendingApprovals(tenant: string, page: Page): Promise<Approval[]> {
     const data = this.t.data(tenant);
-    return data.pending.oldestFirst(page.offset, page.limit).map((id) => ({ ...data.approvals.get(id)! }));
+    return data.pending.oldestFirst(page.offset, page.limit).map((id) => structuredClone(data.approvals.get(id)!));
   }
 
   async listDecidedApprovals(tenant: string, page: Page): Promise<Approval[]> {
     const data = this.t.data(tenant);
-    return data.decided.newestFirst(page.offset, page.limit).map((id) => ({ ...data.approvals.get(id)! }));
+    return data.decided.newestFirst(page.offset, page.limit).map((id) => structuredClone(data.approvals.get(id)!));
   }
 
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
@@ -588,7 +592,7 @@ class MemoryApprovalStore implements ApprovalStore {
     this.t.timers.delete(timerKey('approval', tenant, id));
     const run = data.runs.get(approval.run_id);
     if (run?.status === 'interrupted') this.t.markRun(tenant, run, 'queued');
-    return { ...approval };
+    return structuredClone(approval);
   }
 
   async countPendingApprovals(): Promise<number> {
@@ -597,12 +601,14 @@ class MemoryApprovalStore implements ApprovalStore {
     return count;
   }
 }
+    const resume = decision.resume === undefined ? undefined : approvalJson('resume', decision.resume);
 
 export interface MemoryStoreOptions {
   /** @defaultValue {@link DEFAULT_STORAGE_LIMITS} */
   limits?: Partial<StorageLimits>;
   /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
   clock?: () => number;
+    if (resume !== undefined) approval.resume = JSON.parse(resume) as unknown;
   /** The LangGraph checkpoints whose thread goes with its session (deleted or expired). */
   graphCheckpoints?: MemoryGraphCheckpointStore;
 }

@@ -1,3 +1,4 @@
+import { approvalJson } from '../../domain/approval-json.js';
 import { AppError } from '../../domain/errors.js';
 import { nowIso } from '../../domain/time.js';
 import type { Approval } from '../../domain/types.js';
@@ -23,6 +24,7 @@ export class RedisApprovalStore implements ApprovalStore {
 
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
     const { keys } = this.c;
+    const payload = approval.payload === undefined ? undefined : approvalJson('payload', approval.payload);
     // The expiry timer first: a timer whose approval was never stored does nothing.
     if (approval.expires_at) await this.c.redis.zadd(keys.timers(), Date.parse(approval.expires_at), timerMember('approval', tenant, approval.id));
     const reply = await this.c.script(
@@ -38,7 +40,7 @@ export class RedisApprovalStore implements ApprovalStore {
         approval.run_id,
         this.clock(),
         keys.runIndexPrefix(tenant),
-        ...objectToPairs({ ...approval, status: 'pending' }),
+        ...objectToPairs({ ...approval, payload, status: 'pending' }),
       ],
     );
     if (Number(reply[0]) === 1) await this.c.redis.incr(this.c.keys.pendingApprovalCount());
@@ -63,6 +65,7 @@ export class RedisApprovalStore implements ApprovalStore {
 
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<DecidedApproval> {
     const { keys } = this.c;
+    const resume = decision.resume === undefined ? '' : approvalJson('resume', decision.resume);
     const [runId = '', sessionId = ''] = await this.c.redis.hmget(keys.approval(tenant, id), 'run_id', 'session_id');
     const now = this.clock();
     const replicated = this.durable?.track();
@@ -78,6 +81,7 @@ export class RedisApprovalStore implements ApprovalStore {
         now,
         keys.runIndexPrefix(tenant),
         decision.waited ? '1' : '0',
+        resume,
       ],
     );
     if (Number(reply[1]) === 1) await this.c.redis.decr(this.c.keys.pendingApprovalCount());
@@ -123,5 +127,8 @@ function toApproval(hash: Record<string, string>): Approval | null {
     approval.expires_at = hash.expires_at;
     approval.on_timeout = hash.on_timeout as Approval['on_timeout'];
   }
+  // JSON text, written by approvalJson only.
+  if (hash.payload !== undefined) approval.payload = JSON.parse(hash.payload) as unknown;
+  if (hash.resume !== undefined) approval.resume = JSON.parse(hash.resume) as unknown;
   return approval;
 }

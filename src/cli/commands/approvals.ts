@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextOf } from '../context.js';
 import { describeRun, fields, table } from '../format.js';
-import { integer } from '../parse.js';
+import { integer, jsonValue } from '../parse.js';
 import { exitCodeOfRun, expectOk } from '../request.js';
 import { MAX_WAIT_MS } from './runs.js';
 
@@ -42,6 +42,7 @@ export function approvalsCommand(): Command {
       .description(`${name} a pending request; its run resumes (with --wait: answer when it next stops)`)
       .argument('<id>', 'approval id')
       .option('--comment <text>', 'recorded with the decision and visible to the run')
+      .option('--resume <json>', 'a JSON answer (any JSON but null) recorded with the decision; the paused node receives it', jsonValue)
       .option('--wait', 'wait until the resumed run next stops')
       .option('--wait-ms <ms>', `longest wait with --wait (1–${MAX_WAIT_MS})`, integer(1, MAX_WAIT_MS), MAX_WAIT_MS)
       .action(async (id: string, options, command: Command) => {
@@ -50,6 +51,7 @@ export function approvalsCommand(): Command {
           id,
           approved,
           ...(options.comment !== undefined ? { comment: options.comment as string } : {}),
+          ...(options.resume !== undefined ? { resume: options.resume as ReturnType<typeof jsonValue> } : {}),
           ...(options.wait ? { wait_ms: options.waitMs as number } : {}),
         });
         const run = answer.run;

@@ -22,8 +22,25 @@ const ApprovalSchema = z
     decided_at: Timestamp.optional(),
     expires_at: Timestamp.optional().meta({ description: 'when the system decides it if nobody has (`ctx.interrupt({ expires_in_ms })`)' }),
     on_timeout: z.enum(['approve', 'reject', 'fail']).optional().meta({ description: 'what the system decides at `expires_at`' }),
+    payload: z.unknown().optional().meta({
+      description: 'JSON the request carries for whoever answers it (`ctx.interrupt({ payload })`, a LangGraph interrupt value; at most 64 KiB)',
+    }),
+    resume: z.unknown().optional().meta({ description: 'the JSON answer given with the decision (`resume` of POST /api/approval/respond), when one was' }),
   })
   .meta({ id: 'ApprovalRequest' });
+
+/**
+ * The JSON answer of a respond: any JSON value but null, which LangGraph does not resume with
+ * (`Command({ resume: null })` resumes nothing), so a null is refused rather than lost.
+ */
+const ResumeValue = z
+  .union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
+    error: 'expected a JSON value other than null (a string, number, boolean, array or object)',
+  })
+  .meta({
+    description:
+      'the JSON answer (any JSON but null, at most 64 KiB: 413 past it) the paused node receives (`ctx.interrupt` returns it as `resume`; a LangGraph graph `Command({ resume })`); recorded on the approval',
+  });
 
 /**
  * The approvals inbox: pending requests (user+), the answer that unblocks a paused run, the
@@ -92,18 +109,25 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/api/approval/respond',
       operationId: 'respondToApproval',
-      summary: 'Approve or reject a pending request; the paused run resumes',
+      summary: 'Approve or reject a pending request, optionally with a JSON answer (resume); the paused run resumes',
       tag: 'approvals',
-      body: z.strictObject({
-        id: z.string().min(1),
-        approved: z.boolean(),
-        comment: z.string().max(10_000).optional(),
-        wait_ms: WaitMs.optional().meta({
-          description: 'also hold the answer until the resumed run next stops (or this many ms pass) and answer the run as POST /api/runs/wait does',
-        }),
-      }),
+      body: z
+        .strictObject({
+          id: z.string().min(1),
+          approved: z.boolean().optional().meta({ description: 'required unless `resume` is given; with `resume` and no `approved`, the request is approved' }),
+          resume: ResumeValue.optional(),
+          comment: z.string().max(10_000).optional(),
+          wait_ms: WaitMs.optional().meta({
+            description: 'also hold the answer until the resumed run next stops (or this many ms pass) and answer the run as POST /api/runs/wait does',
+          }),
+        })
+        .refine((body) => body.approved !== undefined || body.resume !== undefined, { path: ['approved'], error: 'required unless resume is given' }),
       bodyExamples: {
         approve: { summary: 'approve (the id is one of GET /api/approval/pending)', value: { id: '0195f3c2-7d41-7a0e-9b1c-4f7e2d9a1b20.2', approved: true, comment: 'ship it' } },
+        'answer with JSON': {
+          summary: 'answer with a JSON value (`resume`): approved, and the paused node (or LangGraph interrupt) receives it',
+          value: { id: '0195f3c2-7d41-7a0e-9b1c-4f7e2d9a1b20.2', resume: { action: 'edit', args: { city: 'Paris' } } },
+        },
         'reject and wait': {
           summary: 'reject, and answer once the resumed run next stops',
           value: { id: '0195f3c2-7d41-7a0e-9b1c-4f7e2d9a1b20.2', approved: false, comment: 'not yet', wait_ms: 30_000 },
@@ -118,7 +142,12 @@ export function approvalRoutes(deps: AppDeps): AnyRoute[] {
         ...errorResponses(400, 401, 403, 404, 409, 410, 413, 415, 429, 503),
       },
       handler: async ({ body, principal, ctx }) => {
-        const decision = { approved: body.approved, comment: body.comment ?? '', decided_by: principal.subject };
+        const decision = {
+          approved: body.approved ?? true,
+          comment: body.comment ?? '',
+          ...(body.resume === undefined ? {} : { resume: body.resume }),
+          decided_by: principal.subject,
+        };
         if (body.wait_ms === undefined) {
           const approval = await deps.runs.answerApproval(principal.tenant, body.id, decision);
           return { status: 200, body: { id: approval.id, status: approval.status } };

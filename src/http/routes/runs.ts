@@ -66,7 +66,13 @@ const START_RUN_EXAMPLES = {
 export const WaitedRunSchema = RunSchema.extend({
   state: JsonObjectSchema.optional().meta({ description: 'the latest checkpoint state, once the run stopped' }),
   approval: z
-    .object({ id: z.string(), prompt: z.string(), node_id: z.string(), requested_at: Timestamp })
+    .object({
+      id: z.string(),
+      prompt: z.string(),
+      node_id: z.string(),
+      requested_at: Timestamp,
+      payload: z.unknown().optional().meta({ description: 'the JSON the request carries, when it carries one' }),
+    })
     .optional()
     .meta({ description: 'the request the run waits for, when interrupted' }),
 }).meta({ id: 'WaitedRun' });

@@ -15,6 +15,7 @@
   ARGV[4] decided_at (RFC 3339)   ARGV[5] run id   ARGV[6] now (ms)
   ARGV[7] prefix of the tenant's run indexes
   ARGV[8] '1' when the decider waits for the run's next stop: the run is marked `waited` (stepRun)
+  ARGV[9] resume: the JSON answer, or '' for none (no JSON text is empty)
 
   Returns {1, removed from pending (0|1), approval hash as a flat array}, or (codes of scripts.ts)
     {NOT_FOUND} no such approval
@@ -27,6 +28,7 @@ if not status then return {NOT_FOUND} end
 if status ~= 'pending' then return {DECIDED} end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'comment', ARGV[2], 'decided_by', ARGV[3],
   'decided_at', ARGV[4])
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'resume', ARGV[9]) end
 local id = redis.call('HGET', KEYS[1], 'id')
 local removed = redis.call('ZREM', KEYS[2], id)
 redis.call('ZADD', KEYS[6], ARGV[6], id)
