@@ -544,6 +544,8 @@ class MemoryApprovalStore implements ApprovalStore {
   constructor(private readonly t: MemoryTables) {}
 
   async createApproval(tenant: string, approval: NewApproval): Promise<Approval> {
+    const { payload, ...request } = approval;
+    const json = payload === undefined ? undefined : approvalJson('payload', payload);
     const data = this.t.data(tenant);
     if (!data.approvals.has(approval.id)) {
       const run = data.runs.get(approval.run_id);
@@ -558,8 +560,6 @@ class MemoryApprovalStore implements ApprovalStore {
         this.t.markRun(tenant, run, 'interrupted');
       }
     }
-    const { payload, ...request } = approval;
-    const json = payload === undefined ? undefined : approvalJson('payload', payload);
     return structuredClone(data.approvals.get(approval.id)!);
   }
 
@@ -579,12 +579,14 @@ class MemoryApprovalStore implements ApprovalStore {
   }
 
   async decideApproval(tenant: string, id: string, decision: ApprovalDecision): Promise<Approval> {
+    const resume = decision.resume === undefined ? undefined : approvalJson('resume', decision.resume);
     const data = this.t.data(tenant);
     const approval = data.approvals.get(id);
     if (!approval) throw notFound('The approval request');
     if (approval.status !== 'pending') throw conflict('The approval request was already decided.');
     approval.status = decision.approved ? 'approved' : 'rejected';
     approval.comment = decision.comment ?? '';
+    if (resume !== undefined) approval.resume = JSON.parse(resume) as unknown;
     approval.decided_by = decision.decided_by;
     approval.decided_at = this.t.now();
     data.pending.delete(approval.requested_at, id);
@@ -601,14 +603,12 @@ class MemoryApprovalStore implements ApprovalStore {
     return count;
   }
 }
-    const resume = decision.resume === undefined ? undefined : approvalJson('resume', decision.resume);
 
 export interface MemoryStoreOptions {
   /** @defaultValue {@link DEFAULT_STORAGE_LIMITS} */
   limits?: Partial<StorageLimits>;
   /** The time writes are stamped with and expiry compares against. @defaultValue Date.now */
   clock?: () => number;
-    if (resume !== undefined) approval.resume = JSON.parse(resume) as unknown;
   /** The LangGraph checkpoints whose thread goes with its session (deleted or expired). */
   graphCheckpoints?: MemoryGraphCheckpointStore;
 }
