@@ -172,6 +172,19 @@ describe('agentplane against agentplane dev', () => {
     expect(await cli('approvals', 'list', '--status', 'approved')).toMatchObject({ code: 2, stderr: expect.stringContaining('Allowed choices are pending, decided') });
   });
 
+  it('approvals reject <id> --resume <json>: the JSON answer is recorded with the decision; null or bad JSON is bad usage', async () => {
+    const paused = json(await cli('runs', 'start', 'human-review', '--session', `cli-${randomUUID()}`, '--wait', '--json'));
+    const id = paused.approval.id as string;
+    expect(await cli('approvals', 'reject', id, '--resume', 'null')).toMatchObject({ code: 2, stderr: expect.stringContaining('expected a JSON value other than null') });
+    expect(await cli('approvals', 'approve', id, '--resume', '{bad')).toMatchObject({ code: 2, stderr: expect.stringContaining('not valid JSON') });
+    expect(json(await cli('approvals', 'get', id, '--json'))).toMatchObject({ status: 'pending' });
+
+    const answer = json(await cli('approvals', 'reject', id, '--resume', '{"why":["later",2]}', '--comment', 'not now', '--wait', '--json'));
+    expect(answer).toMatchObject({ id, status: 'rejected', run: { status: 'completed', state: { outcome: 'discarded' } } });
+    expect(json(await cli('approvals', 'get', id, '--json'))).toMatchObject({ status: 'rejected', comment: 'not now', resume: { why: ['later', 2] } });
+    expect((await cli('approvals', 'get', id)).stdout).toMatch(/^resume\s+\{"why":\["later",2\]\}$/m);
+  });
+
   it('exits 3 when a waited run is cancelled, 4 when --wait-ms passes first, 1 on an error answer, 2 on bad usage', async () => {
     const session = `cli-${randomUUID()}`;
     const slow = ['stream-words', '--session', session, '--input', JSON.stringify({ text: 'one two three four five six seven eight nine ten', delay_ms: 1000 })];

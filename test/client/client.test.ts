@@ -24,6 +24,15 @@ const gated = defineAgent({
   edges: { first: 'gate', gate: '__end__' },
 });
 
+/** `asking` asks with a JSON payload and keeps the JSON answer. */
+const asking = defineAgent({
+  id: 'asking',
+  description: 'ask (with a payload), keeping the resume it gets.',
+  entry: 'ask',
+  nodes: { ask: async (_state, ctx) => ({ resume: (await ctx.interrupt({ prompt: 'Which city?', payload: { choices: ['Paris', 'Lyon'] } })).resume ?? null }) },
+  edges: { ask: '__end__' },
+});
+
 const session = () => `client-${randomUUID()}`;
 
 let redis: TestRedis;
@@ -43,7 +52,7 @@ describe.each(['memory', 'redis'] as const)('the typed client on %s', (mode) => 
   beforeAll(async () => {
     app = await startTestApi({
       ...(mode === 'redis' ? { redisUrl: redis.url } : {}),
-      agents: new AgentRegistry([...builtInAgents, gated]),
+      agents: new AgentRegistry([...builtInAgents, gated, asking]),
       env: { SERVICE_SSE_HEARTBEAT_MS: '60000' },
     });
     // On Redis the runs go through BullMQ; this process takes the jobs (no worker process needed here).
@@ -82,6 +91,18 @@ describe.each(['memory', 'redis'] as const)('the typed client on %s', (mode) => 
 
     const { data } = await client.GET('/api/sessions/state', { params: { query: { session_id: paused.session_id } } });
     expect(data?.state).toMatchObject({ outcome: 'published' });
+  });
+
+  it('approvals.respond with a JSON resume: the request shows its payload, the node gets the answer, a too large one is 413', async () => {
+    const paused = await client.runs.wait({ agent_id: 'asking', wait_ms: 20_000 });
+    expect(paused).toMatchObject({ status: 'interrupted', approval: { prompt: 'Which city?', payload: { choices: ['Paris', 'Lyon'] } } });
+    const id = paused.approval!.id;
+    const tooLarge = await client.approvals.respond({ id, resume: 'x'.repeat(70_000) }).catch((error: unknown) => error);
+    expect(tooLarge).toMatchObject({ status: 413, code: 'payload_too_large' });
+    const answer = await client.approvals.respond({ id, resume: { city: 'Lyon' }, wait_ms: 20_000 });
+    expect(answer).toMatchObject({ id, status: 'approved', run: { status: 'completed', state: { resume: { city: 'Lyon' } } } });
+    const { data } = await client.GET('/api/approvals/{id}', { params: { path: { id } } });
+    expect(data).toMatchObject({ status: 'approved', payload: { choices: ['Paris', 'Lyon'] }, resume: { city: 'Lyon' } });
   });
 
   it('the helpers throw ApiError with the status, code and message of the answer', async () => {
