@@ -1,5 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import agents from '../fixtures/agents.js';
 import { call, type TestApi } from '../support/app.js';
 import { launchChromium, pageProblems, seriousViolations, startConsoleApi } from '../support/console.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -8,8 +10,8 @@ import { waitFor } from '../support/wait.js';
 /*
  * The console as an operator uses it, in Debian's Chromium against a real API on the in-memory
  * backend and on Redis: a broken link, the tenant-wide runs page, run status and search on the
- * sessions page, decided approvals, the cancel confirmation and a schedule's next run in its
- * zone. Each test checks what the page shows against what the API answers; axe-core runs on
+ * sessions page, decided approvals, a request's JSON payload and answer, the cancel confirmation
+ * and a schedule's next run in its zone. Each test checks what the page shows against what the API answers; axe-core runs on
  * every screen visited.
  */
 
@@ -30,7 +32,7 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
   let api: TestApi;
 
   beforeAll(async () => {
-    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined);
+    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined, { agents: new AgentRegistry(agents) });
   });
   afterAll(async () => {
     await api?.close();
@@ -147,6 +149,42 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
     expect(await row.locator('time').getAttribute('datetime')).toBe(mine.decided_at);
     expect(await row.textContent()).toContain('Publish the draft?');
     await expectAccessible(page, 'the decided approvals');
+  });
+
+  it("shows a request's JSON payload in the inbox, collapsed when long, and a decided request's JSON answer", async () => {
+    const ask = async (payload: unknown) => {
+      const asked = await call(`${api.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'ask-json', input: { payload } } });
+      expect(asked.body.status, JSON.stringify(asked.body)).toBe('interrupted');
+      return asked.body.approval_id as string;
+    };
+    const short = await ask({ city: 'Paris' });
+    const long = await ask({ items: Array.from({ length: 20 }, (_, i) => i) });
+
+    const page = await open(`#/inbox/${encodeURIComponent(short)}`);
+    const payload = page.getByLabel('Payload of the request');
+    await payload.waitFor();
+    expect(await payload.textContent()).toBe(JSON.stringify({ city: 'Paris' }, null, 2));
+    expect(await page.locator('details.json-details').getAttribute('open')).not.toBeNull();
+    await expectAccessible(page, 'a request with a payload');
+
+    const longPage = await open(`#/inbox/${encodeURIComponent(long)}`);
+    const summary = longPage.locator('details.json-details summary');
+    await summary.waitFor();
+    expect(await summary.textContent()).toBe('Payload of the request (24 lines of JSON)');
+    expect(await longPage.locator('details.json-details').getAttribute('open')).toBeNull();
+    expect(await longPage.getByLabel('Payload of the request').isVisible()).toBe(false);
+    await summary.click();
+    expect(await longPage.getByLabel('Payload of the request').textContent()).toBe(JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => i) }, null, 2));
+
+    expect((await call(`${api.url}/api/approval/respond`, { method: 'POST', json: { id: short, resume: { city: 'Lyon' } } })).status).toBe(200);
+    expect((await call(`${api.url}/api/approval/respond`, { method: 'POST', json: { id: long, approved: false } })).status).toBe(200);
+    const decided = await open('#/approvals/decided');
+    await decided.getByRole('heading', { name: 'Decided approvals', level: 1 }).waitFor();
+    const answered = decided.locator(`tr[data-approval="${short}"] [data-testid=resume]`);
+    await answered.waitFor();
+    expect(await answered.getByLabel(`Answer to ${short}`).textContent()).toBe(JSON.stringify({ city: 'Lyon' }, null, 2));
+    expect(await decided.locator(`tr[data-approval="${long}"] [data-testid=resume]`).textContent()).toBe('none');
+    await expectAccessible(decided, 'decided approvals with an answer');
   });
 
   it('asks before cancelling a run: Keep leaves it, Confirm cancel cancels it', async () => {
