@@ -15,6 +15,7 @@ import {
   type RunJob,
   type Span,
 } from '../domain/types.js';
+import type { EndedNode } from '../ports/run-journal.js';
 import type { EventBody } from '../runtime/run-lifecycle.js';
 import type { RunSignals } from '../runtime/run-signals.js';
 import type { GraphEngine, GraphEngineDeps, GraphSource, GraphStateEdit } from '../runtime/graph-engine.js';
@@ -92,8 +93,45 @@ function expiryOf(value: unknown, askedAt: number): { expires_at?: string; on_ti
   return { expires_at: new Date(askedAt + expires).toISOString(), on_timeout: action };
 }
 
+/** An error's message: an Error's, or the `message` of the plain object a task result carries. */
 function messageOf(error: unknown): string {
-  return clip(error instanceof Error ? error.message : String(error), MAX_ERROR_CHARS);
+  const message = (error as { message?: unknown } | null)?.message;
+  return clip(typeof message === 'string' ? message : String(error), MAX_ERROR_CHARS);
+}
+
+/**
+ * Reads a stream as fast as it comes into a buffer and hands its chunks out in order. LangGraph
+ * drops the chunks not yet read when a graph fails; the engine writes to storage per chunk, so
+ * it reads them all first: a failed run still records every step before its failure.
+ */
+async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<T> {
+  const chunks: T[] = [];
+  let done = false;
+  let failure: { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  void (async () => {
+    try {
+      for await (const chunk of stream) {
+        chunks.push(chunk);
+        wake?.();
+      }
+    } catch (error) {
+      failure = { error };
+    } finally {
+      done = true;
+      wake?.();
+    }
+  })();
+  for (;;) {
+    if (chunks.length > 0) {
+      yield chunks.shift()!;
+      continue;
+    }
+    if (done) break;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+  if (failure) throw failure.error;
 }
 
 function isInfrastructure(error: unknown): boolean {
@@ -201,8 +239,9 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     const configurable = { thread_id: job.session_id, run_id: run.id };
     const graph = await graphFor(source, tenant, { configurable });
     const config = { configurable };
-    const latest = await store.sessions.getCheckpoint(tenant, job.session_id);
-    const mirror = new StateMirror(latest?.state ?? {});
+    // The first mirrored checkpoint writes every value; the state of a graph session is only ever
+    // the graph's, so nothing needs reading first.
+    const mirror = new StateMirror({});
 
     // What to stream: the run's input or command; a resume's answers; null to go on from the
     // last checkpoint (a re-delivered job whose run got that far, a session resumed).
@@ -228,64 +267,97 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
       if (!started) input = toStreamInput(await store.runs.getRunInput(tenant, run.id));
     }
 
+    // The graph stops when the run is cancelled, or when a write finds the run no longer running.
+    const halt = new AbortController();
+    const graphSignal = AbortSignal.any([signal, halt.signal]);
     /** Tasks of the root graph under way: their node and start. */
     const tasks = new Map<string, { node: string; start: string }>();
+    /** Tasks of the root graph that returned since the last checkpoint: recorded with the next one. */
+    const ended: EndedNode[] = [];
+    /** The last checkpoint (nothing next): the run completes with it once the graph is done. */
+    let last: { patch: JsonObject } | undefined;
     let next: string[] = [];
     let sawInterrupt = false;
-    const span = (node: string, start: string, status: string, error?: string, extra: JsonObject = {}): Span => ({
+    const span = (node: string, start: string, status: string, error?: string): Span => ({
       span_id: newId(),
       parent_id: run.id,
       name: node,
       start,
       end: nowIso(),
-      attributes: { agent_id: run.agent_id, run_id: run.id, node_id: node, status, ...(error ? { error } : {}), ...extra },
+      attributes: { agent_id: run.agent_id, run_id: run.id, node_id: node, status, ...(error ? { error } : {}) },
     });
-    /** The node a writer or model event came from: the one root task under way, or the metadata's node. */
+    /** The node a writer or model event came from: the metadata's node, else the one root task under way. */
     const nodeOf = (metadata?: Record<string, unknown>): string => {
       const named = metadata?.langgraph_node;
       if (typeof named === 'string') return named;
       return tasks.size === 1 ? [...tasks.values()][0]!.node : '';
     };
-    const closeTasks = async (status: string, error?: string) => {
+    /** Records what the step so far has not: tasks that returned, and tasks still open with `status`. */
+    const flushTasks = async (status: string, error?: string) => {
+      for (const done of ended.splice(0)) {
+        await store.sessions.addSpan(tenant, job.session_id, done.span);
+        await publish({ type: 'node_end', node: done.node, status: 'ok' });
+      }
       for (const [id, task] of tasks) {
         tasks.delete(id);
         await store.sessions.addSpan(tenant, job.session_id, span(task.node, task.start, status, error));
         if (status === 'error') await publish({ type: 'node_end', node: task.node, status: 'error' });
       }
     };
+    /** A step of the journal (checkpoint, spans, node events in one round trip); undefined when the run was cancelled. */
+    const step = async (patch: JsonObject, nodeId: string, starts?: readonly string[]) => {
+      try {
+        const recorded = await deps.journal.step(tenant, run, { ended: ended.splice(0), patch, next: nodeId, ...(starts ? { starts } : {}) });
+        lifecycle.counted(recorded.published);
+        return recorded;
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'conflict') return undefined;
+        throw error;
+      }
+    };
 
     try {
       const stream = await graph.stream(input, {
         ...config,
-        signal,
+        signal: graphSignal,
         recursionLimit: recursionLimitOf(graph),
         streamMode: [...STREAM_MODES],
         subgraphs: true,
       });
-      for await (const chunk of stream as AsyncIterable<[string[], string, unknown]>) {
+      for await (const chunk of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
         const [namespace, mode, data] = chunk;
         const root = namespace.length === 0;
         if (mode === 'tasks' && root) {
           const task = data as { id: string; name: string; input?: unknown; error?: unknown; interrupts?: unknown[] };
           if ('input' in task) {
             tasks.set(task.id, { node: task.name, start: nowIso() });
-            await publish({ type: 'node_start', node: task.name });
+            continue;
+          }
+          const began = tasks.get(task.id);
+          tasks.delete(task.id);
+          const start = began?.start ?? nowIso();
+          if (task.error) {
+            const message = messageOf(task.error);
+            await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'error', message));
+            await publish({ type: 'node_end', node: task.name, status: 'error' });
+          } else if ((task.interrupts?.length ?? 0) > 0) {
+            sawInterrupt = true;
+            await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'interrupted'));
           } else {
-            const began = tasks.get(task.id);
-            tasks.delete(task.id);
-            const interrupted = (task.interrupts?.length ?? 0) > 0;
-            const error = task.error ? messageOf(task.error) : undefined;
-            if (interrupted) sawInterrupt = true;
-            const status = error ? 'error' : interrupted ? 'interrupted' : 'ok';
-            await store.sessions.addSpan(tenant, job.session_id, span(task.name, began?.start ?? nowIso(), status, error));
-            if (!interrupted) await publish({ type: 'node_end', node: task.name, status: error ? 'error' : 'ok' });
+            ended.push({ node: task.name, span: span(task.name, start, 'ok') });
           }
         } else if (mode === 'checkpoints' && root) {
           const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string } };
           next = checkpoint.next;
           // The run's first native checkpoint (at __start__) stands for LangGraph's input checkpoint.
           if (checkpoint.metadata?.source === 'input') continue;
-          await store.sessions.appendCheckpoint(tenant, job.session_id, { patch: mirror.patch(checkpoint.values), node_id: nodeIdOf(next), runId: run.id });
+          const patch = mirror.patch(checkpoint.values);
+          // Nothing next: the run completes with this checkpoint once the graph has stored it.
+          if (next.length === 0) {
+            last = { patch };
+            continue;
+          }
+          if (!(await step(patch, nodeIdOf(next), next))) return stopped();
         } else if (mode === 'custom') {
           await publish({ type: 'custom', node: nodeOf(), name: 'custom', data: eventData(data) });
         } else if (mode === 'messages') {
@@ -294,30 +366,39 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
         }
       }
     } catch (error) {
-      if (signal.aborted) {
-        await closeTasks('cancelled');
-        return current(tenant, run.id);
-      }
-      // Cancelled while a checkpoint was mirrored: the canceller ended the run.
-      if (error instanceof AppError && error.code === 'conflict') {
-        await closeTasks('cancelled');
-        return current(tenant, run.id);
-      }
+      // Cancelled (the run's signal, or a write refused once the run was no longer running).
+      if (graphSignal.aborted || (error instanceof AppError && error.code === 'conflict')) return stopped();
       if (isInfrastructure(error)) throw error;
       const message =
         error instanceof GraphRecursionError
           ? `The graph exceeded its step limit (recursionLimit ${recursionLimitOf(graph)}): ${messageOf(error)}`
           : messageOf(error);
-      await closeTasks('error', message);
+      await flushTasks('error', message);
       logger.warn({ err: error, run_id: run.id }, 'graph run failed');
       return fail(message);
     }
-    if (signal.aborted) return current(tenant, run.id);
+    if (signal.aborted) return stopped();
 
-    if (sawInterrupt || next.length > 0) {
+    if (sawInterrupt || (next.length > 0 && !last)) {
       const pending = interruptsOf(await graph.getState(config));
-      if (pending.length > 0) return pause(pending);
+      if (pending.length > 0) {
+        // Tasks that returned in the paused step keep their writes: they are not run again.
+        await flushTasks('interrupted');
+        return pause(pending);
+      }
     }
+    if (last) {
+      const recorded = await step(last.patch, END_NODE);
+      if (!recorded) return stopped();
+      if (recorded.completed) {
+        lifecycle.reached(tenant, recorded.completed);
+        await lifecycle.settled(tenant, recorded.completed, recorded.scheduled ?? true);
+        const { queued_behind: _waiting, ...completed } = recorded.completed;
+        return completed;
+      }
+    }
+    // Stopped without a last checkpoint (an interrupt_before with nothing pending): the run completes as it is.
+    await flushTasks('ok');
     let done;
     try {
       done = await store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
@@ -328,6 +409,13 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     await lifecycle.finished(tenant, done, run.created_at);
     const { queued_behind: _waiting, ...completed } = done;
     return completed;
+
+    /** The run was cancelled: the open tasks' spans say so; the canceller ended the run. */
+    async function stopped(): Promise<Run | undefined> {
+      halt.abort();
+      await flushTasks('cancelled');
+      return current(tenant, run.id);
+    }
 
     /** The run pauses: one pending approval per interrupt (a run paused on several resumes once each is answered). */
     async function pause(interrupts: PendingInterrupt[]): Promise<Run | undefined> {

@@ -6,9 +6,10 @@ import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
-import { createExecutor } from '../runtime/executor.js';
+import { createExecutor, type Execute } from '../runtime/executor.js';
+import type { GraphEngine } from '../runtime/graph-engine.js';
 import { startExpiring } from '../runtime/expiry.js';
-import type { AgentRegistry } from '../runtime/registry.js';
+import { graphEngineOf, type AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
 import { createReaper } from '../runtime/reaper.js';
 import { every } from '../runtime/every.js';
@@ -45,6 +46,8 @@ export interface Composition {
   readonly embedded: boolean;
   /** What ends runs, shared by the executor, the controls, timers and the reaper. */
   readonly lifecycle: RunLifecycle;
+  /** The engine of the graph agents (LangGraph), when the registry has any. */
+  readonly graphs?: GraphEngine;
   /**
    * Executes run jobs from the backend's queue in this process, with what keeps runs from
    * hanging: cancel signals, run deadlines and approval expiries (every second), and the
@@ -84,6 +87,19 @@ export function compose(config: Config, options: ComposeOptions): Composition {
   });
   const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
   const schedules = createScheduleControl({ store, scheduler, agents });
+  // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
+  const graphs = graphEngineOf(agents)?.({
+    store,
+    agents,
+    lifecycle,
+    journal: backend.journal,
+    logger,
+    checkpoints: backend.graphCheckpoints,
+    items: backend.graphItems,
+    retain: config.SERVICE_CHECKPOINTS_RETAIN,
+    maxCheckpointBytes: config.SERVICE_MAX_STATE_BYTES,
+    stepLimit: config.RUN_STEP_LIMIT,
+  });
   let executing = false;
   let stopReconciling: (() => void) | undefined;
   let stopExpiring: (() => void) | undefined;
@@ -98,12 +114,15 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     runs,
     schedules,
     lifecycle,
+    ...(graphs ? { graphs } : {}),
     embedded: backend.mode === 'memory',
     startExecuting() {
       if (executing) return;
       executing = true;
       const signals = new RunSignals(events);
-      const execute = createExecutor({ store, journal: backend.journal, agents, lifecycle, signals, logger, stepLimit: config.RUN_STEP_LIMIT });
+      const native = createExecutor({ store, journal: backend.journal, agents, lifecycle, signals, logger, stepLimit: config.RUN_STEP_LIMIT });
+      // The engine per agent: a graph agent's runs go to the graph engine, the others to the executor.
+      const execute: Execute = (job) => (graphs && agents.get(job.agent_id)?.graph ? graphs.execute(job, signals) : native(job));
       const jobs = createRunJobHandler({ execute, lifecycle, logger });
       backend.consumer().start(jobs.handle, jobs.failed);
       const timers = createRunTimers({ store, runs, lifecycle, logger });

@@ -1,15 +1,26 @@
 import type { Checkpoint, JsonObject, Run, RunEvent, Span } from '../domain/types.js';
 import type { CheckpointMeta, UpdatedRun } from './store.js';
 
-/** A node that returned, as the executor records it. */
-export interface NodeStep {
+/** A node that returned, with its span. */
+export interface EndedNode {
   node: string;
-  /** The node's patch (JSON). */
-  patch: JsonObject;
-  /** The node the session runs next; `__end__` completes the run. */
-  next: string;
-  /** The node's span. */
   span: Span;
+}
+
+/**
+ * One step of a run as an engine records it: the nodes that returned (one for an agent's node;
+ * a graph's superstep may end several parallel tasks, and its first step none), the checkpoint
+ * they lead to, and the nodes that start next.
+ */
+export interface NodeStep {
+  /** The nodes that returned, each with its span and a `node_end` event, in order. */
+  ended: readonly EndedNode[];
+  /** The step's patch (JSON). */
+  patch: JsonObject;
+  /** The node the session runs next (the checkpoint's node_id); `__end__` completes the run. */
+  next: string;
+  /** The nodes whose `node_start` events follow (a graph's parallel tasks). @defaultValue [next], none at `__end__` */
+  starts?: readonly string[];
 }
 
 export interface StepResult {
@@ -37,9 +48,9 @@ export interface RunJournal {
    */
   begin(tenant: string, run: Pick<Run, 'id' | 'session_id' | 'agent_id'>): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }>;
   /**
-   * Records a node that returned: its checkpoint (`conflict` unless the run is the session's
-   * running current run: it was cancelled), its span, `node_end`; then `node_start` of the next
-   * node, or, when that is `__end__`, the run's completion: status `completed`, its root span
+   * Records a step: its checkpoint (`conflict` unless the run is the session's running current
+   * run: it was cancelled), the spans and `node_end` events of the nodes that returned; then the
+   * `node_start` events of the next nodes, or, when `next` is `__end__`, the run's completion: status `completed`, its root span
    * (from its `created_at`), the `completed` event. `payload_too_large` / `bad_request` when
    * the patch would take the state past a limit (nothing is written then).
    */

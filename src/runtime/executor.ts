@@ -194,7 +194,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       try {
         // One step: the checkpoint (the patch alone, O(patch); only while this run still runs),
         // the span, node_end, then node_start of the next node or the run's completion.
-        step = await journal.step(tenant, run, { node, patch: outcome.patch, next: outcome.next, span: nodeSpan(run, node, outcome.start, 'ok') });
+        step = await journal.step(tenant, run, { ended: [{ node, span: nodeSpan(run, node, outcome.start, 'ok') }], patch: outcome.patch, next: outcome.next });
       } catch (error) {
         if (error instanceof AppError && error.code === 'conflict') return stopped(node, outcome.start);
         if (error instanceof AppError && (error.code === 'payload_too_large' || error.code === 'bad_request')) {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Checkpoint, JsonObject, Run, RunJob } from '../domain/types.js';
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
+import type { RunJournal } from '../ports/run-journal.js';
 import type { Store } from '../ports/store.js';
 import type { RunLifecycle } from './run-lifecycle.js';
 import type { RunSignals } from './run-signals.js';
@@ -11,6 +12,8 @@ export interface GraphEngineDeps {
   /** The graph of an agent id (the registry's agents with `graph` set). */
   agents: { get(id: string): { graph?: GraphSource } | undefined };
   lifecycle: RunLifecycle;
+  /** The run path: a step (checkpoint, spans, node events; the last completes the run) in one round trip on Redis. */
+  journal: RunJournal;
   logger: Logger;
   /** The backend's LangGraph storage: checkpoints per thread (a session), memory items per tenant. */
   checkpoints: GraphCheckpointStore;

@@ -27,19 +27,23 @@ export class MemoryRunJournal implements RunJournal {
 
   async step(tenant: string, run: Run, step: NodeStep): Promise<StepResult> {
     const checkpoint = await this.store.sessions.appendCheckpoint(tenant, run.session_id, { patch: step.patch, node_id: step.next, runId: run.id });
-    await this.store.sessions.addSpan(tenant, run.session_id, step.span);
-    const nodeEnd = runEvent(run, { type: 'node_end', node: step.node, status: 'ok' });
-    await this.events.publish(tenant, nodeEnd);
+    const published: RunEvent[] = [];
+    const publish = async (event: RunEvent) => {
+      await this.events.publish(tenant, event);
+      published.push(event);
+    };
+    for (const ended of step.ended) {
+      await this.store.sessions.addSpan(tenant, run.session_id, ended.span);
+      await publish(runEvent(run, { type: 'node_end', node: ended.node, status: 'ok' }));
+    }
     if (step.next !== END_NODE) {
-      const next = runEvent(run, { type: 'node_start', node: step.next });
-      await this.events.publish(tenant, next);
-      return { checkpoint, published: [nodeEnd, next] };
+      for (const node of step.starts ?? [step.next]) await publish(runEvent(run, { type: 'node_start', node }));
+      return { checkpoint, published };
     }
     const completed = await this.store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
     const end = nowIso();
     await this.store.sessions.addSpan(tenant, run.session_id, rootSpan(completed, 'completed', undefined, end));
-    const done = runEvent(run, { type: 'completed' }, end);
-    await this.events.publish(tenant, done);
-    return { checkpoint, completed, published: [nodeEnd, done] };
+    await publish(runEvent(run, { type: 'completed' }, end));
+    return { checkpoint, completed, published };
   }
 }

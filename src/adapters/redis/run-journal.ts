@@ -57,8 +57,10 @@ export class RedisRunJournal implements RunJournal {
     const now = Date.now();
     const ts = nowIso(() => now);
     const completes = step.next === END_NODE;
-    const nodeEnd = runEvent(run, { type: 'node_end', node: step.node, status: 'ok' }, ts);
-    const next = completes ? runEvent(run, { type: 'completed' }, ts) : runEvent(run, { type: 'node_start', node: step.next }, ts);
+    const ends = step.ended.map(({ node }) => runEvent(run, { type: 'node_end', node, status: 'ok' }, ts));
+    const next = completes ? [runEvent(run, { type: 'completed' }, ts)] : (step.starts ?? [step.next]).map((node) => runEvent(run, { type: 'node_start', node }, ts));
+    // Several documents in one argument, one per line (JSON text holds no raw newline).
+    const lines = (docs: readonly unknown[]) => docs.map((doc) => JSON.stringify(doc)).join('\n');
     const reply = await this.c.script<unknown[]>(
       'stepRun',
       [
@@ -87,16 +89,16 @@ export class RedisRunJournal implements RunJournal {
         this.options.eventsRetain,
         this.c.announceChannel(tenant),
         JSON.stringify(tenant),
-        JSON.stringify(step.span),
-        JSON.stringify(nodeEnd),
-        JSON.stringify(next),
+        lines(step.ended.map(({ span }) => span)),
+        lines(ends),
+        lines(next),
         completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
         keys.runIndexPrefix(tenant),
         ...statePairs(step.patch),
       ],
     );
     const checkpoint = metaOfEntry(String(reply[1]), run.session_id);
-    if (!completes) return { checkpoint, published: [nodeEnd, next] };
+    if (!completes) return { checkpoint, published: [...ends, ...next] };
     const done = toRun(flatToObject(reply[2] as unknown[]))!;
     // Its deadline goes now, not when it comes due (the global timers set: another slot on a
     // cluster, so not in the script). Should this fail, the sweep drops a timer whose run ended.
@@ -105,7 +107,7 @@ export class RedisRunJournal implements RunJournal {
       checkpoint,
       completed: Number(reply[3]) > 0 ? { ...done, queued_behind: true } : done,
       scheduled: String(reply[4]) !== '',
-      published: [nodeEnd, next],
+      published: [...ends, ...next],
     };
   }
 }

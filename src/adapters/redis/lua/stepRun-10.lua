@@ -1,8 +1,9 @@
 --[[
-  Records a node that returned, in one round trip: its checkpoint (only while the run is the
-  session's running current run), its span, its `node_end` event; then the `node_start` event of
-  the next node or, when the next node is __end__, the run's completion (status, its root span,
-  the `completed` event).
+  Records a step in one round trip: its checkpoint (only while the run is the session's running
+  current run), the spans and `node_end` events of the nodes that returned (one for an agent's
+  node; none or several for a graph's superstep); then the `node_start` events of the next
+  nodes or, when the next node is __end__, the run's completion (status, its root span, the
+  `completed` event). Several JSON documents in one argument are one per line.
 
   KEYS[1] session hash   KEYS[2] state hash   KEYS[3] checkpoints list   KEYS[4] spans list
   KEYS[5] run hash   KEYS[6] the tenant's event stream   KEYS[7] sessions-by-activity sorted set
@@ -13,8 +14,8 @@
   ARGV[5] now (RFC 3339)   ARGV[6] now (ms)
   ARGV[7] max state bytes   ARGV[8] max state keys   ARGV[9] checkpoints retained   ARGV[10] spans retained
   ARGV[11] events retained   ARGV[12] events channel   ARGV[13] tenant as a JSON string
-  ARGV[14] the node's span JSON   ARGV[15] the node_end event JSON
-  ARGV[16] the next event JSON: node_start of the next node, or `completed`
+  ARGV[14] the span JSON of each node that returned   ARGV[15] their node_end events' JSON
+  ARGV[16] the next events' JSON: node_start of each next node, or `completed` alone
   ARGV[17] the run's root span JSON when it completes, '' otherwise
   ARGV[18] prefix of the tenant's run indexes
   ARGV[19..] pairs: state key, raw JSON value
@@ -40,10 +41,13 @@ local retain = tonumber(ARGV[10])
 local function add_span(json)
   if redis.call('RPUSH', KEYS[4], json) > retain then redis.call('LTRIM', KEYS[4], -retain, -1) end
 end
-add_span(ARGV[14])
-publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[15])
+local function each_line(text, f)
+  for line in string.gmatch(text, '[^\n]+') do f(line) end
+end
+each_line(ARGV[14], add_span)
+each_line(ARGV[15], function(json) publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], json) end)
 if ARGV[17] == '' then
-  publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
+  each_line(ARGV[16], function(json) publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], json) end)
   return {1, entry}
 end
 set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6], nil, nil, { meta[6], seq })
