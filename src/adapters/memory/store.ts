@@ -147,8 +147,11 @@ class MemoryTables {
     }
     data.active.delete(run.id);
     if (!TERMINAL_RUN_STATUSES.includes(status)) return;
-    const approval = run.approval_id ? data.approvals.get(run.approval_id) : undefined;
-    if (approval?.status === 'pending') {
+    // Every pending request of the run: a graph's parallel interrupts pause it on several.
+    const prefix = `${run.id}.`;
+    for (const id of record?.approvalIds ?? (run.approval_id ? [run.approval_id] : [])) {
+      const approval = id.startsWith(prefix) ? data.approvals.get(id) : undefined;
+      if (approval?.status !== 'pending') continue;
       approval.status = 'cancelled';
       approval.decided_by = by;
       approval.decided_at = run.updated_at;
@@ -327,6 +330,9 @@ class MemorySessionStore implements SessionStore {
   }
 }
 
+/** Where a stored run keeps its `graph_input`. */
+const GRAPH_INPUT = Symbol('graph_input');
+
 /** Runs in memory; a session has at most one active run. */
 class MemoryRunStore implements RunStore {
   private readonly keys = new MemoryIdempotencyKeys(() => this.t.clock());
@@ -335,6 +341,11 @@ class MemoryRunStore implements RunStore {
     private readonly t: MemoryTables,
     private readonly onDropped: (tenant: string, runIds: readonly string[]) => void,
   ) {}
+
+  async getRunInput(tenant: string, runId: string): Promise<string | null> {
+    const run = this.t.data(tenant).runs.get(runId) as (Run & { [GRAPH_INPUT]?: string }) | undefined;
+    return run?.[GRAPH_INPUT] ?? null;
+  }
 
   async createRun(tenant: string, newRun: NewRun): Promise<CreatedRun> {
     const replayed = this.replay(tenant, newRun);
@@ -427,6 +438,8 @@ class MemoryRunStore implements RunStore {
       created_at: now,
       updated_at: now,
     };
+    // Kept on the stored run, not copied out with it (a non-enumerable property), gone with it.
+    if (newRun.graph_input !== undefined) Object.defineProperty(run, GRAPH_INPUT, { value: newRun.graph_input, enumerable: false });
     if (newRun.deadline_ms !== undefined) {
       run.deadline_at = new Date(newRun.deadline_ms).toISOString();
       this.t.setTimer({ kind: 'run', tenant, id: run.id, dueMs: newRun.deadline_ms });
@@ -547,7 +560,16 @@ class MemoryApprovalStore implements ApprovalStore {
     const { payload, ...request } = approval;
     const json = payload === undefined ? undefined : approvalJson('payload', payload);
     const data = this.t.data(tenant);
-    if (!data.approvals.has(approval.id)) {
+    const existing = data.approvals.get(approval.id);
+    if (existing?.status === 'pending') {
+      // Asked again while still pending (a run resumed while other requests of its pause remain
+      // unanswered): a running run pauses on it again.
+      const run = data.runs.get(approval.run_id);
+      if (run && (run.status === 'running' || run.status === 'queued')) {
+        run.approval_id = approval.id;
+        this.t.markRun(tenant, run, 'interrupted');
+      }
+    } else if (!existing) {
       const run = data.runs.get(approval.run_id);
       if (run && !ACTIVE_RUN_STATUSES.includes(run.status)) throw conflict(`The run is ${run.status}.`);
       // Kept as JSON gives it back (as on Redis), a copy the caller cannot change.

@@ -1,7 +1,8 @@
 --[[
   Stores a pending approval request and marks its run interrupted, in one step, so a pending
   approval and an interrupted run never exist without each other. Storing the same id again
-  (a retried interrupt) changes nothing. A run that is no longer running (cancelled while its
+  (a retried interrupt) changes nothing, except that a pending one pauses its running run again
+  (a run resumed while other requests of its pause are unanswered). A run that is no longer running (cancelled while its
   node asked) gets no request: the run must be active.
 
   Every key is the tenant's (one Cluster slot); the caller maintains the global gauge counter
@@ -24,7 +25,15 @@
 --@include constants
 --@include runStatus
 local created = 0
-if redis.call('EXISTS', KEYS[1]) == 0 then
+local existing = redis.call('HGET', KEYS[1], 'status')
+if existing == 'pending' then
+  -- Asked again while still pending (a run resumed while other requests of its pause remain
+  -- unanswered): a running run pauses on it again.
+  local status = redis.call('HGET', KEYS[3], 'status')
+  if status == 'running' or status == 'queued' then
+    set_run_status(KEYS[3], KEYS[4], KEYS[6], ARGV[5], ARGV[3], 'interrupted', ARGV[2], ARGV[4], { 'approval_id', redis.call('HGET', KEYS[1], 'id') })
+  end
+elseif not existing then
   local status = redis.call('HGET', KEYS[3], 'status')
   if status and not is_active(status) then return {RUN_STATUS, status} end
   created = 1
