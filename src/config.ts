@@ -134,6 +134,7 @@ const envSchema = z.object({
   RUN_JOB_ATTEMPTS: int(1, 100).default(10),
   RUN_REAPER_INTERVAL_MS: int(1000).default(30_000),
   AGENTS_MODULE: optionalString,
+  LANGGRAPH_CONFIG: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
 });

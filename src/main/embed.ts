@@ -4,18 +4,21 @@ import type { Logger } from 'pino';
 import { loadConfig } from '../config.js';
 import type { AnyRoute } from '../http/route.js';
 import type { Agent } from '../runtime/agent.js';
-import { AgentRegistry, loadAgents } from '../runtime/registry.js';
 import { createApiServer } from './api-server.js';
 import { compose, type Composition } from './compose.js';
 import { createLogger } from './logger.js';
+import { loadAgentsAndGraphs } from './process.js';
 import { securityOptions } from './security.js';
 
 export interface AgentplaneOptions {
-  /** The agents to serve. @defaultValue those of AGENTS_MODULE, else the built-in ones */
+  /**
+   * The agents to serve, beside the graphs of LANGGRAPH_CONFIG (none may have an agent's id).
+   * @defaultValue those of AGENTS_MODULE, else the built-in ones
+   */
   agents?: readonly Agent[];
   /**
    * Settings, as the environment variables of README's Configuration table (`REDIS_URL`,
-   * `SERVICE_AUTH`, …); validated like a process's. @defaultValue process.env
+   * `SERVICE_AUTH`, `LANGGRAPH_CONFIG`, …); validated like a process's. @defaultValue process.env
    */
   env?: Readonly<Record<string, string | undefined>>;
   /** @defaultValue a pino logger at LOG_LEVEL, JSON lines on stdout */
@@ -49,7 +52,7 @@ export interface Agentplane {
 export async function createAgentplane(options: AgentplaneOptions = {}): Promise<Agentplane> {
   const config = loadConfig(options.env ?? process.env);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
-  const agents = options.agents ? new AgentRegistry(options.agents) : await loadAgents(config.AGENTS_MODULE);
+  const agents = await loadAgentsAndGraphs(config, options.agents);
   const composition = compose(config, { logger, agents });
   const api = createApiServer(composition, securityOptions(config, composition.backend.limiters));
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);

@@ -6,16 +6,19 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfigOrExit, type Config } from '../config.js';
 import type { Lifecycle } from '../http/deps.js';
 import { hostPort } from '../http/listen.js';
+import type { Agent } from '../runtime/agent.js';
+import { loadGraphs, withGraphs } from '../runtime/graphs.js';
 import { AgentsModuleError } from '../runtime/load-error.js';
-import { loadAgents } from '../runtime/registry.js';
+import { AgentRegistry, loadAgents } from '../runtime/registry.js';
 import { compose, type Composition } from './compose.js';
 import { createLogger } from './logger.js';
 import { createShutdown, onTerminationSignals } from './shutdown.js';
 
 /**
  * What every process entry point does first: read the config (a bad value prints the variable
- * and exits 1), make the logger, load the agents, and compose the process. With `needsRedis`
- * set, a process that cannot work without Redis says why and exits 1 when REDIS_URL is unset.
+ * and exits 1), make the logger, load the agents and the graphs, and compose the process. With
+ * `needsRedis` set, a process that cannot work without Redis says why and exits 1 when
+ * REDIS_URL is unset.
  */
 export async function bootProcess(options: { needsRedis?: string; config?: Config } = {}): Promise<Composition> {
   const config = options.config ?? loadConfigOrExit();
@@ -25,8 +28,20 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
     process.exit(1);
   }
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
-  const agents = await exitOnStartupError(() => loadAgentsOf(config.AGENTS_MODULE));
+  const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config));
   return compose(config, { logger, agents });
+}
+
+/**
+ * The agents given (createAgentplane's), else those of AGENTS_MODULE or the built-in ones,
+ * beside the graphs of LANGGRAPH_CONFIG. The graphs load first: the agents module is then the
+ * last module imported, whose files `dev --watch` watches (graphs are not reloaded).
+ */
+export async function loadAgentsAndGraphs(config: Config, given?: readonly Agent[]): Promise<AgentRegistry> {
+  const graphs = config.LANGGRAPH_CONFIG ? await loadGraphs(config.LANGGRAPH_CONFIG) : [];
+  const agents = given ?? (await loadAgentsOf(config.AGENTS_MODULE)).list();
+  const own = given ? "createAgentplane's agents" : config.AGENTS_MODULE && `AGENTS_MODULE (${config.AGENTS_MODULE})`;
+  return new AgentRegistry(withGraphs(agents, graphs, own));
 }
 
 /**

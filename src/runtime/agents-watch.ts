@@ -62,7 +62,8 @@ export function watchAgents(options: AgentsWatchOptions): AgentsWatch {
       if (!changed()) continue;
       try {
         const agents = await loadAgentsModule(modulePath);
-        registry.replace(agents);
+        // The graphs of LANGGRAPH_CONFIG stay as they were loaded at start.
+        registry.replace([...agents, ...registry.list().filter((agent) => agent.graph)]);
         logger.info({ module: modulePath, agents: agents.map((agent) => agent.id) }, 'agents reloaded');
       } catch (error) {
         const message = error instanceof AgentsModuleError ? error.message : `${modulePath}: ${(error as Error).message}`;

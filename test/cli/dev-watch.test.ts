@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call } from '../support/app.js';
 import { startProcess, type AgentProcess, type LogLine } from '../support/processes.js';
@@ -8,10 +9,12 @@ import { startProcess, type AgentProcess, type LogLine } from '../support/proces
 /*
  * `agentplane dev --watch` (what `npm run dev` runs): a save of the agents module or of a file
  * it imports reloads the agents in the running process, one log line per reload; the
- * in-memory sessions stay; a broken save is one error line and the old agents keep serving.
+ * in-memory sessions stay; a broken save is one error line and the old agents keep serving;
+ * the LangGraph graph of `--config` is served throughout (loaded once, never reloaded).
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'agentplane-watch-'));
+const GRAPH = fileURLToPath(new URL('../fixtures/langgraph/compiled.ts', import.meta.url));
 let dev: AgentProcess;
 
 const agents = (extra = ''): string => `import { defineAgent } from 'agentplane';
@@ -51,9 +54,10 @@ const agentIds = async (): Promise<string[]> =>
 beforeAll(async () => {
   writeFileSync(join(dir, 'agents.js'), agents());
   writeFileSync(join(dir, 'reply.js'), reply('v1'));
+  writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { graph: `${GRAPH}:graph` } }));
   dev = await startProcess({
     entry: 'src/cli/main.ts',
-    args: ['dev', '--watch'],
+    args: ['dev', '--watch', '--config', join(dir, 'langgraph.json')],
     env: { REDIS_URL: undefined, AGENTS_MODULE: join(dir, 'agents.js'), LOG_LEVEL: 'info' },
     // tsx compiles the sources at start: a minute and more on a loaded 2-core machine.
     readyTimeoutMs: 150_000,
@@ -79,10 +83,11 @@ it('reloads a changed file the module imports: the next run uses the new code, t
   expect(kept.body).toMatchObject({ state: { greeting: 'v1 Ada' } });
 }, 120_000);
 
-it('reloads the module itself: a new agent is listed', async () => {
+it('reloads the module itself: a new agent is listed, the graph stays', async () => {
+  expect(await agentIds()).toEqual(['greeter', 'graph']);
   writeFileSync(join(dir, 'agents.js'), agents(SECOND));
   await nth(reloaded, 2);
-  expect(await agentIds()).toEqual(['greeter', 'second']);
+  expect(await agentIds()).toEqual(['greeter', 'second', 'graph']);
 }, 120_000);
 
 it('a broken save is one error line naming the file; the old agents keep serving', async () => {
@@ -90,7 +95,7 @@ it('a broken save is one error line naming the file; the old agents keep serving
   const line = await nth(failed, 1);
   expect(line.json).toMatchObject({ level: 50 });
   expect(String(line.json!.error)).toMatch(new RegExp(`${join(dir, 'reply.js').replace(/[.]/g, '\\.')}:1\\b.*SyntaxError`));
-  expect(await agentIds()).toEqual(['greeter', 'second']);
+  expect(await agentIds()).toEqual(['greeter', 'second', 'graph']);
   expect(await greet()).toMatchObject({ greeting: 'v2 Ada' });
 
   writeFileSync(join(dir, 'reply.js'), reply('v3'));

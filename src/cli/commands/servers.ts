@@ -6,12 +6,13 @@ import { integer } from '../parse.js';
 // stay the ones `npm start` runs.
 
 /** Overrides of the environment by a server command's options. */
-function environment(overrides: { port?: number; withoutRedis?: boolean }): NodeJS.ProcessEnv {
+function environment(overrides: { port?: number; withoutRedis?: boolean; langgraphConfig?: string }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (overrides.withoutRedis) {
     for (const name of ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS']) delete env[name];
   }
   if (overrides.port !== undefined) env.SERVICE_PORT = String(overrides.port);
+  if (overrides.langgraphConfig !== undefined) env.LANGGRAPH_CONFIG = overrides.langgraphConfig;
   return env;
 }
 
@@ -20,10 +21,12 @@ export function serverCommands(): Command[] {
   const dev = new Command('dev')
     .description('everything in one process on in-memory storage (ignores REDIS_URL and the other Redis settings): http://localhost:8420')
     .option('--port <port>', 'listen port (SERVICE_PORT)', integer(0, 65535))
-    .option('--watch', 'reload the agents of AGENTS_MODULE when its files change (the sessions stay)')
-    .action(async (options: { port?: number; watch?: boolean }) => {
+    .option('--config <file>', 'serve the graphs of a langgraph.json beside the agents (LANGGRAPH_CONFIG)')
+    .option('--watch', 'reload the agents of AGENTS_MODULE when its files change (the sessions stay; LangGraph graphs are not reloaded)')
+    .action(async (options: { port?: number; config?: string; watch?: boolean }) => {
       const [{ runApi }, { loadConfigOrExit }] = await Promise.all([import('../../main/api.js'), import('../../config.js')]);
-      await runApi(loadConfigOrExit(environment({ port: options.port, withoutRedis: true })), { watch: options.watch });
+      const env = environment({ port: options.port, withoutRedis: true, langgraphConfig: options.config });
+      await runApi(loadConfigOrExit(env), { watch: options.watch });
     });
 
   const api = new Command('api')

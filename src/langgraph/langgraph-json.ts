@@ -1,0 +1,89 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
+import { ConfigError } from '../config.js';
+import { ID_PATTERN } from '../domain/types.js';
+
+/** One graph of a `langgraph.json`. */
+export interface GraphEntry {
+  /** The graph id: the agent id. */
+  id: string;
+  /** As written: `./path/file.ts:exportName`. */
+  spec: string;
+  /** The graph file, absolute (relative paths are against the folder of `langgraph.json`). */
+  file: string;
+  /** The export of that file that is, or makes, the graph. */
+  exportName: string;
+  /** The `description` of an entry written as `{ "path": …, "description": … }`. */
+  description?: string;
+}
+
+/** What agentplane reads of a `langgraph.json`; other fields (`node_version`, `dependencies`, …) are `langgraph dev`'s. */
+export interface LangGraphJson {
+  /** The file, absolute. */
+  path: string;
+  graphs: GraphEntry[];
+  /** Its `env`: the variables of the .env file it names, or the object it holds. */
+  env: Record<string, string>;
+}
+
+/** A one-line error about the `langgraph.json` at `path` (LANGGRAPH_CONFIG). */
+export const configError = (path: string, detail: string): ConfigError => new ConfigError('LANGGRAPH_CONFIG', `${path}: ${detail}`);
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Reads and checks a `langgraph.json` (the file `langgraph dev` reads): `graphs` maps a graph
+ * id to `"./path/file.ts:exportName"` (or `{ "path": …, "description": … }`), paths relative to
+ * the file's folder; `env` is a .env file path relative to it, or an object of strings. Each
+ * fault is a {@link ConfigError} of LANGGRAPH_CONFIG, one line naming the file and the fix.
+ */
+export function readLangGraphJson(configPath: string): LangGraphJson {
+  const path = resolve(configPath);
+  if (!existsSync(path)) throw new ConfigError('LANGGRAPH_CONFIG', `no file at ${path}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw configError(path, `not valid JSON: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (!isObject(json) || !isObject(json.graphs)) {
+    throw configError(path, 'no "graphs" object: write { "graphs": { "<id>": "./file.ts:exportName" } }');
+  }
+  const folder = dirname(path);
+  const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
+  return { path, graphs, env: envOf(path, folder, json.env) };
+}
+
+function graphEntry(path: string, folder: string, id: string, entry: unknown): GraphEntry {
+  if (!ID_PATTERN.test(id)) throw configError(path, `the graph id "${id}" is not a valid id: 1 to 128 letters, digits, ".", "_", ":" or "-"`);
+  const spec = isObject(entry) ? entry.path : entry;
+  const description = isObject(entry) && typeof entry.description === 'string' ? entry.description : undefined;
+  const at = typeof spec === 'string' ? spec.lastIndexOf(':') : -1;
+  if (typeof spec !== 'string' || at < 1 || at === spec.length - 1) {
+    throw configError(path, `graph "${id}": ${JSON.stringify(spec ?? null)} is not of the form "./path/file.ts:exportName"`);
+  }
+  return { id, spec, file: resolve(folder, spec.slice(0, at)), exportName: spec.slice(at + 1), description };
+}
+
+function envOf(path: string, folder: string, env: unknown): Record<string, string> {
+  if (env === undefined) return {};
+  if (typeof env === 'string') {
+    const file = resolve(folder, env);
+    if (!existsSync(file)) throw configError(path, `"env" names ${file}, which does not exist`);
+    return parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
+  }
+  if (isObject(env)) {
+    const wrong = Object.entries(env).find(([, value]) => typeof value !== 'string');
+    if (wrong) throw configError(path, `"env": the value of ${wrong[0]} is not a string`);
+    return env as Record<string, string>;
+  }
+  throw configError(path, '"env" is neither the path of a .env file nor an object of strings');
+}
+
+/** Sets each variable of `env` in `process.env` unless it is set already (the environment wins, as with `langgraph dev`). */
+export function applyEnv(env: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (process.env[name] === undefined) process.env[name] = value;
+  }
+}

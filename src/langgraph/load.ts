@@ -1,0 +1,159 @@
+import { existsSync } from 'node:fs';
+import { END, START } from '@langchain/langgraph';
+import type { Agent, NodeSpec } from '../runtime/agent.js';
+import type { GraphSource } from '../runtime/graph-engine.js';
+import { importAgentsModule } from '../runtime/import-module.js';
+import { describeLoadError } from '../runtime/load-error.js';
+import { createGraphEngine } from './engine.js';
+import { applyEnv, configError, readLangGraphJson, type GraphEntry } from './langgraph-json.js';
+
+/*
+ * Exports are recognised by their shape, not with instanceof: a graph file resolves
+ * @langchain/langgraph from its own folder, which may hold another copy than agentplane's.
+ */
+
+/** What a compiled graph (a Pregel) answers to `getGraphAsync()` / `getGraph()`: its nodes by id. */
+interface DrawnGraph {
+  nodes: Record<string, unknown>;
+}
+
+interface CompiledGraph {
+  invoke: (...args: unknown[]) => unknown;
+  stream: (...args: unknown[]) => unknown;
+  getGraphAsync?: () => Promise<DrawnGraph>;
+  getGraph?: () => DrawnGraph;
+}
+
+interface UncompiledGraph {
+  compile: () => unknown;
+}
+
+type GraphFactory = (config: Record<string, unknown>) => unknown;
+
+const isCompiled = (value: unknown): value is CompiledGraph => {
+  const graph = value as Partial<CompiledGraph> | null;
+  return (
+    typeof graph === 'object' && graph !== null && typeof graph.invoke === 'function' && typeof graph.stream === 'function' &&
+    (typeof graph.getGraphAsync === 'function' || typeof graph.getGraph === 'function')
+  );
+};
+
+const isUncompiled = (value: unknown): value is UncompiledGraph =>
+  typeof value === 'object' && value !== null && typeof (value as Partial<UncompiledGraph>).compile === 'function';
+
+/** What a function export is given at load time, to learn the graph's nodes. */
+const LOAD_CONFIG = Object.freeze({ configurable: {} });
+
+const firstLine = (error: unknown): string => String(error instanceof Error ? error.message : error).split('\n')[0]!;
+
+/**
+ * The graphs of a `langgraph.json` as agents, in its order. Its `env` is applied first (a
+ * variable already set keeps its value); each graph file is imported once, however many
+ * graphs it holds. An export may be a compiled graph, an uncompiled `StateGraph` (compiled
+ * here, once, without a checkpointer) or a function, sync or async, given the run's config
+ * and answering either (called once here with `{ configurable: {} }` to learn the nodes).
+ * Every fault is a ConfigError of LANGGRAPH_CONFIG in one line; an error a graph module
+ * throws while loading is named with its file and line.
+ */
+export async function loadGraphAgents(configPath: string): Promise<Agent[]> {
+  const config = readLangGraphJson(configPath);
+  applyEnv(config.env);
+  const modules = new Map<string, Promise<Record<string, unknown>>>();
+  const agents: Agent[] = [];
+  for (const entry of config.graphs) {
+    const fail = (detail: string) => configError(config.path, `graph "${entry.id}" (${entry.spec}): ${detail}`);
+    if (!existsSync(entry.file)) throw fail(`no file at ${entry.file}`);
+    if (!modules.has(entry.file)) modules.set(entry.file, importGraphFile(entry.file));
+    const exports = await modules.get(entry.file)!.catch((error: unknown) => {
+      if ((error as Error | null)?.name === 'ConfigError') throw error;
+      throw fail(describeLoadError(entry.file, error));
+    });
+    if (!Object.hasOwn(exports, entry.exportName)) {
+      throw fail(`${entry.file} has no export "${entry.exportName}" (its exports: ${Object.keys(exports).join(', ') || 'none'})`);
+    }
+    const source = await graphSource(entry, exports[entry.exportName], fail);
+    agents.push(graphAgent(entry, source.nodes, source.load));
+  }
+  return agents;
+}
+
+async function importGraphFile(file: string): Promise<Record<string, unknown>> {
+  return (await importAgentsModule(file)).exports;
+}
+
+const NOT_A_GRAPH = 'is not a graph: export a compiled graph, a StateGraph, or a function that returns one';
+
+/** The compiled graph of what an export is, or of what a function export answers; undefined for anything else. */
+const compiledOf = (value: unknown): CompiledGraph | undefined => {
+  const graph = isUncompiled(value) ? value.compile() : value;
+  return isCompiled(graph) ? graph : undefined;
+};
+
+/** {@link compiledOf} at load time: a StateGraph that does not compile is a fault of the file. */
+function compiledAtLoad(value: unknown, fail: (detail: string) => Error): CompiledGraph | undefined {
+  try {
+    return compiledOf(value);
+  } catch (error) {
+    throw fail(`the StateGraph does not compile: ${firstLine(error)}`);
+  }
+}
+
+/** How to get the graph for a run, and the names of its nodes (the export's graph, or the function's answer at load). */
+async function graphSource(entry: GraphEntry, exported: unknown, fail: (detail: string) => Error): Promise<{ nodes: string[]; load: GraphSource['load'] }> {
+  if (typeof exported !== 'function') {
+    const graph = compiledAtLoad(exported, fail);
+    if (!graph) throw fail(`the export ${NOT_A_GRAPH}`);
+    return { nodes: await nodeNames(graph), load: async () => graph };
+  }
+  const factory = exported as GraphFactory;
+  let answer: unknown;
+  try {
+    answer = await factory(LOAD_CONFIG);
+  } catch (error) {
+    throw fail(`${entry.exportName}({ configurable: {} }) threw: ${firstLine(error)}`);
+  }
+  const graph = compiledAtLoad(answer, fail);
+  if (!graph) throw fail(`what the function returns ${NOT_A_GRAPH}`);
+  const load = async (config: Record<string, unknown>) => {
+    const compiled = compiledOf(await factory(config));
+    if (!compiled) throw new Error(`Graph "${entry.id}" (${entry.spec}): what the function returned ${NOT_A_GRAPH}.`);
+    return compiled;
+  };
+  return { nodes: await nodeNames(graph), load };
+}
+
+async function nodeNames(graph: CompiledGraph): Promise<string[]> {
+  const drawn = graph.getGraphAsync ? await graph.getGraphAsync() : graph.getGraph!();
+  return Object.keys(drawn.nodes).filter((name) => name !== START && name !== END);
+}
+
+/**
+ * A graph as an agent the registry, the routes and the run lifecycle know: its id, its node
+ * names (GET /api/agents), and the {@link GraphSource} the LangGraph engine runs. Its nodes,
+ * edges and `next` are never run by the native executor: they throw if they are.
+ */
+function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load']): Agent {
+  const byEngine = `Graph "${entry.id}" is run by the LangGraph engine`;
+  const specs = new Map<string, Readonly<NodeSpec>>();
+  for (const name of names) {
+    const run = () => {
+      throw new Error(`${byEngine}, not node by node: "${name}" cannot run alone.`);
+    };
+    specs.set(name, Object.freeze({ run }));
+  }
+  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, load, createEngine: createGraphEngine });
+  return Object.freeze({
+    id: entry.id,
+    description: entry.description ?? `LangGraph graph ${entry.spec}`,
+    entry: START,
+    nodes: Object.freeze(Object.fromEntries([...specs].map(([name, spec]) => [name, spec.run]))),
+    edges: Object.freeze({}),
+    graph,
+    next(): string {
+      throw new Error(`${byEngine}: it has no edges of its own.`);
+    },
+    node(name: string): Readonly<NodeSpec> | undefined {
+      return specs.get(name);
+    },
+  });
+}

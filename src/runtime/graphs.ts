@@ -1,0 +1,52 @@
+import { ConfigError } from '../config.js';
+import type { Agent } from './agent.js';
+
+const INSTALL = 'graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core';
+
+// "Cannot find package '@langchain/core' imported from …" (Node), "Cannot find module '@langchain/…'" (require, tsx).
+const MISSING_LANGCHAIN = /Cannot find (?:package|module) '@langchain\//;
+
+/**
+ * The ConfigError that says what to install when `error` is the failure to import src/langgraph/
+ * because `@langchain/langgraph` or `@langchain/core` (optional peer dependencies, which
+ * LangGraph itself imports) cannot be resolved; undefined for any other error.
+ */
+export function missingLangGraph(error: unknown): ConfigError | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  return MISSING_LANGCHAIN.test((error as Error).message) ? new ConfigError('LANGGRAPH_CONFIG', INSTALL) : undefined;
+}
+
+/**
+ * The graphs of the `langgraph.json` at `configPath` (LANGGRAPH_CONFIG) as agents. The LangGraph
+ * side (src/langgraph/) is imported here, only when graphs are configured: a process without
+ * them needs no `@langchain/*` package. Every fault is a one-line ConfigError.
+ */
+export async function loadGraphs(configPath: string): Promise<Agent[]> {
+  let load: typeof import('../langgraph/load.js');
+  try {
+    load = await import('../langgraph/load.js');
+  } catch (error) {
+    throw missingLangGraph(error) ?? error;
+  }
+  return load.loadGraphAgents(configPath);
+}
+
+/**
+ * The agents of a process beside its graphs. A graph takes the place of a built-in agent of
+ * the same id (`ownAgents` unset: the built-ins are examples); the same id as one of the
+ * agents of `ownAgents` (AGENTS_MODULE, or the agents given to `createAgentplane`) is a
+ * ConfigError naming both.
+ */
+export function withGraphs(agents: readonly Agent[], graphs: readonly Agent[], ownAgents: string | undefined): Agent[] {
+  const graphIds = new Set(graphs.map((graph) => graph.id));
+  const clash = ownAgents === undefined ? undefined : agents.find((agent) => graphIds.has(agent.id));
+  if (clash) {
+    const graph = graphs.find((g) => g.id === clash.id)!;
+    throw new ConfigError(
+      'LANGGRAPH_CONFIG',
+      `the graph "${clash.id}" (${graph.graph?.spec}) has the id of an agent of ${ownAgents}; rename one of them`,
+    );
+  }
+  return [...agents.filter((agent) => !graphIds.has(agent.id)), ...graphs];
+}
