@@ -13,7 +13,8 @@ import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
  * run with plain `node` (no tsx): the compiled API and worker on Redis with the example's
  * agents, `agentplane/client` driving a run to `completed`, `agentplane/integrations` and the
  * embedding factory on a Koa app of the project's own, and the image's layout (agents mounted
- * under /app with `node_modules/agentplane -> ..`, as the Dockerfile makes it) with a `.ts` module.
+ * under /app with `node_modules/agentplane -> ..`, as the Dockerfile makes it) with a `.ts` module
+ * and a `.ts` LangGraph graph (LANGGRAPH_CONFIG), first without its optional peer dependencies.
  */
 
 const work = mkdtempSync(join(tmpdir(), 'agentplane-pack-'));
@@ -63,6 +64,17 @@ import examples from '${examples}';
 const shout = async (state: Record<string, unknown>, ctx: NodeContext) => ({ loud: String(state.text).toUpperCase(), by: ctx.agent_id });
 export const typed: Agent = defineAgent({ id: 'typed', description: 'Upper-cases input.text.', entry: 'shout', nodes: { shout }, edges: {} });
 export default [typed, ...examples];
+`;
+
+/** A LangGraph graph in TypeScript, loaded by the compiled API through tsx (LANGGRAPH_CONFIG). */
+const TYPED_GRAPH = `import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+
+const State = Annotation.Root({ text: Annotation<string>, loud: Annotation<string> });
+export const graph = new StateGraph(State)
+  .addNode('shout', (state: typeof State.State) => ({ loud: state.text.toUpperCase() }))
+  .addEdge(START, 'shout')
+  .addEdge('shout', END)
+  .compile();
 `;
 
 /** Node's types rather than a guess: a node that returns a number is refused by tsc. */
@@ -146,6 +158,8 @@ beforeAll(async () => {
     'npm',
     [
       'install', tarball, `koa@${versionOf('koa')}`, `@types/koa@${versionOf('@types/koa')}`, `@types/node@${versionOf('@types/node')}`,
+      // The optional peer dependencies of graphs (LANGGRAPH_CONFIG), as a project with graphs installs them.
+      `@langchain/langgraph@${versionOf('@langchain/langgraph')}`, `@langchain/core@${versionOf('@langchain/core')}`,
       '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline',
     ],
     project,
@@ -236,14 +250,14 @@ describe('the npm package', () => {
     expect(result.waited).toMatchObject({ status: 'completed', state: { greeting: 'Hello, Linus!' } });
   }, 120_000);
 
-  it("loads agents the image's way: a .ts module and an agents package mounted under the package's directory", async () => {
+  it("loads agents and graphs the image's way: a .ts module, an agents package and a .ts graph under the package's directory", async () => {
     // The image: the package at /app, its production dependencies in /app/node_modules, and
     // the link the Dockerfile's deps stage makes; agents mounted at /app/agents.
     const app = join(work, 'image/app');
     cpSync(join(project, 'node_modules/agentplane'), app, { recursive: true });
     mkdirSync(join(app, 'node_modules'));
     for (const entry of readdirSync(join(project, 'node_modules'))) {
-      if (entry !== 'agentplane' && entry !== '.bin' && !entry.startsWith('.')) {
+      if (entry !== 'agentplane' && entry !== '.bin' && entry !== '@langchain' && !entry.startsWith('.')) {
         symlinkSync(join(project, 'node_modules', entry), join(app, 'node_modules', entry));
       }
     }
@@ -253,17 +267,24 @@ describe('the npm package', () => {
     cpSync(join(ROOT, 'examples/agents'), join(app, 'agents'), { recursive: true });
     mkdirSync(join(app, 'typed'));
     writeFileSync(join(app, 'typed/agents.ts'), typedAgents('../agents/index.js'));
+    mkdirSync(join(app, 'graphs'));
+    writeFileSync(join(app, 'graphs/graph.ts'), TYPED_GRAPH);
+    writeFileSync(join(app, 'graphs/langgraph.json'), JSON.stringify({ graphs: { 'typed-graph': './graph.ts:graph' } }));
+    const env = { REDIS_URL: undefined, AGENTS_MODULE: join(app, 'typed/agents.ts'), LANGGRAPH_CONFIG: join(app, 'graphs/langgraph.json'), LOG_LEVEL: 'warn' };
 
-    const api = await startProcess({
-      cwd: app,
-      plainNode: true,
-      entry: 'dist/src/main/api.js',
-      env: { REDIS_URL: undefined, AGENTS_MODULE: join(app, 'typed/agents.ts'), LOG_LEVEL: 'warn' },
-      readyTimeoutMs: 90_000,
-    });
+    // No @langchain/* under /app yet (the image installs production dependencies only): one line saying what to install.
+    const bare = await startProcess({ cwd: app, plainNode: true, entry: 'dist/src/main/api.js', env, ready: 'spawned' });
+    expect(await bare.exited).toBe(1);
+    expect(bare.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '').map((l) => l.text)).toEqual([
+      'Invalid configuration: LANGGRAPH_CONFIG: graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core',
+    ]);
+    symlinkSync(join(project, 'node_modules/@langchain'), join(app, 'node_modules/@langchain'));
+
+    const api = await startProcess({ cwd: app, plainNode: true, entry: 'dist/src/main/api.js', env, readyTimeoutMs: 90_000 });
     try {
-      const agents = (await (await fetch(`${api.url}/api/agents`)).json()) as { agents: { id: string }[] };
-      expect(agents.agents.map((a) => a.id)).toEqual(['typed', 'greeter', 'refund']);
+      const agents = (await (await fetch(`${api.url}/api/agents`)).json()) as { agents: { id: string; nodes: string[]; entry: string }[] };
+      expect(agents.agents.map((a) => a.id)).toEqual(['typed', 'greeter', 'refund', 'typed-graph']);
+      expect(agents.agents.at(-1)).toMatchObject({ nodes: ['shout'], entry: '__start__', description: 'LangGraph graph ./graph.ts:graph' });
       const waited = await fetch(`${api.url}/api/runs/wait`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
