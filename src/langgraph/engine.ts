@@ -8,6 +8,7 @@ import {
   MAX_CUSTOM_EVENT_BYTES,
   MAX_ERROR_CHARS,
   MAX_PROMPT_CHARS,
+  type Approval,
   type ApprovalTimeoutAction,
   type Checkpoint,
   type JsonObject,
@@ -250,17 +251,22 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
       const snapshot = await graph.getState(config);
       const resume: Record<string, unknown> = {};
       const unanswered: PendingInterrupt[] = [];
-      for (const pending of interruptsOf(snapshot)) {
-        const approval = await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id));
-        if (approval?.status === 'approved' || approval?.status === 'rejected') {
-          resume[pending.id] = approval.resume !== undefined ? approval.resume : { approved: approval.status === 'approved', comment: approval.comment ?? '' };
-        } else {
-          unanswered.push(pending);
-        }
+      const interrupts = interruptsOf(snapshot);
+      for (const pending of interrupts) {
+        const answer = answerOf(await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id)));
+        if (answer) resume[pending.id] = answer.value;
+        else unanswered.push(pending);
       }
       // A pause on several interrupts resumes once each is answered.
       if (unanswered.length > 0) return pause(unanswered);
-      if (Object.keys(resume).length > 0) input = new Command({ resume });
+      if (Object.keys(resume).length > 0) {
+        input = new Command({ resume });
+      } else if (interrupts.length === 0) {
+        // The state was edited during the pause: the new checkpoint's task asks afresh (another
+        // interrupt id), and its first interrupt() takes the answer given.
+        const answer = answerOf(await store.approvals.getApproval(tenant, job.approval_id));
+        if (answer) input = new Command({ resume: answer.value });
+      }
     } else if (job.kind === 'start') {
       const saved = await storageOf(tenant).checkpointer.getTuple(config);
       const started = saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id;
@@ -481,6 +487,12 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
   }
 
   return { execute, updateState };
+}
+
+/** What an answered approval resumes its interrupt with: the `resume` given, else `{ approved, comment }`. */
+function answerOf(approval: Approval | null): { value: unknown } | undefined {
+  if (approval?.status !== 'approved' && approval?.status !== 'rejected') return undefined;
+  return { value: approval.resume !== undefined ? approval.resume : { approved: approval.status === 'approved', comment: approval.comment ?? '' } };
 }
 
 /** The interrupts a paused graph waits on, each with the node that asked, in task order. */
