@@ -24,10 +24,16 @@ RUN npm run build
 # node_modules/agentplane -> /app: an agents module anywhere under /app (AGENTS_MODULE, e.g. a
 # folder mounted at /app/agents, with or without its own package.json) resolves
 # `import { defineAgent } from 'agentplane'` to this very package.
+# The LangGraph packages (optional peer dependencies of the npm package, for LANGGRAPH_CONFIG)
+# are production dependencies of the image, at the versions the lock file pins, so graphs run in
+# it as they are: they move from devDependencies to dependencies before the install.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+RUN node -e "const fs = require('node:fs'); const p = require('./package.json'); \
+for (const name of Object.keys(p.peerDependencies)) { p.dependencies[name] = p.devDependencies[name]; delete p.devDependencies[name]; } \
+fs.writeFileSync('package.json', JSON.stringify(p, null, 2));" \
+ && npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && ln -s .. node_modules/agentplane
 

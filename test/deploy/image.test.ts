@@ -78,6 +78,31 @@ describe('Dockerfile', () => {
     expect(pkg.exports).toHaveProperty('.');
   });
 
+  it('installs the LangGraph peer dependencies into the image, at the versions of package.json (graphs run in it)', () => {
+    const deps = dockerStages.find((s) => s.instructions.some((i) => /npm ci\b.*--omit=dev/.test(i)))!;
+    const run = deps.instructions.find((i) => /npm ci\b.*--omit=dev/.test(i))!;
+    // What runs before `npm ci`, run here on a copy of package.json.
+    const before = run.replace(/^RUN\s+/, '').split(/\s*&&\s*npm ci\b/)[0]!;
+    const dir = mkdtempSync(join(tmpdir(), 'agentplane-deps-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), read('package.json'));
+      const moved = spawnSync('sh', ['-c', before], { cwd: dir, encoding: 'utf8' });
+      expect(moved.status, moved.stderr).toBe(0);
+      const original = JSON.parse(read('package.json')) as Record<string, Record<string, string>>;
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+      const peers = Object.keys(original.peerDependencies!);
+      expect(peers).toEqual(expect.arrayContaining(['@langchain/langgraph', '@langchain/core']));
+      for (const name of peers) {
+        expect(pkg.dependencies![name], name).toBe(original.devDependencies![name]);
+        expect(pkg.devDependencies![name], name).toBeUndefined();
+      }
+      // Nothing else moved.
+      expect(Object.keys(pkg.dependencies!).sort()).toEqual([...Object.keys(original.dependencies!), ...peers].sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('puts the compiled code in the image, with the non-TypeScript files beside it (the Lua scripts)', () => {
     const assets = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true }).filter(
       (file) => file.isFile() && !file.name.endsWith('.ts'),
