@@ -1,0 +1,102 @@
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { RedisClient } from '../../src/adapters/redis/connection.js';
+import { ApiClient, closedLoop } from '../runs/client.js';
+import { callsPerRun, commandCalls } from '../runs/stats.js';
+import { cpuSnapshot, type ProcessGroups } from '../runs/wait.js';
+import type { LangGraphBackend } from './options.js';
+
+/** The two agents compared: the built-in native echo and the LangGraph echo graph of examples/langgraph. */
+export const AGENTS = [
+  { id: 'echo', label: 'native echo' },
+  { id: 'lg-echo', label: 'LangGraph echo' },
+] as const;
+
+export type AgentId = (typeof AGENTS)[number]['id'];
+
+/** The processes measured: where the API listens, whose CPU counts, and (Redis) the client that reads INFO. */
+export interface Target {
+  backend: LangGraphBackend;
+  apiUrl: string;
+  groups: ProcessGroups;
+  /** Redis: the benchmark's own connection, for INFO commandstats. */
+  admin?: RedisClient;
+}
+
+/** One agent with one client count in one round. Times in ms, lists sorted ascending. */
+export interface Cell {
+  backend: LangGraphBackend;
+  agent: AgentId;
+  clients: number;
+  round: number;
+  /** Measured runs answered 200 `completed` with `echoed: true`. */
+  runs: number;
+  /** Measured runs answered otherwise. */
+  failed: number;
+  /** Completed runs per second over first request → last answer. */
+  runsPerSec: number;
+  /** POST /api/runs/wait sent → its answer. */
+  latencyMs: number[];
+  cpuMsPerRun: { api: number; workers: number; redis: number };
+  /** Redis: commands per run (INFO commandstats, commands inside Lua included), most frequent first; empty when embedded. */
+  commandsPerRun: [string, number][];
+  /** 1-minute load average when the measured batch started. */
+  loadAvg: number;
+}
+
+/** `wait_ms` of each POST /api/runs/wait: far above any echo run (a 202 counts as a failure). */
+const WAIT_MS = 30_000;
+
+/** One run through POST /api/runs/wait: its latency, or why it failed. */
+async function waitRun(api: ApiClient, agent: AgentId, i: number): Promise<number | string> {
+  const sent = performance.now();
+  const reply = await api.post<{ status: string; state?: { echoed?: unknown } }>('/api/runs/wait', { agent_id: agent, input: { message: `run ${i}` }, wait_ms: WAIT_MS });
+  const ms = performance.now() - sent;
+  if (reply.status !== 200 || reply.body?.status !== 'completed' || reply.body.state?.echoed !== true) {
+    return `${agent}: POST /api/runs/wait answered ${reply.status}: ${reply.text.slice(0, 300)}`;
+  }
+  return ms;
+}
+
+/** `warmup` then `runs` runs of `agent` by `clients` closed-loop clients, with CPU and (Redis) commands per run. */
+export async function measureCell(target: Target, agent: AgentId, clients: number, round: number, warmup: number, runs: number): Promise<Cell> {
+  const api = new ApiClient(target.apiUrl, clients);
+  const timeoutMs = Math.max(120_000, runs * 100);
+  let latencyMs: number[] = [];
+  let failed = 0;
+  const loop = (n: number) =>
+    closedLoop(clients, n, timeoutMs, async (i) => {
+      const outcome = await waitRun(api, agent, i);
+      if (typeof outcome === 'number') latencyMs.push(outcome);
+      else if ((failed += 1) === 1) console.error(outcome);
+    });
+  try {
+    await loop(warmup);
+    latencyMs = [];
+    failed = 0;
+    const loadAvg = loadavg()[0]!;
+    const cpuBefore = cpuSnapshot(target.groups);
+    const callsBefore = target.admin ? await commandCalls(target.admin) : undefined;
+    const elapsedMs = await loop(runs);
+    const cpuAfter = cpuSnapshot(target.groups);
+    const callsAfter = target.admin ? await commandCalls(target.admin) : undefined;
+    const completed = latencyMs.length;
+    const perRun = (k: keyof ProcessGroups) => (cpuAfter[k] - cpuBefore[k]) / completed;
+    return {
+      backend: target.backend,
+      agent,
+      clients,
+      round,
+      runs: completed,
+      failed,
+      runsPerSec: (completed / elapsedMs) * 1000,
+      latencyMs: latencyMs.sort((a, b) => a - b),
+      cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis') },
+      // The benchmark's own INFO calls are not the runs'.
+      commandsPerRun: callsBefore && callsAfter ? callsPerRun(callsBefore, callsAfter, completed).filter(([name]) => name !== 'info') : [],
+      loadAvg,
+    };
+  } finally {
+    api.close();
+  }
+}

@@ -1,0 +1,136 @@
+import { markers, writeGeneratedSection } from '../benchmarks-md.js';
+import { percentile } from '../runs/load.js';
+import type { Machine } from '../runs/report.js';
+import { AGENTS, type AgentId, type Cell } from './measure.js';
+import type { LangGraphBackend, LangGraphBenchOptions } from './options.js';
+
+export const HEADING = '## LangGraph graphs';
+
+/** The goal of issue 26: the LangGraph echo within this factor of the native echo's runs/s. */
+export const GOAL_RATIO = 2;
+
+/** The rounds of one agent, backend and client count: the median round (by runs/s) and every round's runs/s. */
+export interface Summary {
+  median: Cell;
+  rounds: number[];
+  loadAvg: [number, number];
+}
+
+const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const total = (commands: [string, number][]) => commands.reduce((sum, [, n]) => sum + n, 0);
+const label = (agent: AgentId) => AGENTS.find((a) => a.id === agent)!.label;
+const backendLabel = (backend: LangGraphBackend, o: LangGraphBenchOptions) =>
+  backend === 'embedded' ? 'embedded (memory)' : `Redis, API + ${o.workers} worker${o.workers > 1 ? 's' : ''}`;
+
+export function summarize(cells: Cell[], backend: LangGraphBackend, agent: AgentId, clients: number): Summary | undefined {
+  const rounds = cells.filter((c) => c.backend === backend && c.agent === agent && c.clients === clients);
+  if (rounds.length === 0) return undefined;
+  const sorted = [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec);
+  const loads = rounds.map((c) => c.loadAvg);
+  return { median: sorted[Math.floor((sorted.length - 1) / 2)]!, rounds: rounds.map((c) => c.runsPerSec), loadAvg: [Math.min(...loads), Math.max(...loads)] };
+}
+
+/** One row per backend, client count and agent: median runs/s, the rounds, and the median round's details. */
+export function table(cells: Cell[], o: LangGraphBenchOptions): string {
+  const lines = [
+    '| backend | clients | agent | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run: api · workers · redis | Redis commands/run | load avg |',
+    '|---|---:|---|---:|---|---:|---:|---|---:|---|',
+  ];
+  for (const backend of o.backends) {
+    for (const clients of o.clientCounts) {
+      for (const { id } of AGENTS) {
+        const s = summarize(cells, backend, id, clients);
+        if (!s) continue;
+        const m = s.median;
+        const failed = cells.filter((c) => c.backend === backend && c.agent === id && c.clients === clients).reduce((n, c) => n + c.failed, 0);
+        lines.push(
+          `| ${backendLabel(backend, o)} | ${clients} | ${label(id)} | ${fixed(m.runsPerSec, 0)}${failed ? ` (${failed} failed)` : ''} | ` +
+            `${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ` +
+            `${fixed(m.cpuMsPerRun.api, 2)} · ${fixed(m.cpuMsPerRun.workers, 2)} · ${fixed(m.cpuMsPerRun.redis, 2)} | ` +
+            `${m.commandsPerRun.length ? fixed(total(m.commandsPerRun), 1) : 'n/a'} | ${fixed(s.loadAvg[0], 1)}–${fixed(s.loadAvg[1], 1)} |`,
+        );
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Native runs/s over LangGraph runs/s (medians) per backend and client count, and whether each is within the goal. */
+export function ratios(cells: Cell[], o: LangGraphBenchOptions): { line: string; met: boolean }[] {
+  const out: { line: string; met: boolean }[] = [];
+  for (const backend of o.backends) {
+    for (const clients of o.clientCounts) {
+      const native = summarize(cells, backend, 'echo', clients);
+      const graph = summarize(cells, backend, 'lg-echo', clients);
+      if (!native || !graph) continue;
+      const ratio = native.median.runsPerSec / graph.median.runsPerSec;
+      const met = ratio <= GOAL_RATIO;
+      out.push({
+        met,
+        line:
+          `- ${backendLabel(backend, o)}, ${clients} client${clients > 1 ? 's' : ''}: native ${fixed(native.median.runsPerSec, 0)} runs/s, ` +
+          `LangGraph ${fixed(graph.median.runsPerSec, 0)} runs/s: **${fixed(ratio, 2)} ×** (goal ≤ ${GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); ` +
+          `p50 ${fixed(percentile(native.median.latencyMs, 50), 1)} against ${fixed(percentile(graph.median.latencyMs, 50), 1)} ms.`,
+      });
+    }
+  }
+  return out;
+}
+
+/** Redis commands per run of each agent (the median round of the most clients), largest first. */
+export function commandLines(cells: Cell[], o: LangGraphBenchOptions): string[] {
+  const clients = Math.max(...o.clientCounts);
+  return AGENTS.flatMap(({ id }) => {
+    const s = summarize(cells, 'redis', id, clients);
+    if (!s || s.median.commandsPerRun.length === 0) return [];
+    const c = s.median.commandsPerRun;
+    return [`- ${label(id)}: **${fixed(total(c), 1)}** — ${c.map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ')}.`];
+  });
+}
+
+function machineLine(m: Machine, o: LangGraphBenchOptions): string {
+  const parts = [
+    o.backends.includes('embedded') ? `embedded: one API process without REDIS_URL (in-memory adapters) executes the runs itself (WORKER_CONCURRENCY ${o.concurrency})` : '',
+    o.backends.includes('redis')
+      ? `Redis: a private redis-server ${m.redis}, one API process and ${o.workers} worker process${o.workers > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${o.concurrency})`
+      : '',
+  ].filter(Boolean);
+  return `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; ${parts.join('; ')}; the benchmark shares these cores with them and with other users of the machine (load avg column).`;
+}
+
+/** The generated block of the section: command, machine, method, table, ratios and commands per run. */
+export function section(cells: Cell[], m: Machine, o: LangGraphBenchOptions, command: string, source: string): string {
+  const { begin, end } = markers('langgraph');
+  const r = ratios(cells, o);
+  const commands = commandLines(cells, o);
+  return [
+    begin,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    machineLine(m, o),
+    '',
+    'Every process is started with `LANGGRAPH_CONFIG=bench/langgraph/langgraph.json`, which serves the `echo` graph of ' +
+      '`examples/langgraph/echo.ts` (`receive` → `respond`, two nodes, as the built-in echo) as `lg-echo`, so the native `echo` ' +
+      `and the graph run side by side in the same processes. Each client in a closed loop: POST /api/runs/wait ` +
+      '`{agent_id, input: {message}}` (a new session each), the next after the answer (200 `completed` with `echoed: true`, ' +
+      `else counted failed). Per round, for each client count, both agents (native first in odd rounds, LangGraph first in even ` +
+      `ones): ${o.warmup} warm-up runs, then ${o.runs} measured; ${o.rounds} rounds, the median round by runs/s reported (its latency, CPU ` +
+      'and commands), with every round\'s runs/s. runs/s: completed runs over first request → last answer; p50/p99: request ' +
+      'sent → answer. Redis commands per run: INFO commandstats of the private redis-server before and after the measured runs ' +
+      '(commands inside Lua scripts included, the benchmark\'s INFO left out), divided by the runs. SERVICE_RATE_LIMIT off, ' +
+      'SERVICE_SSE_MAX_PER_PRINCIPAL/TENANT 0 (held waits count against them).',
+    '',
+    table(cells, o),
+    '',
+    `Goal: the LangGraph echo within ${GOAL_RATIO} × of the native echo's runs/s — ` +
+      `${r.every((x) => x.met) ? '**met**' : `**not met** in ${r.filter((x) => !x.met).length} of ${r.length} configurations`}.`,
+    '',
+    ...r.map((x) => x.line),
+    ...(commands.length ? ['', `Redis commands per run (${Math.max(...o.clientCounts)} clients, median round):`, '', ...commands] : []),
+    end,
+  ].join('\n');
+}
+
+export function writeSection(body: string): void {
+  writeGeneratedSection(HEADING, 'langgraph', body);
+}
