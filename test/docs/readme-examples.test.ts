@@ -16,11 +16,29 @@ import { eventsMismatch, runCurl, type CurlAnswer } from './run-curl.js';
  * commands after it use the value. A read (a GET that is not a stream) that follows a run
  * started with 202 may see the run before its worker got to it, as a person reading a moment
  * later would not: a read that does not match is read again until it does, for a few seconds.
+ *
+ * "Your own agents" runs against its own server, started as the section's command says (both
+ * example folders of the repository at once).
  */
 
-const SECTIONS = ['API', 'Runs and approvals', 'Live events', 'Schedules'];
+/** A fresh `npm start` and the sections run against it. */
+interface Server {
+  sections: readonly string[];
+  env: Record<string, string>;
+  /** The command of the sections that starts this server, when they show one. */
+  command?: string;
+}
+
+const SERVERS: readonly Server[] = [
+  // A short heartbeat: the Live events example shows a `: keep-alive` line.
+  { sections: ['API', 'Runs and approvals', 'Live events', 'Schedules'], env: { SERVICE_SSE_HEARTBEAT_MS: '300' } },
+  {
+    sections: ['Your own agents'],
+    env: { AGENTS_MODULE: 'examples/agents/index.js', LANGGRAPH_CONFIG: 'examples/langgraph/langgraph.json' },
+    command: 'AGENTS_MODULE=examples/agents/index.js LANGGRAPH_CONFIG=examples/langgraph/langgraph.json npm start',
+  },
+];
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const steps = readmeSteps(README, SECTIONS);
 
 /** How long a read may take to show what a run started before it leads to. */
 const SETTLE_MS = 10_000;
@@ -67,44 +85,47 @@ function difference(answer: CurlAnswer, expect: Expectation | undefined, binding
 const isRead = (step: Step): boolean =>
   !/\s-X\s*(POST|PUT|PATCH|DELETE)\b/.test(step.command) && !/\s(-d|--data\S*)\s/.test(step.command) && !step.expect?.events;
 
-describe('the README examples, run in order against a fresh embedded server', () => {
-  let api: AgentProcess;
-  const bindings = new Map<string, Bindings>(SECTIONS.map((section) => [section, new Map()]));
+for (const server of SERVERS) {
+  describe(`the README examples of ${server.sections.join(', ')}, run in order against a fresh embedded server`, () => {
+    const steps = readmeSteps(README, server.sections);
+    let api: AgentProcess;
+    const bindings = new Map<string, Bindings>(server.sections.map((section) => [section, new Map()]));
 
-  beforeAll(async () => {
-    if (spawnSync('curl', ['--version']).status !== 0) throw new Error('curl is missing: apt-get install -y curl (.ci/run does)');
-    // A short heartbeat: the Live events example shows a `: keep-alive` line.
-    api = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'warn', SERVICE_SSE_HEARTBEAT_MS: '300' } });
-  });
-  afterAll(async () => {
-    await api?.stop();
-  });
+    beforeAll(async () => {
+      if (spawnSync('curl', ['--version']).status !== 0) throw new Error('curl is missing: apt-get install -y curl (.ci/run does)');
+      api = await startProcess({ entry: 'src/main/api.ts', env: { REDIS_URL: undefined, LOG_LEVEL: 'warn', ...server.env }, readyTimeoutMs: 150_000 });
+    }, 180_000);
+    afterAll(async () => {
+      await api?.stop();
+    });
 
-  it('finds examples with answers in every tested section', () => {
-    for (const section of SECTIONS) {
-      expect(
-        steps.filter((step) => step.section === section && step.runs && step.expect),
-        section,
-      ).not.toHaveLength(0);
+    it('finds examples with answers in every tested section', () => {
+      for (const section of server.sections) {
+        expect(
+          steps.filter((step) => step.section === section && step.runs && step.expect),
+          section,
+        ).not.toHaveLength(0);
+      }
+      if (server.command) expect(steps.map((step) => step.command)).toContain(server.command);
+    });
+
+    for (const step of steps.filter((s) => s.runs)) {
+      it(`README.md:${step.line} ${step.command.split('\n')[0]}`, async () => {
+        const sectionBindings = bindings.get(step.section)!;
+        const unbound = /[0-9a-f]{2,}…/.exec(substitute(step.command, sectionBindings));
+        expect(unbound, `${unbound?.[0]} in the command stands for no value an answer above showed`).toBeNull();
+        const command = substitute(step.command, sectionBindings);
+        const events = step.expect?.events;
+        const run = () =>
+          runCurl(command, { baseUrl: api.url, timeoutMs: COMMAND_TIMEOUT_MS, enough: events && ((lines) => eventsMismatch(events, lines) === undefined) });
+
+        let problem = difference(await run(), step.expect, sectionBindings);
+        for (const until = Date.now() + SETTLE_MS; problem !== undefined && isRead(step) && Date.now() < until; ) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          problem = difference(await run(), step.expect, sectionBindings);
+        }
+        expect(problem, `README.md:${step.line}\n${command}`).toBeUndefined();
+      });
     }
   });
-
-  for (const step of steps.filter((s) => s.runs)) {
-    it(`README.md:${step.line} ${step.command.split('\n')[0]}`, async () => {
-      const sectionBindings = bindings.get(step.section)!;
-      const unbound = /[0-9a-f]{2,}…/.exec(substitute(step.command, sectionBindings));
-      expect(unbound, `${unbound?.[0]} in the command stands for no value an answer above showed`).toBeNull();
-      const command = substitute(step.command, sectionBindings);
-      const events = step.expect?.events;
-      const run = () =>
-        runCurl(command, { baseUrl: api.url, timeoutMs: COMMAND_TIMEOUT_MS, enough: events && ((lines) => eventsMismatch(events, lines) === undefined) });
-
-      let problem = difference(await run(), step.expect, sectionBindings);
-      for (const until = Date.now() + SETTLE_MS; problem !== undefined && isRead(step) && Date.now() < until; ) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        problem = difference(await run(), step.expect, sectionBindings);
-      }
-      expect(problem, `README.md:${step.line}\n${command}`).toBeUndefined();
-    });
-  }
-});
+}
