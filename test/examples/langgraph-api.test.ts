@@ -81,8 +81,26 @@ describe.each(BACKENDS)('the example graphs of examples/langgraph through the AP
     expect(run.state).toEqual({ message: 'hi', echoed: true });
     const { state, events, spans } = await shown(api, run);
     expect(state).toMatchObject({ node_id: '__end__', state: { message: 'hi', echoed: true } });
+    // The run's checkpoint at __start__, then one per superstep (LangGraph's input checkpoint apart).
+    const history = (await api.get(`/api/sessions/history?session_id=${run.session_id}`)).body.checkpoints;
+    expect(history.map((c: { seq_num: number; node_id: string; state: unknown }) => [c.seq_num, c.node_id, c.state])).toEqual([
+      [4, '__end__', { message: 'hi', echoed: true }],
+      [3, 'respond', { message: 'hi' }],
+      [2, 'receive', { message: 'hi' }],
+      [1, '__start__', {}],
+    ]);
     expect(flow(events)).toEqual(['node_start:receive', 'node_end:receive:ok', 'node_start:respond', 'node_end:respond:ok', 'completed']);
     expect(spanNames(spans)).toEqual(['receive:ok', 'respond:ok']);
+  });
+
+  it('echo: a non-empty "fail" fails the run in respond with that message', async () => {
+    const run = await wait('echo', { message: 'hi', fail: 'no answer today' });
+    expect(run).toMatchObject({ status: 'failed', error: 'no answer today' });
+    const { state, events, spans } = await shown(api, run);
+    expect(state).toMatchObject({ node_id: 'respond', state: { message: 'hi', fail: 'no answer today' } });
+    expect(flow(events)).toEqual(['node_start:receive', 'node_end:receive:ok', 'node_start:respond', 'node_end:respond:error', 'failed']);
+    expect(events.at(-1)).toMatchObject({ error: 'no answer today' });
+    expect(spans.find((s) => s.name === 'respond')?.attributes).toMatchObject({ status: 'error', error: 'no answer today' });
   });
 
   it('map-reduce: three topics are three count_letters tasks in one step, joined by the reducer, then the summary', async () => {
@@ -93,6 +111,9 @@ describe.each(BACKENDS)('the example graphs of examples/langgraph through the AP
     expect(run.state).toEqual(values);
     const { state, events, spans } = await shown(api, run);
     expect(state).toMatchObject({ node_id: '__end__', state: values });
+    // The step that plans the three Sends names their node once.
+    const history = (await api.get(`/api/sessions/history?session_id=${run.session_id}`)).body.checkpoints;
+    expect(history.map((c: { node_id: string }) => c.node_id)).toEqual(['__end__', 'summarize', 'count_letters', '__start__']);
     const flowed = flow(events);
     // The three workers are planned together: their three starts come first, before any of them ends.
     expect(flowed.slice(0, 3)).toEqual(['node_start:count_letters', 'node_start:count_letters', 'node_start:count_letters']);
@@ -124,6 +145,7 @@ describe.each(BACKENDS)('the example graphs of examples/langgraph through the AP
     expect(pending[0].id.startsWith(`${runId}.`)).toBe(true);
     const run = (await api.get(`/api/runs/${runId}`)).body;
     expect(run).toMatchObject({ status: 'interrupted', approval_id: pending[0].id });
+    expect((await api.get(`/api/sessions/state?session_id=${session_id}`)).body).toMatchObject({ node_id: 'review' });
     return { run, approval: pending[0], last: interrupted };
   };
 
