@@ -10,7 +10,7 @@ import { parseOptions, type BenchOptions } from './options.js';
 import { clientAddresses, commandLines, countCommands, monotonicUs, profilesIn, summarizeProfile } from './profile.js';
 import { startNodeProcess, type BenchChild } from './processes.js';
 import { startBenchRedis, type BenchRedis } from './redis-backend.js';
-import { clusterSection, generated, machine, sourceRevision, table, verdict, writeClusterSection, writeSection, type Measurement } from './report.js';
+import { clusterSection, commandsLine, generated, machine, sourceRevision, table, verdict, writeClusterSection, writeSection, type Measurement } from './report.js';
 import { measureReviewFlow, type ReviewFlow, type ReviewMeasurement } from './review.js';
 import { ChannelRunStops, RunEventStream, type RunStops } from './run-events.js';
 import { callsPerRun, commandCalls, cpuMs } from './stats.js';
@@ -262,7 +262,9 @@ async function main(o: BenchOptions): Promise<void> {
     results.push({ name: redis.name, rows: await measureOn(redis, o) });
     await redis.stop();
   }
-  for (const { name, rows } of results) console.log(`\n${name}${o.repeats > 1 ? `, median of ${o.repeats} passes` : ''}:\n${table(rows)}\n\n${verdict(rows)}`);
+  for (const { name, rows } of results) {
+    console.log(`\n${name}${o.repeats > 1 ? `, median of ${o.repeats} passes` : ''}:\n${table(rows)}\n\n${verdict(rows)}\n\n${rows.map(commandsLine).join('\n')}`);
+  }
   if (!o.write) return;
   if (o.redisCluster) {
     writeClusterSection(clusterSection(results, m!, command, source, o));

@@ -88,7 +88,8 @@ export function verdict(rows: Measurement[]): string {
   );
 }
 
-function commandsLine(row: Measurement): string {
+/** Redis commands per run of a configuration, with the most frequent commands. */
+export function commandsLine(row: Measurement): string {
   const total = row.callsPerRun.reduce((sum, [, n]) => sum + n, 0);
   const top = row.callsPerRun.filter(([, n]) => n >= 0.05).map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ');
   return (
