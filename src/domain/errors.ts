@@ -71,3 +71,8 @@ export const stateTooLarge = (): AppError =>
 /** A write that would take a session's state past SERVICE_MAX_STATE_KEYS (nothing is written). */
 export const stateTooManyKeys = (): AppError =>
   new AppError('bad_request', 'The merged state would have more keys than the limit (SERVICE_MAX_STATE_KEYS).');
+
+/** An infrastructure failure (storage unreachable): the queue retries the job, the run is not ended. */
+export function isUnavailable(error: unknown): boolean {
+  return error instanceof AppError && error.code === 'unavailable';
+}

@@ -262,6 +262,17 @@ export interface Principal {
 export const MAX_ERROR_CHARS = 2_000;
 /** Longest approval prompt kept; longer ones are cut. */
 export const MAX_PROMPT_CHARS = 4_000;
+
+/** What the system may decide at an approval's expiry. */
+export const APPROVAL_TIMEOUT_ACTIONS: readonly ApprovalTimeoutAction[] = ['approve', 'reject', 'fail'];
+/** Longest expiry of an approval request: 30 days. */
+export const MAX_APPROVAL_EXPIRY_MS = 30 * 86_400_000;
+
+/** A failure's message for a run's `error`: an Error's (or an object's `message`), clipped. */
+export function errorMessage(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return clip(typeof message === 'string' ? message : String(error), MAX_ERROR_CHARS);
+}
 /** Largest approval `payload` and `resume`, each in bytes of JSON (64 KiB); larger ones are refused. */
 export const MAX_APPROVAL_JSON_BYTES = 64 * 1024;
 

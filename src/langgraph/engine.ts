@@ -1,12 +1,14 @@
 import { Command, GraphRecursionError } from '@langchain/langgraph';
 import type { Pregel, StateSnapshot } from '@langchain/langgraph';
-import { AppError, badRequest, notFound } from '../domain/errors.js';
+import { AppError, badRequest, isUnavailable, notFound } from '../domain/errors.js';
 import { newId, nowIso } from '../domain/time.js';
 import {
   clip,
   END_NODE,
   MAX_CUSTOM_EVENT_BYTES,
-  MAX_ERROR_CHARS,
+  APPROVAL_TIMEOUT_ACTIONS,
+  errorMessage,
+  MAX_APPROVAL_EXPIRY_MS,
   MAX_PROMPT_CHARS,
   type Approval,
   type ApprovalTimeoutAction,
@@ -43,9 +45,6 @@ interface PendingInterrupt {
 
 /** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
 const STREAM_MODES = ['tasks', 'checkpoints', 'custom', 'messages'] as const;
-const ON_TIMEOUT: readonly string[] = ['approve', 'reject', 'fail'];
-/** Longest `expires_in_ms` of an interrupt: 30 days. */
-const MAX_EXPIRY_MS = 30 * 86_400_000;
 
 /** The approval id of a graph interrupt: the run id, then LangGraph's interrupt id (unique per interrupt). */
 export function graphApprovalId(runId: string, interruptId: string): string {
@@ -89,15 +88,9 @@ export function promptOf(value: unknown): string {
 function expiryOf(value: unknown, askedAt: number): { expires_at?: string; on_timeout?: ApprovalTimeoutAction } {
   if (value === null || typeof value !== 'object') return {};
   const { expires_in_ms: expires, on_timeout: onTimeout } = value as Record<string, unknown>;
-  if (typeof expires !== 'number' || !Number.isInteger(expires) || expires < 1 || expires > MAX_EXPIRY_MS) return {};
-  const action = typeof onTimeout === 'string' && ON_TIMEOUT.includes(onTimeout) ? (onTimeout as ApprovalTimeoutAction) : 'reject';
+  if (typeof expires !== 'number' || !Number.isInteger(expires) || expires < 1 || expires > MAX_APPROVAL_EXPIRY_MS) return {};
+  const action = typeof onTimeout === 'string' && (APPROVAL_TIMEOUT_ACTIONS as readonly string[]).includes(onTimeout) ? (onTimeout as ApprovalTimeoutAction) : 'reject';
   return { expires_at: new Date(askedAt + expires).toISOString(), on_timeout: action };
-}
-
-/** An error's message: an Error's, or the `message` of the plain object a task result carries. */
-function messageOf(error: unknown): string {
-  const message = (error as { message?: unknown } | null)?.message;
-  return clip(typeof message === 'string' ? message : String(error), MAX_ERROR_CHARS);
 }
 
 /**
@@ -133,10 +126,6 @@ async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<T> {
     wake = undefined;
   }
   if (failure) throw failure.error;
-}
-
-function isInfrastructure(error: unknown): boolean {
-  return error instanceof AppError && error.code === 'unavailable';
 }
 
 /** Custom event data: JSON of at most MAX_CUSTOM_EVENT_BYTES, else a note saying it was left out. */
@@ -221,9 +210,9 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     try {
       return await drive(job, run, controller.signal);
     } catch (error) {
-      if (isInfrastructure(error)) throw error;
+      if (isUnavailable(error)) throw error;
       logger.error({ err: error, run_id: run.id }, 'graph run failed outside its nodes');
-      return (await lifecycle.end(tenant, run.id, { status: 'failed', error: messageOf(error), from: ['running'] })) ?? current(tenant, run.id);
+      return (await lifecycle.end(tenant, run.id, { status: 'failed', error: errorMessage(error), from: ['running'] })) ?? current(tenant, run.id);
     } finally {
       signals.release(run.id, controller);
     }
@@ -343,7 +332,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
           tasks.delete(task.id);
           const start = began?.start ?? nowIso();
           if (task.error) {
-            const message = messageOf(task.error);
+            const message = errorMessage(task.error);
             await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'error', message));
             await publish({ type: 'node_end', node: task.name, status: 'error' });
           } else if ((task.interrupts?.length ?? 0) > 0) {
@@ -374,11 +363,11 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     } catch (error) {
       // Cancelled (the run's signal, or a write refused once the run was no longer running).
       if (graphSignal.aborted || (error instanceof AppError && error.code === 'conflict')) return stopped();
-      if (isInfrastructure(error)) throw error;
+      if (isUnavailable(error)) throw error;
       const message =
         error instanceof GraphRecursionError
-          ? `The graph exceeded its step limit (recursionLimit ${recursionLimitOf(graph)}): ${messageOf(error)}`
-          : messageOf(error);
+          ? `The graph exceeded its step limit (recursionLimit ${recursionLimitOf(graph)}): ${errorMessage(error)}`
+          : errorMessage(error);
       await flushTasks('error', message);
       logger.warn({ err: error, run_id: run.id }, 'graph run failed');
       return fail(message);
@@ -396,25 +385,11 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     if (last) {
       const recorded = await step(last.patch, END_NODE);
       if (!recorded) return stopped();
-      if (recorded.completed) {
-        lifecycle.reached(tenant, recorded.completed);
-        await lifecycle.settled(tenant, recorded.completed, recorded.scheduled ?? true);
-        const { queued_behind: _waiting, ...completed } = recorded.completed;
-        return completed;
-      }
+      if (recorded.completed) return lifecycle.completedByStep(tenant, recorded.completed, recorded.scheduled ?? true);
     }
     // Stopped without a last checkpoint (an interrupt_before with nothing pending): the run completes as it is.
     await flushTasks('ok');
-    let done;
-    try {
-      done = await store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'conflict') return current(tenant, run.id);
-      throw error;
-    }
-    await lifecycle.finished(tenant, done, run.created_at);
-    const { queued_behind: _waiting, ...completed } = done;
-    return completed;
+    return lifecycle.complete(tenant, run);
 
     /** The run was cancelled: the open tasks' spans say so; the canceller ended the run. */
     async function stopped(): Promise<Run | undefined> {
@@ -474,7 +449,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
       await graph.updateState(config, values, edit.asNode);
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw badRequest(`The graph refused the update: ${messageOf(error)}`);
+      throw badRequest(`The graph refused the update: ${errorMessage(error)}`);
     }
     const snapshot = await graph.getState(config);
     const written = await store.sessions.appendCheckpoint(tenant, sessionId, {

@@ -1,15 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { approvalJson } from '../domain/approval-json.js';
-import { AppError } from '../domain/errors.js';
+import { AppError, isUnavailable } from '../domain/errors.js';
 import { newId, nowIso } from '../domain/time.js';
 import {
   clip,
   END_NODE,
   MAX_CUSTOM_EVENT_BYTES,
-  MAX_ERROR_CHARS,
+  APPROVAL_TIMEOUT_ACTIONS,
+  errorMessage,
+  MAX_APPROVAL_EXPIRY_MS,
   MAX_PROMPT_CHARS,
-  type ApprovalTimeoutAction,
   type Checkpoint,
   type JsonObject,
   type Run,
@@ -17,7 +18,7 @@ import {
 } from '../domain/types.js';
 import type { RunJob } from '../ports/run-queue.js';
 import type { RunJournal } from '../ports/run-journal.js';
-import type { Store, UpdatedRun } from '../ports/store.js';
+import type { Store } from '../ports/store.js';
 import type { Agent, InterruptDecision, InterruptRequest, NodeContext, NodeSpec } from './agent.js';
 import type { AgentRegistry } from './registry.js';
 import type { EventBody, RunLifecycle } from './run-lifecycle.js';
@@ -68,19 +69,6 @@ function approvalBase(approvalId: string): string {
   return approvalId.split('.').slice(0, 2).join('.');
 }
 
-const ON_TIMEOUT: readonly ApprovalTimeoutAction[] = ['approve', 'reject', 'fail'];
-/** Longest `expires_in_ms` of an interrupt: 30 days. */
-const MAX_EXPIRY_MS = 30 * 86_400_000;
-
-/** An infrastructure failure: the queue retries the job, the run is not ended. */
-function isInfrastructure(error: unknown): boolean {
-  return error instanceof AppError && error.code === 'unavailable';
-}
-
-function messageOf(error: unknown): string {
-  return clip(error instanceof Error ? error.message : String(error), MAX_ERROR_CHARS);
-}
-
 /**
  * Executes run jobs: per node, event `node_start`, the node (tried again per its `retry`), the
  * checkpoint (seq_num + 1, node_id = the next node; written only while the run still runs),
@@ -116,9 +104,9 @@ export function createExecutor(options: ExecutorOptions): Execute {
     try {
       return await drive(job, run, agent, latest, controller.signal);
     } catch (error) {
-      if (isInfrastructure(error)) throw error;
+      if (isUnavailable(error)) throw error;
       logger.error({ err: error, run_id: run.id }, 'run failed outside its nodes');
-      return (await lifecycle.end(tenant, run.id, { status: 'failed', error: messageOf(error), from: ['running'] })) ?? current(tenant, run.id);
+      return (await lifecycle.end(tenant, run.id, { status: 'failed', error: errorMessage(error), from: ['running'] })) ?? current(tenant, run.id);
     } finally {
       signals.release(run.id, controller);
     }
@@ -205,25 +193,11 @@ export function createExecutor(options: ExecutorOptions): Execute {
         throw error;
       }
       lifecycle.counted(step.published);
-      if (step.completed) {
-        lifecycle.reached(tenant, step.completed);
-        await lifecycle.settled(tenant, step.completed, step.scheduled ?? true);
-        const { queued_behind: _waiting, ...completed } = step.completed;
-        return completed;
-      }
+      if (step.completed) return lifecycle.completedByStep(tenant, step.completed, step.scheduled ?? true);
       checkpoint = { ...step.checkpoint, state: { ...checkpoint.state, ...outcome.patch } };
     }
 
-    let done: UpdatedRun;
-    try {
-      done = await store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'conflict') return current(tenant, run.id);
-      throw error;
-    }
-    await lifecycle.finished(tenant, done, run.created_at);
-    const { queued_behind: _waiting, ...completed } = done;
-    return completed;
+    return lifecycle.complete(tenant, run);
 
     /** One node (its `node_start` went out with the step before): its attempts (per `retry`), each from the same checkpoint. */
     async function runNode(agent: Agent, at: Checkpoint, base: string, replay: boolean): Promise<Outcome> {
@@ -286,7 +260,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
         if (error instanceof InterruptSignal) return { kind: 'interrupted', signal: error, base: answers.base, start };
         if (signal.aborted) return { kind: 'cancelled', start };
         logger.warn({ err: error, run_id: run.id, node: at.node_id, attempt }, 'node failed');
-        return { kind: 'error', message: messageOf(error), start };
+        return { kind: 'error', message: errorMessage(error), start };
       } finally {
         local?.abort();
       }
@@ -329,10 +303,10 @@ function toPatch(returned: unknown, node: string): JsonObject {
 function checkInterrupt(request: InterruptRequest): void {
   if (typeof request?.prompt !== 'string') throw new TypeError('ctx.interrupt: prompt must be a string.');
   const { expires_in_ms: expires, on_timeout: onTimeout } = request;
-  if (expires !== undefined && (!Number.isInteger(expires) || expires < 1 || expires > MAX_EXPIRY_MS)) {
+  if (expires !== undefined && (!Number.isInteger(expires) || expires < 1 || expires > MAX_APPROVAL_EXPIRY_MS)) {
     throw new RangeError('ctx.interrupt: expires_in_ms must be an integer from 1 to 2592000000 (30 days).');
   }
-  if (onTimeout !== undefined && !ON_TIMEOUT.includes(onTimeout)) throw new RangeError('ctx.interrupt: on_timeout must be approve, reject or fail.');
+  if (onTimeout !== undefined && !APPROVAL_TIMEOUT_ACTIONS.includes(onTimeout)) throw new RangeError('ctx.interrupt: on_timeout must be approve, reject or fail.');
   if (request.payload !== undefined) {
     try {
       approvalJson('payload', request.payload);

@@ -96,6 +96,31 @@ export class RunLifecycle {
   }
 
   /**
+   * Completes a running run whose engine reached the end without a step that completed it:
+   * resolves with the run, or with it as it is when it was no longer running (cancelled).
+   */
+  async complete(tenant: string, run: Run): Promise<Run | undefined> {
+    let done: UpdatedRun;
+    try {
+      done = await this.options.store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'conflict') return (await this.options.store.runs.getRun(tenant, run.id)) ?? undefined;
+      throw error;
+    }
+    await this.finished(tenant, done, run.created_at);
+    const { queued_behind: _waiting, ...completed } = done;
+    return completed;
+  }
+
+  /** A run a journal step completed (its end event and root span went with the step): metrics, then {@link settled}. */
+  async completedByStep(tenant: string, run: UpdatedRun, scheduled: boolean): Promise<Run> {
+    this.reached(tenant, run);
+    await this.settled(tenant, run, scheduled);
+    const { queued_behind: _waiting, ...completed } = run;
+    return completed;
+  }
+
+  /**
    * After a run reached a terminal status (written by the caller): its root span from `start`,
    * its end event, the metrics, then {@link settled}.
    */
