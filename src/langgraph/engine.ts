@@ -236,8 +236,11 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     // What to stream: the run's input or command; a resume's answers; null to go on from the
     // last checkpoint (a re-delivered job whose run got that far, a session resumed).
     let input: unknown = null;
+    /** The checkpoint the graph goes on from when it is not given new input: LangGraph streams it again, already recorded. */
+    let resumedFrom: unknown;
     if (job.approval_id) {
       const snapshot = await graph.getState(config);
+      resumedFrom = snapshot.config?.configurable?.checkpoint_id;
       const resume: Record<string, unknown> = {};
       const unanswered: PendingInterrupt[] = [];
       const interrupts = interruptsOf(snapshot);
@@ -256,10 +259,11 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
         const answer = answerOf(await store.approvals.getApproval(tenant, job.approval_id));
         if (answer) input = new Command({ resume: answer.value });
       }
-    } else if (job.kind === 'start') {
+    } else {
       const saved = await storageOf(tenant).checkpointer.getTuple(config);
-      const started = saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id;
-      if (!started) input = toStreamInput(await store.runs.getRunInput(tenant, run.id));
+      const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
+      if (started) resumedFrom = saved?.config.configurable?.checkpoint_id;
+      else input = toStreamInput(await store.runs.getRunInput(tenant, run.id));
     }
 
     // The graph stops when the run is cancelled, or when a write finds the run no longer running.
@@ -316,6 +320,9 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
         ...config,
         signal: graphSignal,
         recursionLimit: recursionLimitOf(graph),
+        // Each checkpoint is stored before the next step starts: a step is announced (and
+        // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
+        durability: 'sync',
         streamMode: [...STREAM_MODES],
         subgraphs: true,
       });
@@ -342,10 +349,17 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
             ended.push({ node: task.name, span: span(task.name, start, 'ok') });
           }
         } else if (mode === 'checkpoints' && root) {
-          const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string } };
+          const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string }; config?: { configurable?: { checkpoint_id?: unknown } } };
           next = checkpoint.next;
           // The run's first native checkpoint (at __start__) stands for LangGraph's input checkpoint.
           if (checkpoint.metadata?.source === 'input') continue;
+          // The checkpoint a resumed or taken-over run goes on from is recorded already: only its tasks start again.
+          if (resumedFrom !== undefined && checkpoint.config?.configurable?.checkpoint_id === resumedFrom) {
+            resumedFrom = undefined;
+            mirror.patch(checkpoint.values);
+            for (const node of next) await publish({ type: 'node_start', node });
+            continue;
+          }
           const patch = mirror.patch(checkpoint.values);
           // Nothing next: the run completes with this checkpoint once the graph has stored it.
           if (next.length === 0) {
