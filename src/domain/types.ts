@@ -199,6 +199,7 @@ export const RUN_EVENT_TYPES = [
   'failed',
   'cancelled',
   'custom',
+  'stream',
 ] as const;
 
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
@@ -208,6 +209,9 @@ export const RUN_END_EVENTS: readonly RunEventType[] = ['completed', 'failed', '
 
 /** Largest `data` of a `custom` event (`ctx.emit`), as JSON bytes. */
 export const MAX_CUSTOM_EVENT_BYTES = 16 * 1024;
+
+/** Largest `data` of a `stream` event (a LangGraph stream chunk a LangGraph client asked for), as JSON bytes. */
+export const MAX_STREAM_EVENT_BYTES = 256 * 1024;
 
 /** A run event as published on the EventBus and framed on the SSE stream. */
 export interface RunEvent {
@@ -223,9 +227,9 @@ export interface RunEvent {
   /** approval_decided: the deciding principal's subject, or `timeout` when the approval expired. */
   by?: string;
   error?: string;
-  /** custom: the name given to `ctx.emit`. */
+  /** custom: the name given to `ctx.emit`; stream: the LangGraph stream mode (`mode|namespace` for a subgraph's). */
   name?: string;
-  /** custom: the data given to `ctx.emit` (any JSON). */
+  /** custom: the data given to `ctx.emit` (any JSON); stream: the chunk. */
   data?: unknown;
 }
 

@@ -6,6 +6,7 @@ import {
   clip,
   END_NODE,
   MAX_CUSTOM_EVENT_BYTES,
+  MAX_STREAM_EVENT_BYTES,
   APPROVAL_TIMEOUT_ACTIONS,
   errorMessage,
   MAX_APPROVAL_EXPIRY_MS,
@@ -21,20 +22,11 @@ import {
 import type { EndedNode } from '../ports/run-journal.js';
 import type { EventBody } from '../runtime/run-lifecycle.js';
 import type { RunSignals } from '../runtime/run-signals.js';
-import type { GraphEngine, GraphEngineDeps, GraphSource, GraphStateEdit } from '../runtime/graph-engine.js';
+import type { GraphEngine, GraphEngineDeps, GraphRunInput, GraphSource, GraphStateEdit } from '../runtime/graph-engine.js';
 import { tenantGraphStorage, withTenantStorage } from './graph-storage.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any compiled graph, whatever its channels
 type AnyGraph = Pregel<any, any>;
-
-/**
- * What a LangGraph run is asked to do, kept with the run (`graph_input`): the input of a new
- * run, or a command (`resume`, `update`, `goto`).
- */
-export interface GraphRunInput {
-  input?: unknown;
-  command?: { resume?: unknown; update?: unknown; goto?: unknown };
-}
 
 /** One interrupt of a paused graph, as LangGraph reports it. */
 interface PendingInterrupt {
@@ -45,6 +37,8 @@ interface PendingInterrupt {
 
 /** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
 const STREAM_MODES = ['tasks', 'checkpoints', 'custom', 'messages'] as const;
+/** The LangGraph stream modes a run may publish for a LangGraph client (`messages-tuple` is `messages`). */
+const LIBRARY_MODES: ReadonlySet<string> = new Set(['values', 'updates', 'messages', 'custom', 'debug', 'tasks', 'checkpoints']);
 
 /** The approval id of a graph interrupt: the run id, then LangGraph's interrupt id (unique per interrupt). */
 export function graphApprovalId(runId: string, interruptId: string): string {
@@ -128,11 +122,11 @@ async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<T> {
   if (failure) throw failure.error;
 }
 
-/** Custom event data: JSON of at most MAX_CUSTOM_EVENT_BYTES, else a note saying it was left out. */
-function eventData(value: unknown): unknown {
+/** Event data: JSON of at most `limit` bytes, else a note saying it was left out. */
+function eventData(value: unknown, limit = MAX_CUSTOM_EVENT_BYTES): unknown {
   const json = toJson(value);
   const bytes = Buffer.byteLength(JSON.stringify(json) ?? 'null');
-  return bytes <= MAX_CUSTOM_EVENT_BYTES ? json : { omitted: `${bytes} bytes of JSON, more than ${MAX_CUSTOM_EVENT_BYTES}` };
+  return bytes <= limit ? json : { omitted: `${bytes} bytes of JSON, more than ${limit}` };
 }
 
 /**
@@ -226,9 +220,13 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     const source = sourceOf(job.agent_id);
     if (!source) return fail(`Agent "${job.agent_id}" is not registered on this worker.`);
 
-    const configurable = { thread_id: job.session_id, run_id: run.id };
+    // What the run was asked: its input or command, and a LangGraph client's run options.
+    const asked = parseRunInput(await store.runs.getRunInput(tenant, run.id));
+    const configurable = { ...asked.config?.configurable, thread_id: job.session_id, run_id: run.id };
     const graph = await graphFor(source, tenant, { configurable });
     const config = { configurable };
+    /** The LangGraph stream modes a LangGraph client asked for: their chunks go out as `stream` events. */
+    const wanted = new Set((asked.stream_mode ?? []).map((mode) => (mode === 'messages-tuple' ? 'messages' : mode)).filter((mode) => LIBRARY_MODES.has(mode)));
     // The first mirrored checkpoint writes every value; the state of a graph session is only ever
     // the graph's, so nothing needs reading first.
     const mirror = new StateMirror({});
@@ -263,7 +261,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
       const saved = await storageOf(tenant).checkpointer.getTuple(config);
       const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
       if (started) resumedFrom = saved?.config.configurable?.checkpoint_id;
-      else input = toStreamInput(await store.runs.getRunInput(tenant, run.id));
+      else input = streamInputOf(asked);
     }
 
     // The graph stops when the run is cancelled, or when a write finds the run no longer running.
@@ -318,17 +316,25 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     try {
       const stream = await graph.stream(input, {
         ...config,
+        ...(asked.config?.tags ? { tags: asked.config.tags } : {}),
+        ...(asked.config?.metadata ? { metadata: asked.config.metadata } : {}),
+        ...(asked.context !== undefined && asked.context !== null ? { context: asked.context as Record<string, unknown> } : {}),
+        ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
+        ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
         signal: graphSignal,
-        recursionLimit: recursionLimitOf(graph),
+        recursionLimit: asked.config?.recursion_limit ?? recursionLimitOf(graph),
         // Each checkpoint is stored before the next step starts: a step is announced (and
         // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
         durability: 'sync',
-        streamMode: [...STREAM_MODES],
+        streamMode: [...new Set([...STREAM_MODES, ...wanted])] as (typeof STREAM_MODES)[number][],
         subgraphs: true,
       });
       for await (const chunk of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
         const [namespace, mode, data] = chunk;
         const root = namespace.length === 0;
+        if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
+          await publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(data, MAX_STREAM_EVENT_BYTES) });
+        }
         if (mode === 'tasks' && root) {
           const task = data as { id: string; name: string; input?: unknown; error?: unknown; interrupts?: unknown[] };
           if ('input' in task) {
@@ -495,10 +501,13 @@ function interruptsOf(snapshot: StateSnapshot): PendingInterrupt[] {
   return found;
 }
 
-/** What to stream for a run's stored input: its input, or its command as a LangGraph Command. */
-function toStreamInput(stored: string | null): unknown {
-  if (stored === null) return null;
-  const parsed = JSON.parse(stored) as GraphRunInput;
-  if (parsed.command) return new Command(parsed.command as ConstructorParameters<typeof Command>[0]);
-  return parsed.input ?? null;
+/** A run's stored `graph_input`; nothing asked when it has none. */
+function parseRunInput(stored: string | null): GraphRunInput {
+  return stored === null ? {} : (JSON.parse(stored) as GraphRunInput);
+}
+
+/** What to stream for what a run was asked: its command as a LangGraph Command, else its input. */
+function streamInputOf(asked: GraphRunInput): unknown {
+  if (asked.command) return new Command(asked.command as ConstructorParameters<typeof Command>[0]);
+  return asked.input ?? null;
 }

@@ -11,6 +11,11 @@ export interface StartRunRequest {
   multitask?: Multitask;
   /** Cancel the run with `error: "timeout"` if still active this long after it starts. @defaultValue RUN_TIMEOUT_MS */
   timeout_ms?: number;
+  /**
+   * For a graph agent: what its engine is asked (LangGraph's input or command and run options,
+   * JSON), in place of `input`. @defaultValue `{ input }`
+   */
+  graph?: Record<string, unknown>;
 }
 
 /** What starting or resuming a run answers: the run is queued for a worker. */

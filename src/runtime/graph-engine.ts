@@ -26,6 +26,27 @@ export interface GraphEngineDeps {
   stepLimit: number;
 }
 
+/**
+ * What a LangGraph run is asked to do, kept with the run (`graph_input`, JSON): the input of a
+ * new run or a command, and the LangGraph run options a LangGraph client may give.
+ */
+export interface GraphRunInput {
+  input?: unknown;
+  command?: { resume?: unknown; update?: unknown; goto?: unknown };
+  /** LangGraph's run config: `configurable` (thread_id and run_id are the run's), `tags`, `recursion_limit`, `metadata`. */
+  config?: { configurable?: Record<string, unknown>; tags?: string[]; recursion_limit?: number; metadata?: Record<string, unknown> };
+  /** The graph's runtime context (LangGraph's `context`). */
+  context?: unknown;
+  /** LangGraph stream modes whose chunks the run publishes as `stream` events (`values`, `updates`, `messages`, `custom`, `debug`, `tasks`, `checkpoints`). */
+  stream_mode?: string[];
+  /** Publish the chunks of subgraphs too (their event names carry the namespace: `mode|ns`). */
+  stream_subgraphs?: boolean;
+  interrupt_before?: string[] | '*';
+  interrupt_after?: string[] | '*';
+  /** Run metadata given by the client (kept for its run reads). */
+  metadata?: Record<string, unknown>;
+}
+
 /** Options of a state edit ({@link GraphEngine.updateState}). */
 export interface GraphStateEdit {
   /** Apply only when the session's latest checkpoint has this seq_num (If-Match), else `precondition_failed`. */

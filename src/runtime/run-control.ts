@@ -104,7 +104,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
             // A graph's run starts at its START with the state as it is: the input is the
             // graph's to apply (through its reducers), kept with the run for its engine.
             ...(agent.graph
-              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify({ input: request.input ?? {} }) }
+              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify(request.graph ?? { input: request.input ?? {} }) }
               : { start: { node_id: agent.entry, input: request.input ?? {} } }),
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
             ...(request.multitask === 'enqueue' ? { behind: true } : {}),
