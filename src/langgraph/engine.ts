@@ -481,7 +481,71 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     return (await store.sessions.getCheckpoint(tenant, sessionId, written.seq_num)) ?? { ...written, state: (toJson(snapshot.values) ?? {}) as JsonObject };
   }
 
-  return { execute, updateState };
+  async function threadState(tenant: string, sessionId: string, agentId: string, read: { checkpointId?: string; subgraphs?: boolean } = {}): Promise<JsonObject | null> {
+    const source = sourceOf(agentId);
+    if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);
+    const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
+    const graph = await graphFor(source, tenant, { configurable });
+    const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
+    if (!snapshot.config?.configurable?.checkpoint_id) return null;
+    return threadStateOf(snapshot);
+  }
+
+  async function threadHistory(
+    tenant: string,
+    sessionId: string,
+    agentId: string,
+    read: { limit: number; before?: string; checkpointId?: string; metadata?: Record<string, unknown> },
+  ): Promise<JsonObject[]> {
+    const source = sourceOf(agentId);
+    if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);
+    const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
+    const graph = await graphFor(source, tenant, { configurable });
+    const states: JsonObject[] = [];
+    const options = {
+      limit: read.limit,
+      ...(read.before ? { before: { configurable: { thread_id: sessionId, checkpoint_id: read.before } } } : {}),
+      ...(read.metadata ? { filter: read.metadata } : {}),
+    };
+    for await (const snapshot of graph.getStateHistory({ configurable }, options)) states.push(threadStateOf(snapshot));
+    return states;
+  }
+
+  return { execute, updateState, threadState, threadHistory };
+}
+
+/** A LangGraph checkpoint reference as LangGraph's server shows it; null without one. */
+function checkpointRefOf(config: { configurable?: Record<string, unknown> } | undefined): JsonObject | null {
+  const configurable = config?.configurable;
+  if (!configurable?.thread_id) return null;
+  return {
+    thread_id: String(configurable.thread_id),
+    checkpoint_ns: typeof configurable.checkpoint_ns === 'string' ? configurable.checkpoint_ns : '',
+    checkpoint_id: typeof configurable.checkpoint_id === 'string' ? configurable.checkpoint_id : null,
+    checkpoint_map: (configurable.checkpoint_map as JsonObject | undefined) ?? null,
+  };
+}
+
+/** A state snapshot as LangGraph's server shows a thread's state (`ThreadState`), JSON. */
+export function threadStateOf(snapshot: StateSnapshot): JsonObject {
+  return toJson({
+    values: snapshot.values,
+    next: snapshot.next,
+    tasks: snapshot.tasks.map((task) => ({
+      id: task.id,
+      name: task.name,
+      error: task.error != null ? errorMessage(task.error) : null,
+      interrupts: task.interrupts ?? [],
+      path: task.path ?? null,
+      checkpoint: task.state && 'configurable' in task.state ? checkpointRefOf(task.state as { configurable?: Record<string, unknown> }) : null,
+      state: task.state && 'values' in task.state ? threadStateOf(task.state) : null,
+      result: task.result ?? null,
+    })),
+    metadata: snapshot.metadata ?? {},
+    created_at: snapshot.createdAt ?? null,
+    checkpoint: checkpointRefOf(snapshot.config),
+    parent_checkpoint: checkpointRefOf(snapshot.parentConfig),
+  }) as JsonObject;
 }
 
 /** What an answered approval resumes its interrupt with: the `resume` given, else `{ approved, comment }`. */

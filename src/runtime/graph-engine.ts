@@ -67,6 +67,19 @@ export interface GraphEngine {
    * records the new checkpoint; `conflict` while a run of the session is running.
    */
   updateState(tenant: string, sessionId: string, values: JsonObject, edit?: GraphStateEdit): Promise<Checkpoint>;
+  /**
+   * A graph session's state as LangGraph's server shows a thread's (`ThreadState`: values,
+   * next, tasks with their interrupts, checkpoint, metadata, created_at, parent_checkpoint), at
+   * its latest checkpoint or at `checkpointId`; null when the graph has no checkpoint there.
+   */
+  threadState(tenant: string, sessionId: string, agentId: string, read?: { checkpointId?: string; subgraphs?: boolean }): Promise<JsonObject | null>;
+  /** Its checkpoints as `ThreadState`s, newest first: at most `limit`, older than `before`, filtered by metadata. */
+  threadHistory(
+    tenant: string,
+    sessionId: string,
+    agentId: string,
+    read: { limit: number; before?: string; checkpointId?: string; metadata?: Record<string, unknown> },
+  ): Promise<JsonObject[]>;
 }
 
 /** Builds the {@link GraphEngine} (src/langgraph/engine.ts, reached through the graph agents). */
