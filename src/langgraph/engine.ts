@@ -92,15 +92,16 @@ function expiryOf(value: unknown, askedAt: number): { expires_at?: string; on_ti
  * drops the chunks not yet read when a graph fails; the engine writes to storage per chunk, so
  * it reads them all first: a failed run still records every step before its failure.
  */
-async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<T> {
-  const chunks: T[] = [];
+async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<{ chunk: T; at: string }> {
+  /** Each chunk with when it came (a task's start and end times, however late they are handled). */
+  const chunks: { chunk: T; at: string }[] = [];
   let done = false;
   let failure: { error: unknown } | undefined;
   let wake: (() => void) | undefined;
   void (async () => {
     try {
       for await (const chunk of stream) {
-        chunks.push(chunk);
+        chunks.push({ chunk, at: nowIso() });
         wake?.();
       }
     } catch (error) {
@@ -275,12 +276,12 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     let last: { patch: JsonObject } | undefined;
     let next: string[] = [];
     let sawInterrupt = false;
-    const span = (node: string, start: string, status: string, error?: string): Span => ({
+    const span = (node: string, start: string, status: string, error?: string, end = nowIso()): Span => ({
       span_id: newId(),
       parent_id: run.id,
       name: node,
       start,
-      end: nowIso(),
+      end,
       attributes: { agent_id: run.agent_id, run_id: run.id, node_id: node, status, ...(error ? { error } : {}) },
     });
     /** The node a writer or model event came from: the metadata's node, else the one root task under way. */
@@ -329,7 +330,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
         streamMode: [...new Set([...STREAM_MODES, ...wanted])] as (typeof STREAM_MODES)[number][],
         subgraphs: true,
       });
-      for await (const chunk of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
+      for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
         const [namespace, mode, data] = chunk;
         const root = namespace.length === 0;
         if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
@@ -338,21 +339,21 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
         if (mode === 'tasks' && root) {
           const task = data as { id: string; name: string; input?: unknown; error?: unknown; interrupts?: unknown[] };
           if ('input' in task) {
-            tasks.set(task.id, { node: task.name, start: nowIso() });
+            tasks.set(task.id, { node: task.name, start: at });
             continue;
           }
           const began = tasks.get(task.id);
           tasks.delete(task.id);
-          const start = began?.start ?? nowIso();
+          const start = began?.start ?? at;
           if (task.error) {
             const message = errorMessage(task.error);
-            await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'error', message));
+            await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'error', message, at));
             await publish({ type: 'node_end', node: task.name, status: 'error' });
           } else if ((task.interrupts?.length ?? 0) > 0) {
             sawInterrupt = true;
-            await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'interrupted'));
+            await store.sessions.addSpan(tenant, job.session_id, span(task.name, start, 'interrupted', undefined, at));
           } else {
-            ended.push({ node: task.name, span: span(task.name, start, 'ok') });
+            ended.push({ node: task.name, span: span(task.name, start, 'ok', undefined, at) });
           }
         } else if (mode === 'checkpoints' && root) {
           const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string }; config?: { configurable?: { checkpoint_id?: unknown } } };
