@@ -1,19 +1,18 @@
-import { isDeepStrictEqual } from 'node:util';
 import {
   BaseStore,
   validateNamespace,
   type GetOperation,
   type Item,
   type ListNamespacesOperation,
-  type MatchCondition,
   type Operation,
   type OperationResults,
   type PutOperation,
   type SearchItem,
   type SearchOperation,
 } from '@langchain/langgraph-checkpoint';
-import type { GraphItem, GraphItemStore } from '../ports/graph-storage.js';
+import type { GraphItemStore } from '../ports/graph-storage.js';
 import { badRequest } from '../domain/errors.js';
+import { listGraphNamespaces, parseGraphItem, searchGraphItems, type ParsedGraphItem } from '../runtime/graph-item-queries.js';
 
 export interface AgentplaneStoreOptions {
   /** The tenant every read and write is scoped to. */
@@ -22,52 +21,10 @@ export interface AgentplaneStoreOptions {
   storage: GraphItemStore;
 }
 
-/** Items or namespaces read per storage call while searching or listing. */
-const SCAN_PAGE = 200;
-
-type FilterOperators = Partial<Record<'$eq' | '$ne' | '$gt' | '$gte' | '$lt' | '$lte' | '$in' | '$nin', unknown>>;
-const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin']);
-
-const isOperators = (filter: unknown): filter is FilterOperators =>
-  typeof filter === 'object' && filter !== null && !Array.isArray(filter) && Object.keys(filter).length > 0 && Object.keys(filter).every((k) => OPERATORS.has(k));
-
-/** LangGraph's filter rule for one field: equality, or every operator of an operator object. */
-function matches(value: unknown, filter: unknown): boolean {
-  if (!isOperators(filter)) return isDeepStrictEqual(value, filter);
-  return Object.entries(filter).every(([op, operand]) => {
-    switch (op) {
-      case '$eq':
-        return isDeepStrictEqual(value, operand);
-      case '$ne':
-        return !isDeepStrictEqual(value, operand);
-      case '$gt':
-        return Number(value) > Number(operand);
-      case '$gte':
-        return Number(value) >= Number(operand);
-      case '$lt':
-        return Number(value) < Number(operand);
-      case '$lte':
-        return Number(value) <= Number(operand);
-      case '$in':
-        return Array.isArray(operand) && operand.some((o) => isDeepStrictEqual(value, o));
-      default:
-        return !Array.isArray(operand) || !operand.some((o) => isDeepStrictEqual(value, o));
-    }
-  });
-}
-
-/** Whether a namespace satisfies a prefix or suffix condition (`*` matches any one label). */
-function satisfies(condition: MatchCondition, namespace: string[]): boolean {
-  const { path } = condition;
-  if (path.length > namespace.length) return false;
-  const start = condition.matchType === 'prefix' ? 0 : namespace.length - path.length;
-  return path.every((label, i) => label === '*' || namespace[start + i] === label);
-}
-
-const toItem = (item: GraphItem): Item => ({
+const toItem = (item: ParsedGraphItem): Item => ({
   namespace: item.namespace,
   key: item.key,
-  value: JSON.parse(item.value) as Record<string, unknown>,
+  value: item.value,
   createdAt: new Date(item.createdAt),
   updatedAt: new Date(item.updatedAt),
 });
@@ -117,52 +74,18 @@ export class AgentplaneStore extends BaseStore {
   private async getItem(op: GetOperation): Promise<Item | null> {
     validateNamespace(op.namespace, { allowReservedRoot: true });
     const item = await this.storage.getItem(this.tenant, op.namespace, op.key);
-    return item ? toItem(item) : null;
+    return item ? toItem(parseGraphItem(item)) : null;
   }
 
   /** Items under the prefix matching the filter, by namespace then key, one page. */
   private async searchItems(op: SearchOperation): Promise<SearchItem[]> {
     validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
-    const offset = op.offset ?? 0;
-    const limit = op.limit ?? 10;
-    const found: SearchItem[] = [];
-    let skipped = 0;
-    let cursor: string | undefined;
-    do {
-      const page = await this.storage.scanItems(this.tenant, op.namespacePrefix, cursor, SCAN_PAGE);
-      for (const stored of page.items) {
-        const item = toItem(stored);
-        if (op.filter && !Object.entries(op.filter).every(([field, filter]) => matches(item.value[field], filter))) continue;
-        if (skipped < offset) skipped += 1;
-        else found.push(item);
-        if (found.length >= limit) return found;
-      }
-      cursor = page.next;
-    } while (cursor !== undefined);
-    return found;
+    const found = await searchGraphItems(this.storage, this.tenant, { prefix: op.namespacePrefix, filter: op.filter, offset: op.offset ?? 0, limit: op.limit ?? 10 });
+    return found.map(toItem);
   }
 
   /** Distinct namespaces meeting every condition, cut to `maxDepth`, in order, one page. */
   private async namespaces(op: ListNamespacesOperation): Promise<string[][]> {
-    const conditions = op.matchConditions ?? [];
-    const prefixPath = conditions.find((c) => c.matchType === 'prefix')?.path ?? [];
-    const literal = prefixPath.slice(0, prefixPath.includes('*') ? prefixPath.indexOf('*') : undefined);
-    const seen = new Set<string>();
-    const found: string[][] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.storage.scanNamespaces(this.tenant, literal, cursor, SCAN_PAGE);
-      for (const namespace of page.namespaces) {
-        if (!conditions.every((c) => satisfies(c, namespace))) continue;
-        const cut = op.maxDepth === undefined ? namespace : namespace.slice(0, op.maxDepth);
-        const name = JSON.stringify(cut);
-        if (seen.has(name)) continue;
-        seen.add(name);
-        found.push(cut);
-        if (found.length >= op.offset + op.limit) return found.slice(op.offset);
-      }
-      cursor = page.next;
-    } while (cursor !== undefined);
-    return found.slice(op.offset);
+    return listGraphNamespaces(this.storage, this.tenant, { conditions: op.matchConditions ?? [], maxDepth: op.maxDepth, offset: op.offset, limit: op.limit });
   }
 }
