@@ -181,6 +181,30 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     await this.storage.deleteThread(this.tenant, storageId('thread_id', threadId));
   }
 
+  /**
+   * Copies every checkpoint of `threadId` (each namespace, its channel values and pending
+   * writes, as stored) to `toThreadId`, as LangGraph's server copies a thread: a metadata
+   * `thread_id` naming the source names the copy. The copy keeps every checkpoint the source
+   * held; later puts prune it as any thread. `toThreadId` should hold no checkpoints yet.
+   */
+  async copyThread(threadId: string, toThreadId: string): Promise<void> {
+    const from = storageId('thread_id', threadId);
+    const to = storageId('thread_id', toThreadId);
+    const entries: GraphCheckpointEntry[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.storage.listCheckpoints(this.tenant, from, { cursor, limit: LIST_PAGE });
+      entries.push(...page.entries);
+      cursor = page.next;
+    } while (cursor !== undefined);
+    for (const entry of entries.reverse()) {
+      const metadata = (await deserialize(this.serde, entry.record.metadata)) as Record<string, unknown>;
+      const record = metadata.thread_id === from ? { ...entry.record, metadata: await serialize(this.serde, { ...metadata, thread_id: to }) } : entry.record;
+      await this.storage.putCheckpoint(this.tenant, to, { ns: entry.ns, record, blobs: entry.values, retain: Math.max(this.retain, entries.length) });
+      if (entry.writes.length > 0) await this.storage.putWrites(this.tenant, to, entry.ns, record.checkpointId, entry.writes);
+    }
+  }
+
   private async toTuple(entry: GraphCheckpointEntry): Promise<CheckpointTuple> {
     const { threadId, ns, record } = entry;
     const checkpoint = (await deserialize(this.serde, record.checkpoint)) as Checkpoint;

@@ -455,28 +455,30 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
   async function updateState(tenant: string, sessionId: string, values: JsonObject, edit: GraphStateEdit = {}): Promise<Checkpoint> {
     const session = await store.sessions.getSession(tenant, sessionId);
     if (!session) throw notFound('The session');
-    const source = sourceOf(session.agent_id);
-    if (!source) throw new AppError('unknown_agent', `Agent "${session.agent_id}" is not registered.`);
+    // A session no run has bound yet (a LangGraph thread before its first run) has no native checkpoint either.
+    const agentId = session.agent_id || edit.agentId || '';
+    const source = sourceOf(agentId);
+    if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);
     const latest = await store.sessions.getCheckpoint(tenant, sessionId);
-    if (!latest) throw notFound('A checkpoint of this session');
-    if (edit.ifSeq !== undefined && edit.ifSeq !== latest.seq_num) {
-      throw new AppError('precondition_failed', `The latest checkpoint is seq_num ${latest.seq_num}, not ${edit.ifSeq}.`);
+    if (!latest && session.agent_id !== '') throw notFound('A checkpoint of this session');
+    if (edit.ifSeq !== undefined && edit.ifSeq !== latest?.seq_num) {
+      throw new AppError('precondition_failed', `The latest checkpoint is seq_num ${latest?.seq_num ?? 'none'}, not ${edit.ifSeq}.`);
     }
     const run = await store.runs.latestRun(tenant, sessionId);
     if (run?.status === 'running') throw new AppError('conflict', 'A run of this session is running.');
     const config = { configurable: { thread_id: sessionId } };
     const graph = await graphFor(source, tenant, config);
     try {
-      await graph.updateState(config, values, edit.asNode);
+      await graph.updateState(edit.checkpointId ? { configurable: { ...config.configurable, checkpoint_id: edit.checkpointId } } : config, values, edit.asNode);
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw badRequest(`The graph refused the update: ${errorMessage(error)}`);
     }
     const snapshot = await graph.getState(config);
     const written = await store.sessions.appendCheckpoint(tenant, sessionId, {
-      patch: new StateMirror(latest.state).patch(snapshot.values),
+      patch: new StateMirror(latest?.state ?? {}).patch(snapshot.values),
       node_id: nodeIdOf(snapshot.next),
-      ifSeq: latest.seq_num,
+      ...(latest ? { ifSeq: latest.seq_num } : {}),
       rejectWhileRunning: true,
     });
     return (await store.sessions.getCheckpoint(tenant, sessionId, written.seq_num)) ?? { ...written, state: (toJson(snapshot.values) ?? {}) as JsonObject };
@@ -512,7 +514,17 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     return states;
   }
 
-  return { execute, updateState, threadState, threadHistory };
+  async function copyThread(tenant: string, sessionId: string, toSessionId: string, agentId: string): Promise<void> {
+    const source = sourceOf(agentId);
+    if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);
+    await storageOf(tenant).checkpointer.copyThread(sessionId, toSessionId);
+    const config = { configurable: { thread_id: toSessionId } };
+    const snapshot = await (await graphFor(source, tenant, config)).getState(config);
+    if (!snapshot.config?.configurable?.checkpoint_id) return;
+    await store.sessions.appendCheckpoint(tenant, toSessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
+  }
+
+  return { execute, updateState, threadState, threadHistory, copyThread };
 }
 
 /** A LangGraph checkpoint reference as LangGraph's server shows it; null without one. */

@@ -53,6 +53,13 @@ export interface GraphStateEdit {
   ifSeq?: number;
   /** The node the update is written as (LangGraph's `asNode`). @defaultValue the node that wrote last */
   asNode?: string;
+  /**
+   * The graph agent of a session no run has bound yet (a LangGraph thread created with its
+   * `graph_id`, or copied): the edit goes through that agent's graph. Ignored for a bound session.
+   */
+  agentId?: string;
+  /** Update from this LangGraph checkpoint of the session (a fork) instead of its latest. */
+  checkpointId?: string;
 }
 
 /**
@@ -80,6 +87,12 @@ export interface GraphEngine {
     agentId: string,
     read: { limit: number; before?: string; checkpointId?: string; metadata?: Record<string, unknown> },
   ): Promise<JsonObject[]>;
+  /**
+   * Copies the LangGraph checkpoints of session `sessionId` (a graph of `agentId`) to the new
+   * session `toSessionId` and mirrors the copy's latest one as that session's first native
+   * checkpoint (nothing when the source has none): a copied LangGraph thread.
+   */
+  copyThread(tenant: string, sessionId: string, toSessionId: string, agentId: string): Promise<void>;
 }
 
 /** Builds the {@link GraphEngine} (src/langgraph/engine.ts, reached through the graph agents). */
