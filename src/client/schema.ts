@@ -550,7 +550,7 @@ export interface components {
              */
             ts: string;
             /** @enum {string} */
-            type: "node_start" | "node_end" | "interrupted" | "approval_decided" | "completed" | "failed" | "cancelled" | "custom";
+            type: "node_start" | "node_end" | "interrupted" | "approval_decided" | "completed" | "failed" | "cancelled" | "custom" | "stream";
         };
         RunTicket: {
             run_id: string;
@@ -613,6 +613,7 @@ export interface components {
             status: "running" | "completed" | "failed" | "interrupted" | "cancelled" | "skipped";
         };
         Session: {
+            /** @description the agent its runs belong to; '' for a session created before its first run (a LangGraph thread), which that run binds */
             agent_id: string;
             /**
              * Format: date-time
@@ -620,6 +621,10 @@ export interface components {
              */
             created_at: string;
             id: string;
+            /** @description free-form JSON (a LangGraph thread's metadata), at most 64 KiB; {} when none */
+            metadata: {
+                [key: string]: unknown;
+            };
             tenant_id: string;
             /**
              * Format: date-time

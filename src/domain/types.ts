@@ -13,10 +13,13 @@ export const END_NODE = '__end__';
 
 export interface Session {
   id: string;
+  /** The agent its runs belong to; '' for a session created before any run (its first run binds it). */
   agent_id: string;
   tenant_id: string;
   created_at: string;
   updated_at: string;
+  /** Free-form JSON (a LangGraph thread's metadata), at most MAX_SESSION_METADATA_BYTES; {} by default. */
+  metadata: JsonObject;
 }
 
 export interface Checkpoint {

@@ -24,10 +24,11 @@ export const ErrorSchema = z
 export const SessionSchema = z
   .object({
     id: z.string(),
-    agent_id: z.string(),
+    agent_id: z.string().meta({ description: "the agent its runs belong to; '' for a session created before its first run (a LangGraph thread), which that run binds" }),
     tenant_id: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    metadata: JsonObjectSchema.meta({ description: "free-form JSON (a LangGraph thread's metadata), at most 64 KiB; {} when none" }),
   })
   .meta({ id: 'Session' });
 

@@ -75,6 +75,13 @@ export interface CheckpointWrite {
   withState?: boolean;
 }
 
+/** A session created before its first run ({@link SessionStore.createSession}). */
+export interface NewSession {
+  session_id: string;
+  /** Its metadata, kept as JSON gives it back (null values too). @defaultValue {} */
+  metadata?: JsonObject;
+}
+
 /**
  * Sessions, checkpoints and trace spans. Every method takes the tenant first; a session of
  * another tenant is indistinguishable from a missing one.
@@ -83,6 +90,21 @@ export interface SessionStore {
   getSession(tenant: string, sessionId: string): Promise<Session | null>;
   /** Newest `created_at` first, ties by id. */
   listSessions(tenant: string, options: SessionListOptions): Promise<Session[]>;
+  /**
+   * Creates a session bound to no agent yet (`agent_id` ''), with no checkpoint and no run: a
+   * LangGraph thread created before its first run. It is listed, and expires when idle as any
+   * session does; its first run binds it to the run's agent ({@link RunStore.createRun}).
+   * Throws `conflict` when the session exists (whatever its agent), `payload_too_large` when
+   * the metadata's JSON passes MAX_SESSION_METADATA_BYTES (nothing is written then).
+   */
+  createSession(tenant: string, session: NewSession): Promise<Session>;
+  /**
+   * Shallow-merges `patch` into the session's metadata, a key set to null removed (as a
+   * LangGraph thread patch merges), and answers the session. A write: `updated_at` moves and
+   * expiry counts from it. Throws `not_found`, or `payload_too_large` when the merged
+   * metadata's JSON would pass MAX_SESSION_METADATA_BYTES (nothing is written then).
+   */
+  updateSessionMetadata(tenant: string, sessionId: string, patch: JsonObject): Promise<Session>;
   /**
    * Atomically appends a checkpoint: seq_num = latest + 1, state = merge(latest, patch), in
    * time proportional to the patch. Answers the new checkpoint without its state. Throws
@@ -150,6 +172,11 @@ export interface NewRun {
    * `start.input` is empty, since its state is the graph's.
    */
   graph_input?: string;
+  /**
+   * The metadata of the session when this run creates it (as {@link NewSession.metadata});
+   * ignored when the session exists. @defaultValue {}
+   */
+  metadata?: JsonObject;
 }
 
 /** A page of the tenant's runs matching every filter given ({@link RunStore.findRuns}). */
@@ -204,10 +231,12 @@ export interface ActiveRun {
 /** Runs; a session has at most one active (queued, running, interrupted) run at a time. */
 export interface RunStore {
   /**
-   * Atomically creates the run as `queued`, creating its session when absent, with its first
-   * checkpoint when `start` is given. Throws `conflict` when the session belongs to another
-   * agent, or has an active run and `behind` is not set (or MAX_QUEUED_BEHIND runs wait);
-   * `idempotency_key_reused`, or `conflict` when the run a replayed key created is gone.
+   * Atomically creates the run as `queued`, creating its session when absent (binding it to
+   * the run's agent when it has none yet), with its first checkpoint when `start` is given.
+   * Throws `conflict` when the session belongs to another agent, or has an active run and
+   * `behind` is not set (or MAX_QUEUED_BEHIND runs wait); `idempotency_key_reused`, or
+   * `conflict` when the run a replayed key created is gone; `payload_too_large` for a new
+   * session's `metadata` past its bound.
    */
   createRun(tenant: string, run: NewRun): Promise<CreatedRun>;
   /** The `graph_input` the run was created with; null when it had none or is gone. */

@@ -15,6 +15,7 @@ import { retentionContract } from '../contract/retention.contract.js';
 import { runQueueContract } from '../contract/run-queue.contract.js';
 import { scheduleStoreContract } from '../contract/schedule-store.contract.js';
 import { schedulerContract } from '../contract/scheduler.contract.js';
+import { sessionCreationContract } from '../contract/session-creation.contract.js';
 import { storeContract } from '../contract/store.contract.js';
 import { graphKeysLeft } from '../support/graph-keys.js';
 import { useRedisCluster } from '../support/redis-cluster.js';
@@ -55,6 +56,7 @@ retentionContract('redis cluster', async (options) => {
 });
 scheduleStoreContract('redis cluster', async () => new RedisStore(commands(), { keyPrefix: uniquePrefix() }));
 listingContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('listing'), ...options }));
+sessionCreationContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('sessions'), ...options }));
 
 eventBusContract('redis cluster (sharded pub/sub)', async (retain) => {
   return new RedisEventBus({ redis: commands(), subscriber: forever('subscriber', true), keyPrefix: uniquePrefix('events'), retain });

@@ -54,6 +54,7 @@ describe.each(['redis', 'memory'] as const)('session routes on %s', (mode) => {
       tenant_id: T,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
+      metadata: {},
     });
     const next = await call(`${app.url}/api/sessions?limit=5&offset=50`);
     expect(next.body.sessions.map((s: { id: string }) => s.id)).toEqual(expected.slice(50));

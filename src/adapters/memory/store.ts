@@ -1,5 +1,6 @@
 import { AppError, conflict, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { approvalJson } from '../../domain/approval-json.js';
+import { mergeMetadata, newMetadata } from '../../domain/session-metadata.js';
 import { sortSpans } from '../../domain/spans.js';
 import type { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
 import { MemoryIdempotencyKeys } from './idempotency-keys.js';
@@ -33,6 +34,7 @@ import type {
   CheckpointWrite,
   NewApproval,
   NewRun,
+  NewSession,
   Page,
   RunListOptions,
   RunStore,
@@ -203,6 +205,25 @@ class MemoryTables {
     return checkpoint;
   }
 
+  /** Stores a new session's record, listed (and, when bound to an agent, in its agent's index). */
+  addSession(tenant: string, record: SessionRecord): SessionRecord {
+    const data = this.data(tenant);
+    const { session } = record;
+    data.sessions.set(session.id, record);
+    data.byCreated.add(session.created_at, session.id);
+    if (session.agent_id !== '') this.indexByAgent(tenant, record);
+    return record;
+  }
+
+  /** Adds the session to its agent's index (at its created_at, as the tenant's index has it). */
+  indexByAgent(tenant: string, record: SessionRecord): void {
+    const data = this.data(tenant);
+    const { agent_id: agent, created_at: createdAt, id } = record.session;
+    let byAgent = data.byAgent.get(agent);
+    if (!byAgent) data.byAgent.set(agent, (byAgent = new SortedIndex()));
+    byAgent.add(createdAt, id);
+  }
+
   /** Removes a session with everything of it; answers the pending approvals removed. */
   remove(tenant: string, record: SessionRecord): void {
     const data = this.data(tenant);
@@ -235,13 +256,32 @@ class MemorySessionStore implements SessionStore {
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
     const record = this.t.data(tenant).sessions.get(sessionId);
-    return record ? { ...record.session } : null;
+    return record ? clone(record.session) : null;
   }
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const data = this.t.data(tenant);
     const index = options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
-    return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => ({ ...data.sessions.get(id)!.session }));
+    return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => clone(data.sessions.get(id)!.session));
+  }
+
+  async createSession(tenant: string, newSession: NewSession): Promise<Session> {
+    const metadata = newMetadata(newSession.metadata);
+    if (this.t.data(tenant).sessions.has(newSession.session_id)) throw conflict('The session already exists.');
+    const nowMs = this.t.clock();
+    const now = nowIso(() => nowMs);
+    const session: Session = { id: newSession.session_id, agent_id: '', tenant_id: tenant, created_at: now, updated_at: now, metadata };
+    return clone(this.t.addSession(tenant, newRecord(session, nowMs)).session);
+  }
+
+  async updateSessionMetadata(tenant: string, sessionId: string, patch: JsonObject): Promise<Session> {
+    const record = this.t.data(tenant).sessions.get(sessionId);
+    if (!record) throw notFound('The session');
+    record.session.metadata = mergeMetadata(record.session.metadata, patch);
+    const nowMs = this.t.clock();
+    record.session.updated_at = nowIso(() => nowMs);
+    record.touchedMs = nowMs;
+    return clone(record.session);
   }
 
   async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }> {
@@ -371,9 +411,16 @@ class MemoryRunStore implements RunStore {
     const nowMs = this.t.clock();
     const now = nowIso(() => nowMs);
     const existing = data.sessions.get(newRun.session_id);
+    // A new session's record first (its metadata checked): a refused start leaves nothing behind.
+    const record =
+      existing ??
+      newRecord(
+        { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now, metadata: newMetadata(newRun.metadata) },
+        nowMs,
+      );
     let behind = false;
     if (existing) {
-      if (existing.session.agent_id !== newRun.agent_id) {
+      if (existing.session.agent_id !== '' && existing.session.agent_id !== newRun.agent_id) {
         throw conflict(`This session belongs to agent "${existing.session.agent_id}".`);
       }
       const current = existing.currentRunId ? data.runs.get(existing.currentRunId) : undefined;
@@ -383,26 +430,14 @@ class MemoryRunStore implements RunStore {
         behind = true;
       }
     }
-    if (behind) return this.queueBehind(tenant, existing!, newRun, now);
-    const record: SessionRecord = existing ?? {
-      session: { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now },
-      createdMs: nowMs,
-      touchedMs: nowMs,
-      checkpoints: [],
-      stateBytes: 0,
-      spans: [],
-      runIds: [],
-      approvalIds: new Set(),
-      behind: [],
-    };
+    if (behind) return this.queueBehind(tenant, record, newRun, now);
     // The checkpoint first: it checks the limits, so a refused input leaves nothing behind.
     if (newRun.start) this.t.append(record, newRun.start.node_id, newRun.start.input);
-    if (!existing) {
-      data.sessions.set(record.session.id, record);
-      data.byCreated.add(record.session.created_at, record.session.id);
-      let byAgent = data.byAgent.get(newRun.agent_id);
-      if (!byAgent) data.byAgent.set(newRun.agent_id, (byAgent = new SortedIndex()));
-      byAgent.add(record.session.created_at, record.session.id);
+    if (!existing) this.t.addSession(tenant, record);
+    else if (record.session.agent_id === '') {
+      // A session created before its first run belongs to that run's agent from now on.
+      record.session.agent_id = newRun.agent_id;
+      this.t.indexByAgent(tenant, record);
     }
     const run = this.newRun(tenant, newRun, now);
     record.runIds.push(run.id);
@@ -690,6 +725,11 @@ export class MemoryStore implements Store {
     for (const data of this.tables.tenants.values()) sessions += data.sessions.size;
     return { sessions, schedules: (await this.schedules.listAllSchedules()).length };
   }
+}
+
+/** The record of a session with nothing in it yet. */
+function newRecord(session: Session, nowMs: number): SessionRecord {
+  return { session, createdMs: nowMs, touchedMs: nowMs, checkpoints: [], stateBytes: 0, spans: [], runIds: [], approvalIds: new Set(), behind: [] };
 }
 
 function timerKey(kind: DueTimer['kind'], tenant: string, id: string): string {

@@ -1,3 +1,6 @@
+import { metadataJson } from '../../domain/session-metadata.js';
+import type { JsonObject } from '../../domain/types.js';
+
 /** Converts a flat `[field, value, …]` reply (Lua HGETALL) into an object. */
 export function flatToObject(flat: unknown[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -20,5 +23,15 @@ export function statePairs(patch: Record<string, unknown>): string[] {
   for (const [key, value] of Object.entries(patch)) {
     if (value !== undefined) pairs.push(key, JSON.stringify(value));
   }
+  return pairs;
+}
+
+/**
+ * Session metadata as script pairs (includes/sessionMetadata.lua): each key as JSON and its
+ * value's raw JSON; in a `patch`, a null value is '' (the key goes).
+ */
+export function metadataPairs(metadata: JsonObject, patch: boolean): string[] {
+  const pairs: string[] = [];
+  for (const [key, json] of metadataJson(metadata)) pairs.push(JSON.stringify(key), patch && json === 'null' ? '' : json);
   return pairs;
 }

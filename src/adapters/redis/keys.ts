@@ -10,7 +10,10 @@ export class RedisKeys {
     return `${this.prefix}:{${tenant}}`;
   }
 
-  /** Hash: agent_id, created_at, updated_at, seq, run_id, run_status. */
+  /**
+   * Hash: agent_id ('' until its first run when created before it), created_at, updated_at,
+   * seq, run_id, run_status, metadata_bytes and one `meta:<key as JSON>` field per metadata key.
+   */
   session(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:session:${sessionId}`;
   }

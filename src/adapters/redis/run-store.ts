@@ -5,7 +5,7 @@ import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run
 import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
-import { flatToObject, statePairs } from './hash.js';
+import { flatToObject, metadataPairs, statePairs } from './hash.js';
 import { timerMember } from './timer-store.js';
 
 /**
@@ -45,6 +45,7 @@ export class RedisRunStore implements RunStore {
   async createRun(tenant: string, run: NewRun): Promise<CreatedRun> {
     const { keys } = this.c;
     const now = this.clock();
+    const metadata = metadataPairs(run.metadata ?? {}, false);
     // The tenant joins the set expiry and the reaper visit before its run is written (a global
     // key, outside the script's slot): a run whose later steps fail is still found and ended.
     // Members are never removed, so it is sent once a minute per tenant and process, not per
@@ -90,6 +91,8 @@ export class RedisRunStore implements RunStore {
         run.idempotency?.fingerprint ?? '',
         IDEMPOTENCY_TTL_MS,
         run.graph_input ?? '',
+        metadata.length,
+        ...metadata,
         ...statePairs(run.start?.input ?? {}),
       ],
     );

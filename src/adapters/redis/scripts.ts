@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isCluster, type RedisClient } from './connection.js';
 import { AppError, conflict, idempotencyKeyReused, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
+import { MAX_SESSION_METADATA_BYTES, metadataTooLarge } from '../../domain/session-metadata.js';
 import { ACTIVE_RUN_STATUSES, FINAL_FIRE_STATUSES } from '../../domain/types.js';
 
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
@@ -8,6 +9,8 @@ const SCRIPT_FILES = [
   'appendCheckpoint-4',
   'readCheckpoint-3',
   'listSessions-1',
+  'createSession-3',
+  'updateSessionMetadata-2',
   'deleteSession-20',
   'createRun-14',
   'updateRun-7',
@@ -57,6 +60,10 @@ export const SCRIPT_CODES = {
   IDEMPOTENCY_MISMATCH: -11,
   /** The run the Idempotency-Key started no longer exists. */
   IDEMPOTENT_RUN_GONE: -12,
+  /** The session to create exists. */
+  SESSION_EXISTS: -13,
+  /** The session's metadata would pass MAX_SESSION_METADATA_BYTES; the reply's second element is its JSON size. */
+  METADATA_TOO_LARGE: -14,
 } as const;
 
 /**
@@ -71,10 +78,14 @@ export const STOP_STATE_BYTES = 65_536;
 /** State keys a script reads or writes per HMGET/HSET when it applies a patch (within Lua's unpack limit). */
 export const PATCH_BATCH = 500;
 
+/** Prefix of the session hash's metadata fields (the key as JSON follows): includes/sessionMetadata.lua. */
+export const METADATA_FIELD = 'meta:';
+
 /** What a NOT_FOUND of each script names, in the error message. */
 const NOT_FOUND_SUBJECT: Partial<Record<ScriptName, string>> = {
   appendCheckpoint: 'A checkpoint of this session',
   deleteSession: 'The session',
+  updateSessionMetadata: 'The session',
   updateRun: 'The run',
   decideApproval: 'The approval request',
 };
@@ -107,6 +118,10 @@ export function scriptError(script: ScriptName, reply: readonly unknown[]): AppE
       return idempotencyKeyReused();
     case SCRIPT_CODES.IDEMPOTENT_RUN_GONE:
       return idempotentRunGone();
+    case SCRIPT_CODES.SESSION_EXISTS:
+      return conflict('The session already exists.');
+    case SCRIPT_CODES.METADATA_TOO_LARGE:
+      return metadataTooLarge(Number(detail));
     default:
       return new AppError('internal', `Script ${script} answered the unknown code ${String(reply[0])}.`, { expose: false });
   }
@@ -128,6 +143,8 @@ const GENERATED_INCLUDES: Record<string, (options: ScriptOptions) => string> = {
       `local SMALL_STATE_KEYS = ${SMALL_STATE_KEYS}`,
       `local PATCH_BATCH = ${PATCH_BATCH}`,
       `local STOP_STATE_BYTES = ${STOP_STATE_BYTES}`,
+      `local MAX_SESSION_METADATA_BYTES = ${MAX_SESSION_METADATA_BYTES}`,
+      `local METADATA_FIELD = ${JSON.stringify(METADATA_FIELD)}`,
       ...Object.entries(SCRIPT_CODES).map(([name, code]) => `local ${name} = ${code}`),
     ].join('\n'),
   // Classic pub/sub on one server; on a cluster sharded pub/sub, on the channel in the tenant's

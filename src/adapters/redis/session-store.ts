@@ -7,6 +7,7 @@ import type {
   CheckpointMeta,
   CheckpointPage,
   CheckpointWrite,
+  NewSession,
   Page,
   SessionListOptions,
   SessionStore,
@@ -15,6 +16,7 @@ import type {
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { statePairs } from './hash.js';
+import { RedisSessionRecords, toSession } from './session-records.js';
 import type { JsonObject } from '../../domain/types.js';
 
 /** A history entry: a checkpoint's metadata and how to undo it (the values its patch replaced). */
@@ -38,13 +40,17 @@ const WINDOW_ATTEMPTS = 3;
  * wanted checkpoint makes such a scan exact even when patches land during it.
  */
 export class RedisSessionStore implements SessionStore {
+  private readonly records: RedisSessionRecords;
+
   constructor(
     private readonly c: RedisContext,
     private readonly limits: StorageLimits,
     private readonly clock: () => number,
-    /** WAIT for replicas before a checkpoint patch is acknowledged (REDIS_WAIT_REPLICAS). */
+    /** WAIT for replicas before a checkpoint patch or a session write is acknowledged (REDIS_WAIT_REPLICAS). */
     private readonly durable?: DurableWrites,
-  ) {}
+  ) {
+    this.records = new RedisSessionRecords(c, clock, durable);
+  }
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
     const hash = await this.c.redis.hgetall(this.c.keys.session(tenant, sessionId));
@@ -60,6 +66,14 @@ export class RedisSessionStore implements SessionStore {
       [keys.session(tenant, ''), options.offset, options.offset + options.limit - 1, tenant],
     );
     return JSON.parse(String(reply)) as Session[];
+  }
+
+  async createSession(tenant: string, session: NewSession): Promise<Session> {
+    return this.records.create(tenant, session);
+  }
+
+  async updateSessionMetadata(tenant: string, sessionId: string, patch: JsonObject): Promise<Session> {
+    return this.records.updateMetadata(tenant, sessionId, patch);
   }
 
   async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }> {
@@ -315,15 +329,4 @@ function checkpointOf(entry: HistoryEntry, state: Map<string, unknown>): Checkpo
 function undo(state: Map<string, unknown>, entry: HistoryEntry): void {
   for (const key of entry.unset) state.delete(key);
   for (const [key, value] of Object.entries(entry.restore)) state.set(key, value);
-}
-
-function toSession(tenant: string, id: string, hash: Record<string, string>): Session | null {
-  if (!hash.agent_id) return null;
-  return {
-    id,
-    agent_id: hash.agent_id,
-    tenant_id: tenant,
-    created_at: hash.created_at ?? '',
-    updated_at: hash.updated_at ?? hash.created_at ?? '',
-  };
 }

@@ -1,6 +1,7 @@
 --[[
-  Creates a queued run, creating its session when absent, unless the session already has an
-  active (queued, running, interrupted) run or belongs to another agent. With an initial node,
+  Creates a queued run, creating its session when absent (with its metadata) and binding a
+  session created before any run (agent_id '') to the run's agent, unless the session already
+  has an active (queued, running, interrupted) run or belongs to another agent. With an initial node,
   it also appends the run's first checkpoint (the input merged into the latest state), so a
   run never exists without the checkpoint it starts from. With ARGV[15] = '1', a busy session
   takes the run into its queue of runs waiting behind the current one instead (the node and
@@ -36,7 +37,10 @@
   ARGV[20] how long the key is kept (ms)
   ARGV[21] the input of a run another engine executes (a LangGraph graph's, JSON), kept on the
     run hash as `graph_input`; '' for none
-  ARGV[22..] pairs: state key, raw JSON value
+  ARGV[22] n, how many ARGV the new session's metadata takes (0 for none; ignored when the
+    session exists)   ARGV[23..22+n] pairs: metadata key as JSON, the value's raw JSON
+    (includes/sessionMetadata.lua)
+  ARGV[23+n..] pairs: state key, raw JSON value
 
   A session keeps its newest ARGV[11] runs: older ones (never the current one) go with their
   approvals and schedule links, so a session reused for months stays bounded.
@@ -48,10 +52,13 @@
     {OTHER_AGENT, agent id} the session belongs to another agent
     {STATE_TOO_LARGE} / {STATE_TOO_MANY_KEYS} the input would take the state past a limit;
       nothing is written then
+    {METADATA_TOO_LARGE, JSON bytes} a new session's metadata passes MAX_SESSION_METADATA_BYTES;
+      nothing is written then
 ]]
 --@include constants
 --@include runStatus
 --@include appendCheckpoint
+--@include sessionMetadata
 if ARGV[19] ~= '' then
   local record = redis.call('HMGET', KEYS[14], 'fingerprint', 'run_id')
   if record[1] then
@@ -76,6 +83,8 @@ end
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status', 'seq', 'state_bytes', 'state_keys')
 local agent = meta[1]
 local created = 0
+local metadata_last = 22 + tonumber(ARGV[22])
+local state_first = metadata_last + 1
 -- The run's hash and its entry in the session's runs (the caller makes it current, or queues it).
 local function new_run()
   local fields = { 'id', ARGV[3], 'session_id', ARGV[1], 'agent_id', ARGV[2],
@@ -96,7 +105,8 @@ local function new_run()
   redis.call('ZADD', KEYS[5], ARGV[5], ARGV[3])
   index_run(ARGV[17], ARGV[3], ARGV[2], ARGV[5])
 end
-if agent then
+-- A session created before its first run (agent_id '') has no run: this one binds it below.
+if agent and agent ~= '' then
   if agent ~= ARGV[2] then return {OTHER_AGENT, agent} end
   if is_active(meta[2]) then
     if ARGV[15] ~= '1' or redis.call('LLEN', KEYS[12]) >= tonumber(ARGV[16]) then return {SESSION_BUSY} end
@@ -104,7 +114,7 @@ if agent then
     track_active(KEYS[11], ARGV[3], 'queued', ARGV[5])
     if ARGV[6] ~= '' then
       local pairs = {}
-      for i = 22, #ARGV do pairs[#pairs + 1] = ARGV[i] end
+      for i = state_first, #ARGV do pairs[#pairs + 1] = ARGV[i] end
       redis.call('HSET', KEYS[4], 'start_node', ARGV[6], 'start_input', cjson.encode(pairs))
     end
     redis.call('RPUSH', KEYS[12], ARGV[3])
@@ -112,18 +122,29 @@ if agent then
     return {1, 0, 1, redis.call('HGETALL', KEYS[4]), 0}
   end
 end
+local metadata_bytes = 0
+if not agent then
+  local over
+  metadata_bytes, over = metadata_after(KEYS[1], ARGV, 23, metadata_last, 0)
+  if not metadata_bytes then return {METADATA_TOO_LARGE, over} end
+end
 if ARGV[6] ~= '' then
   -- The checkpoint first: it checks the limits before writing anything, so a refused input
   -- leaves neither a run nor a new session behind.
-  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, 22,
+  local entry = append_checkpoint(KEYS[1], KEYS[6], KEYS[7], ARGV[7], ARGV[6], ARGV[4], ARGV, state_first,
     tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), meta[3], meta[4], meta[5])
   if type(entry) == 'number' then return {entry} end
 end
 if not agent then
   redis.call('HSET', KEYS[1], 'agent_id', ARGV[2], 'created_at', ARGV[4])
+  write_metadata(KEYS[1], ARGV, 23, metadata_last, metadata_bytes)
   redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
   created = 1
+elseif agent == '' then
+  -- Bound from now on; in its agent's index at its created_at, as in the tenant's.
+  redis.call('HSET', KEYS[1], 'agent_id', ARGV[2])
+  redis.call('ZADD', KEYS[3], redis.call('ZSCORE', KEYS[2], ARGV[1]) or ARGV[5], ARGV[1])
 end
 new_run()
 make_current_run(KEYS[1], KEYS[11], ARGV[3], 'queued', ARGV[4], ARGV[5])

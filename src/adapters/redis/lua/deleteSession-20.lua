@@ -60,5 +60,6 @@ redis.call('DEL', KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19])
 redis.call('ZREM', KEYS[20], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
-redis.call('ZREM', ARGV[2] .. meta[1], ARGV[1])
+-- A session created before its first run (agent_id '') is in no agent's index.
+if meta[1] ~= '' then redis.call('ZREM', ARGV[2] .. meta[1], ARGV[1]) end
 return {1, pending}

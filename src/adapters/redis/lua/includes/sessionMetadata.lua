@@ -1,0 +1,46 @@
+--[[
+  A session's metadata (Session.metadata) in its hash: one field per key, METADATA_FIELD and
+  the key as JSON, holding the value's raw JSON (never re-encoded by cjson, which would turn []
+  into {} and round large numbers). The hash's `metadata_bytes` is the sum over the keys of
+  #key JSON + #value + 2, so the metadata's JSON object takes that plus 1 bytes ({} when none).
+  A write is a run of pairs in ARGV: a key as JSON, its value's raw JSON ('' removes the key).
+  Needs the constants include.
+]]
+
+-- The metadata_bytes once the pairs argv[first..last] apply over `bytes`; writes nothing.
+-- Answers nil and the JSON size when that would pass MAX_SESSION_METADATA_BYTES.
+local function metadata_after(session_key, argv, first, last, bytes)
+  bytes = tonumber(bytes or '0')
+  for i = first, last, 2 do
+    local old = redis.call('HGET', session_key, METADATA_FIELD .. argv[i])
+    if old then bytes = bytes - (#argv[i] + #old + 2) end
+    if argv[i + 1] ~= '' then bytes = bytes + #argv[i] + #argv[i + 1] + 2 end
+  end
+  if bytes + 1 > MAX_SESSION_METADATA_BYTES then return nil, bytes + 1 end
+  return bytes
+end
+
+-- Applies the pairs argv[first..last], `bytes` being what metadata_after answered for them.
+local function write_metadata(session_key, argv, first, last, bytes)
+  if last < first then return end
+  for i = first, last, 2 do
+    if argv[i + 1] == '' then
+      redis.call('HDEL', session_key, METADATA_FIELD .. argv[i])
+    else
+      redis.call('HSET', session_key, METADATA_FIELD .. argv[i], argv[i + 1])
+    end
+  end
+  redis.call('HSET', session_key, 'metadata_bytes', bytes)
+end
+
+-- The session's metadata as one JSON object string, built from the raw values.
+local function metadata_json(session_key)
+  local flat = redis.call('HGETALL', session_key)
+  local parts = {}
+  for i = 1, #flat, 2 do
+    if string.sub(flat[i], 1, #METADATA_FIELD) == METADATA_FIELD then
+      parts[#parts + 1] = string.sub(flat[i], #METADATA_FIELD + 1) .. ':' .. flat[i + 1]
+    end
+  end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
