@@ -10,6 +10,10 @@ import { clientAddressMiddleware } from './client-address.js';
 import { buildRouter, methodNotAllowed } from './router.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
+import { langgraphAssistantRoutes } from './routes/langgraph-assistants.js';
+import { langgraphMetaRoutes } from './routes/langgraph-meta.js';
+import { LANGGRAPH_TAG } from './routes/langgraph-route.js';
+import { langgraphStoreRoutes } from './routes/langgraph-store.js';
 import { probeRoutes } from './routes/probes.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -29,6 +33,9 @@ export interface AppOptions {
   extraRoutes?: (deps: AppDeps) => AnyRoute[];
 }
 
+/** agentplane's version, in the OpenAPI document and LangGraph's GET /info. */
+const VERSION = '0.1.0';
+
 export interface BuiltApp {
   app: Koa;
   routes: readonly AnyRoute[];
@@ -45,6 +52,9 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...eventRoutes(deps),
     ...(deps.config.SERVICE_APPROVALS ? approvalRoutes(deps) : []),
     ...(deps.config.SERVICE_SCHEDULES ? scheduleRoutes(deps) : []),
+    ...langgraphMetaRoutes(deps, { version: VERSION }),
+    ...langgraphAssistantRoutes(deps),
+    ...langgraphStoreRoutes(deps),
     ...(options.extraRoutes?.(deps) ?? []),
   ];
 }
@@ -58,9 +68,10 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
   const routes = declaredRoutes(deps, options);
   const openapi = buildOpenApi(routes, {
     title: 'agentplane',
-    version: '0.1.0',
+    version: VERSION,
     auth: config.SERVICE_AUTH,
     apiKeyHeader: config.SERVICE_API_KEY_HEADER,
+    tags: [LANGGRAPH_TAG],
   });
   const router = buildRouter(routes, {
     authenticate: options.authenticate,

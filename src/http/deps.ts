@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ReadinessCheck } from '../ports/backend.js';
 import type { EventBus } from '../ports/event-bus.js';
+import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
 import type { GraphEngine } from '../runtime/graph-engine.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   /** Creating and deleting schedules with their triggers. */
   schedules: ScheduleControl;
   agents: AgentRegistry;
+  /** LangGraph cross-thread memory items per tenant (the /store routes of the LangGraph Server API). */
+  graphItems: GraphItemStore;
   /** The engine of graph agents (LangGraph), when the registry has any: their state edits go through it. */
   graphs?: GraphEngine;
   logger: Logger;

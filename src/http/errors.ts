@@ -41,6 +41,8 @@ export function statusOf(code: ErrorCode): number {
 
 export interface ErrorBody {
   error: { code: string; message: string };
+  /** The message again, on routes declared with `errorDetail` (LangGraph clients read it). */
+  detail?: string;
 }
 
 /**
@@ -71,16 +73,15 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal', 'An internal error occurred.', { cause: error, expose: false });
 }
 
-/** The one error renderer: the contract's JSON body, status and extra headers. */
+/**
+ * The one error renderer: the contract's JSON body, status and extra headers; with `detail`
+ * beside `error` on a route declared with `errorDetail`.
+ */
 export function renderError(ctx: Context, appError: AppError): void {
   ctx.status = statusOf(appError.code);
   for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
-  const body: ErrorBody = {
-    error: {
-      code: appError.code,
-      message: appError.expose ? appError.message : 'An internal error occurred.',
-    },
-  };
+  const message = appError.expose ? appError.message : 'An internal error occurred.';
+  const body: ErrorBody = { error: { code: appError.code, message }, ...(ctx.state.errorDetail === true ? { detail: message } : {}) };
   ctx.body = body;
 }
 

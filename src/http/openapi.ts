@@ -1,4 +1,4 @@
-import { OpenApiBuilder, type OpenAPIObject, type ParameterObject, type SchemaObject } from 'openapi3-ts/oas31';
+import { OpenApiBuilder, type OpenAPIObject, type ParameterObject, type SchemaObject, type TagObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import type { AnyRoute } from './route.js';
 
@@ -8,6 +8,8 @@ export interface OpenApiOptions {
   /** The credential scheme of the document (and the console's "Authorize"); `none` declares none. */
   auth: 'none' | 'jwt' | 'apikey';
   apiKeyHeader: string;
+  /** Tags described in the document (each listed only when a route carries it). @defaultValue none */
+  tags?: readonly TagObject[];
 }
 
 const DEFS = '#/$defs/';
@@ -83,6 +85,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], options: OpenApiOption
       ...(!route.public && security ? { security } : {}),
     };
   }
+  for (const tag of options.tags ?? []) if (routes.some((route) => route.tag === tag.name)) builder.addTag(tag);
   for (const [path, item] of Object.entries(paths)) builder.addPath(path, item);
   for (const [name, schema] of Object.entries(components)) builder.addSchema(name, schema);
   return withoutEmptyComponents(builder.getSpec());

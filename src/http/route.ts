@@ -57,6 +57,18 @@ export interface Route<Q = unknown, P = unknown, B = unknown, H = unknown> {
    * is enforced when RBAC is on.
    */
   minRole?: Role;
+  /**
+   * A POST that only reads (a search with its filters in the body): the method rule treats it
+   * as a GET (viewer).
+   * @defaultValue false
+   */
+  readOnly?: boolean;
+  /**
+   * Error bodies also carry `detail`, the message again: the field LangGraph clients read
+   * (the LangGraph Server API routes).
+   * @defaultValue false
+   */
+  errorDetail?: boolean;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   body?: z.ZodType<B>;
@@ -79,9 +91,9 @@ export function defineRoute<Q = undefined, P = undefined, B = undefined, H = und
   return route as AnyRoute;
 }
 
-/** The role RBAC requires for a route: the method rule, raised by the route's own minimum. */
-export function requiredRole(route: Pick<Route, 'method' | 'minRole'>): Role {
-  const byMethod: Role = route.method === 'GET' ? 'viewer' : 'user';
+/** The role RBAC requires for a route: the method rule (reads: viewer), raised by the route's own minimum. */
+export function requiredRole(route: Pick<Route, 'method' | 'minRole' | 'readOnly'>): Role {
+  const byMethod: Role = route.method === 'GET' || route.readOnly ? 'viewer' : 'user';
   if (!route.minRole) return byMethod;
   return ROLE_RANK[route.minRole] > ROLE_RANK[byMethod] ? route.minRole : byMethod;
 }

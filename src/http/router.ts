@@ -47,6 +47,7 @@ export function buildRouter(routes: readonly AnyRoute[], options: RouterOptions)
 function markRoute(route: AnyRoute): Middleware {
   return async (ctx, next) => {
     ctx.state.routePattern = route.path;
+    if (route.errorDetail) ctx.state.errorDetail = true;
     await next();
   };
 }

@@ -32,6 +32,7 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     runs: composition.runs,
     schedules: composition.schedules,
     agents: composition.agents,
+    graphItems: backend.graphItems,
     ...(composition.graphs ? { graphs: composition.graphs } : {}),
     logger: composition.logger,
     metrics,

@@ -7,6 +7,7 @@ interface Media {
   examples?: Record<string, { summary?: string; value: any }>;
 }
 interface OperationDoc {
+  tags?: string[];
   requestBody?: { content: Record<string, Media> };
   responses: Record<string, { content?: Record<string, Media> }>;
   security?: unknown[];
@@ -46,7 +47,8 @@ describe('OpenAPI examples', () => {
     );
     for (const route of withBody) {
       const name = `${route.method} ${route.path}`;
-      const examples = doc.paths[route.path]?.[route.method.toLowerCase()]?.requestBody?.content['application/json']?.examples;
+      const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      const examples = doc.paths[path]?.[route.method.toLowerCase()]?.requestBody?.content['application/json']?.examples;
       expect(Object.keys(examples ?? {}).length, name).toBeGreaterThan(0);
       for (const [key, example] of Object.entries(examples ?? {})) {
         const parsed = route.body!.safeParse(example.value);
@@ -78,21 +80,22 @@ describe('OpenAPI examples', () => {
     expect(created.body).toMatchObject({ agent_id: 'echo', cron_expr: '*/5 * * * *' });
   });
 
-  it('shows under every error status the Error body with an example per code, each code of that status', () => {
+  it('shows under every error status the Error body (LangGraph routes: with detail) with an example per code, each code of that status', () => {
     const shown: string[] = [];
     for (const { name, op } of operations(doc)) {
+      const langgraph = op.tags?.includes('langgraph') ?? false;
       for (const [status, response] of Object.entries(op.responses)) {
         const media = response.content?.['application/json'];
         // The one error status that is not an error body: GET /health/ready's 503 readiness report.
         if (Number(status) < 400 || (name === 'GET /health/ready' && status === '503')) continue;
-        expect(media?.schema, `${name} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(media?.schema, `${name} ${status}`).toEqual({ $ref: `#/components/schemas/${langgraph ? 'LangGraphError' : 'Error'}` });
         const examples = media?.examples ?? {};
         expect(Object.keys(examples).length, `${name} ${status}`).toBeGreaterThan(0);
         for (const example of Object.values(examples)) {
           const { code, message } = example.value.error;
           expect(ERROR_STATUS[code], `${name} ${status} shows ${code}`).toBe(Number(status));
           expect(message, `${name} ${status}`).toMatch(/\S/);
-          expect(Object.keys(example.value)).toEqual(['error']);
+          expect(example.value).toEqual(langgraph ? { error: example.value.error, detail: message } : { error: example.value.error });
           shown.push(`${status} ${code}`);
         }
       }
@@ -137,11 +140,12 @@ describe('OpenAPI security schemes follow SERVICE_AUTH', () => {
     expect(operations(doc).filter(({ op }) => op.security)).toEqual([]);
   });
 
-  it('declares a bearer scheme with jwt, required on /api/* and not on probes or metrics', async () => {
+  it('declares a bearer scheme with jwt, required on /api/* and the LangGraph routes, not on probes, metrics, /ok or /info', async () => {
     const doc = await start({ SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes!!' });
     expect(doc.components?.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });
     for (const { name, path, op } of operations(doc)) {
-      expect(op.security, name).toEqual(path.startsWith('/api/') ? [{ bearer: [] }] : undefined);
+      const gated = path.startsWith('/api/') || (op.tags?.includes('langgraph') && !['/ok', '/info'].includes(path));
+      expect(op.security, name).toEqual(gated ? [{ bearer: [] }] : undefined);
     }
   });
 

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import type { ErrorCode } from '../../domain/errors.js';
+import { defineRoute, type AnyRoute, type ResponseSpec, type Route } from '../route.js';
+import { errorResponses } from '../schemas.js';
+
+/**
+ * What the routes of the LangGraph Server API (the paths `@langchain/langgraph-sdk`'s `Client`
+ * calls, at the root of the API port) have in common: their OpenAPI tag, and error bodies that
+ * carry `detail` beside the contract's `error`, the field LangGraph clients read.
+ */
+
+/** The OpenAPI tag of the LangGraph Server API routes, with its description. */
+export const LANGGRAPH_TAG = { name: 'langgraph', description: 'LangGraph Server API (for @langchain/langgraph-sdk)' } as const;
+
+/** The contract's error body plus `detail`, as the LangGraph Server API routes answer errors. */
+export const LangGraphErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ description: 'stable, machine-readable (`not_found`, `conflict`, …); one status per code' }),
+      message: z.string().meta({ description: 'one human sentence; wording may change' }),
+    }),
+    detail: z.string().meta({ description: 'the message again: where LangGraph clients read it' }),
+  })
+  .meta({ id: 'LangGraphError' });
+
+/** {@link errorResponses} with the {@link LangGraphErrorSchema} body and examples. */
+export function langgraphErrors(...entries: (number | ErrorCode)[]): Record<number, ResponseSpec> {
+  return Object.fromEntries(
+    Object.entries(errorResponses(...entries)).map(([status, spec]) => [
+      status,
+      {
+        ...spec,
+        schema: LangGraphErrorSchema,
+        examples: Object.fromEntries(
+          Object.entries(spec.examples ?? {}).map(([name, example]) => {
+            const value = example.value as { error: { code: string; message: string } };
+            return [name, { ...example, value: { ...value, detail: value.error.message } }];
+          }),
+        ),
+      },
+    ]),
+  );
+}
+
+/** A route of the LangGraph Server API: {@link defineRoute} with its tag and `errorDetail`. */
+export function defineLangGraphRoute<Q = undefined, P = undefined, B = undefined, H = undefined>(
+  route: Omit<Route<Q, P, B, H>, 'tag' | 'errorDetail'>,
+): AnyRoute {
+  return defineRoute<Q, P, B, H>({ ...route, tag: LANGGRAPH_TAG.name, errorDetail: true });
+}
