@@ -50,11 +50,16 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'DELETE /api/schedules/:id': (t) => ({ path: `/api/schedules/${t.schedule}` }),
   // B naming A's session id starts a run on a session of B's own, as for any unused id.
   'POST /api/runs': (t) => ({ path: '/api/runs', json: { agent_id: 'echo', session_id: t.session }, creates: true }),
+  // A's LangGraph store item is keyed by A's session id (namespace ["iso"]).
+  'GET /store/items': (t) => ({ path: `/store/items?namespace=iso&key=${t.session}` }),
+  'DELETE /store/items': (t) => ({ path: '/store/items', json: { namespace: ['iso'], key: t.session } }),
+  // B putting A's key writes an item of B's own.
+  'PUT /store/items': (t) => ({ path: '/store/items', json: { namespace: ['iso'], key: t.session, value: { hijacked: true } }, creates: true }),
 };
 
 /** Lists of the tenant, by route, and the ids of A's items they must not show. */
 const idsIn = (field: string) => (body: unknown) => ((body as Record<string, { id: string }[]>)[field] ?? []).map((item) => item.id);
-const listProbes: Record<string, { path: string; ids: (body: unknown) => string[] }[]> = {
+const listProbes: Record<string, { path: string; json?: unknown; ids: (body: unknown) => string[] }[]> = {
   'GET /api/sessions': [{ path: '/api/sessions?limit=500', ids: idsIn('sessions') }],
   'GET /api/runs': [
     { path: '/api/runs?limit=500', ids: idsIn('runs') },
@@ -66,7 +71,25 @@ const listProbes: Record<string, { path: string; ids: (body: unknown) => string[
     { path: '/api/approvals?status=decided', ids: idsIn('approvals') },
   ],
   'GET /api/schedules': [{ path: '/api/schedules', ids: idsIn('schedules') }],
+  // A search in the body (POST): items by key, namespaces by their labels.
+  'POST /store/items/search': [{ path: '/store/items/search', json: { namespace_prefix: [], limit: 1000 }, ids: (body) => (body as { items: { key: string }[] }).items.map((i) => i.key) }],
+  'POST /store/namespaces': [{ path: '/store/namespaces', json: { limit: 1000 }, ids: (body) => (body as { namespaces: string[][] }).namespaces.map((n) => n.join('.')) }],
 };
+
+/** The LangGraph assistants: the agent registry, the same for every tenant. */
+const ASSISTANT_ROUTES = [
+  'POST /assistants/search',
+  'POST /assistants/count',
+  'GET /assistants/:assistant_id',
+  'GET /assistants/:assistant_id/graph',
+  'GET /assistants/:assistant_id/schemas',
+  'GET /assistants/:assistant_id/subgraphs',
+  'GET /assistants/:assistant_id/subgraphs/:namespace',
+  'POST /assistants/:assistant_id/versions',
+  'POST /assistants',
+  'PATCH /assistants/:assistant_id',
+  'DELETE /assistants/:assistant_id',
+];
 
 /** Gated routes that read no tenant resource by id, each with the reason. */
 const notResourceRoutes: Record<string, string> = {
@@ -75,6 +98,7 @@ const notResourceRoutes: Record<string, string> = {
   'GET /api/events/stream': 'covered by the event stream tests below',
   'POST /api/runs/wait': 'starts a run of the caller as POST /api/runs does (probed above) and answers only that run',
   'POST /api/runs/stream': 'starts a run of the caller as POST /api/runs does (probed above) and streams only that run',
+  ...Object.fromEntries(ASSISTANT_ROUTES.map((name) => [name, 'an assistant is an agent of the registry, the same for every tenant (and none can be written)'])),
 };
 
 /** The answer with the requested id and server-minted ids masked, for comparison. */
@@ -161,6 +185,8 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
       expect(created.status).toBe(201);
       a.schedule = (created.body as { id: string }).id;
     }
+    // And a LangGraph store item keyed by its session id.
+    await app.backend.graphItems.putItem(A.tenant, ['iso'], a.session, JSON.stringify({ secret: 'plans of A' }));
     // Tenant B has data of its own, so its lists are not trivially empty.
     await store.runs.createRun(B.tenant, { run_id: randomUUID(), session_id: bSession, agent_id: 'echo', start: { node_id: 'receive', input: {} } });
   });
@@ -179,8 +205,9 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     const lists = Object.entries(listProbes).filter(([n]) => routeNames.includes(n)).flatMap(([, probes]) => probes);
     for (const list of lists) {
       const name = list.path;
-      const seenByB = await send(`${app.url}${list.path}`, { headers: asB });
-      const seenByA = await send(`${app.url}${list.path}`, { headers: asA });
+      const method = list.json === undefined ? 'GET' : 'POST';
+      const seenByB = await send(`${app.url}${list.path}`, { method, headers: asB, json: list.json });
+      const seenByA = await send(`${app.url}${list.path}`, { method, headers: asA, json: list.json });
       expect({ name, status: seenByB.status }).toEqual({ name, status: 200 });
       const ofA = list.ids(seenByA.body);
       expect(ofA.length, `${name}: A's own list`).toBeGreaterThan(0);
@@ -264,6 +291,7 @@ describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) 
     const runs = await send(`${app.url}/api/runs?session_id=${a.session}`, { headers: asA });
     expect((runs.body as { runs: { id: string; status: string }[] }).runs).toEqual([expect.objectContaining({ id: a.run, status: 'interrupted' })]);
     if (a.schedule) expect((await send(`${app.url}/api/schedules/${a.schedule}`, { headers: asA })).status).toBe(200);
+    expect(await app.backend.graphItems.getItem(A.tenant, ['iso'], a.session)).toMatchObject({ value: JSON.stringify({ secret: 'plans of A' }) });
   });
 
   it('writes neither API key into any log line, of a request refused or answered', async () => {
