@@ -71,7 +71,8 @@ export function buildOpenApi(routes: readonly AnyRoute[], options: OpenApiOption
       ...(route.body
         ? {
             requestBody: {
-              required: true,
+              // A body whose every field is optional may be left out: the router reads none as {}.
+              required: !route.body.safeParse({}).success,
               content: {
                 'application/json': {
                   schema: toSchema(route.body, 'input'),

@@ -24,6 +24,7 @@ export interface ResponseDoc {
 
 export interface OperationDoc {
   operationId?: string;
+  tags?: string[];
   parameters?: ParameterDoc[];
   requestBody?: { required?: boolean; content: Record<string, MediaDoc> };
   responses: Record<string, ResponseDoc>;

@@ -82,7 +82,11 @@ export class DocumentRules {
     const ours = matchPath(op.path, splitTarget(req.target)[0]) !== undefined;
     if (!documented && ours) problems.push(`status ${res.status} is not documented for ${op.name} (documented: ${Object.keys(op.doc.responses).join(', ')})`);
     const contentType = String(res.headers['content-type'] ?? '');
-    if (res.status >= 400) problems.push(...errorProblems(res, contentType));
+    // The LangGraph Server API's routes add `detail` (the message again) to the error bodies the
+    // app renders (X-Served-By); Node's HTTP parser answers what it refuses before any route.
+    // A request another route answered may carry it or not, as that route does.
+    const detail: Detail = !ours ? 'allowed' : (op.doc.tags ?? []).includes('langgraph') && res.headers['x-served-by'] !== undefined ? 'required' : 'absent';
+    if (res.status >= 400) problems.push(...errorProblems(res, contentType, detail));
     if (!ours) return problems;
     if (res.status >= 200 && res.status < 300 && documented) problems.push(...this.successProblems(op, res, contentType, documented.content ?? {}));
     if (res.status >= 200 && res.status < 300) {
@@ -144,7 +148,8 @@ export class DocumentRules {
     const encoding = Object.entries(req.headers).find(([n]) => n.toLowerCase() === 'content-encoding')?.[1] ?? 'identity';
     let body: unknown;
     try {
-      body = JSON.parse(decode(req.body, encoding).toString('utf8'));
+      // RFC 8259 §8.1 lets a parser ignore a byte order mark, and the app's body parser does.
+      body = JSON.parse(decode(req.body, encoding).toString('utf8').replace(/^\uFEFF/, ''));
     } catch {
       return `body is not JSON (Content-Encoding ${encoding})`;
     }
@@ -153,8 +158,14 @@ export class DocumentRules {
   }
 }
 
-/** The contract's error body: exactly `{"error":{"code","message"}}`, a known code that fits the status, a request id. */
-function errorProblems(res: FuzzResponse, contentType: string): string[] {
+/** Whether an error body has `detail` (the message again) beside `error`. */
+type Detail = 'required' | 'absent' | 'allowed';
+
+/**
+ * The contract's error body: exactly `{"error":{"code","message"}}`, plus `"detail"` equal to
+ * the message where `detail` says so; a known code that fits the status; a request id.
+ */
+function errorProblems(res: FuzzResponse, contentType: string, detail: Detail): string[] {
   const problems: string[] = [];
   if (!contentType.startsWith('application/json')) problems.push(`${res.status} with Content-Type ${JSON.stringify(contentType)}, not application/json`);
   if (!res.headers['x-request-id']) problems.push(`${res.status} without X-Request-Id`);
@@ -165,11 +176,15 @@ function errorProblems(res: FuzzResponse, contentType: string): string[] {
     return [...problems, `${res.status} body is not JSON: ${JSON.stringify(clip(res.text))}`];
   }
   const error = (body as { error?: unknown } | null)?.error as Record<string, unknown> | undefined;
+  const keys = typeof body === 'object' && body !== null ? Object.keys(body).sort().join() : '';
+  const withDetail = keys === 'detail,error';
   const exact =
-    typeof body === 'object' && body !== null && Object.keys(body).length === 1 &&
+    (detail === 'required' ? withDetail : detail === 'absent' ? keys === 'error' : withDetail || keys === 'error') &&
     typeof error === 'object' && error !== null && Object.keys(error).sort().join() === 'code,message' &&
-    typeof error.code === 'string' && typeof error.message === 'string';
-  if (!exact) return [...problems, `${res.status} body is not {"error":{"code","message"}}: ${clip(res.text)}`];
+    typeof error.code === 'string' && typeof error.message === 'string' &&
+    (!withDetail || (body as { detail?: unknown }).detail === error.message);
+  const shape = detail === 'required' ? '{"error":{"code","message"},"detail": the message}' : '{"error":{"code","message"}}';
+  if (!exact) return [...problems, `${res.status} body is not ${shape}: ${clip(res.text)}`];
   const code = error.code as string;
   if (!(code in ERROR_STATUS)) problems.push(`unknown error code ${JSON.stringify(code)}`);
   else if (ERROR_STATUS[code] !== res.status) problems.push(`code ${code} answered with ${res.status}, the contract says ${ERROR_STATUS[code]}`);

@@ -116,10 +116,11 @@ const SchemasSchema = z
     context_schema: JsonSchemaOrNull,
   })
   .meta({ id: 'AssistantSchemas' });
+const NodeId = z.unknown().meta({ description: 'a node name (a number for a node LangGraph drew without one)' });
 const GraphSchema = z
   .object({
-    nodes: z.array(z.object({ id: z.union([z.string(), z.number()]) }).loose()),
-    edges: z.array(z.object({ source: z.union([z.string(), z.number()]), target: z.union([z.string(), z.number()]) }).loose()),
+    nodes: z.array(z.object({ id: NodeId }).loose()),
+    edges: z.array(z.object({ source: NodeId, target: NodeId }).loose()),
   })
   .meta({ id: 'AssistantGraph' });
 
