@@ -330,6 +330,161 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assistants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refused: assistants are the configured agents and graphs */
+        post: operations["createAssistant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/{assistant_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One assistant */
+        get: operations["getAssistant"];
+        put?: never;
+        post?: never;
+        /** Refused: assistants are the configured agents and graphs */
+        delete: operations["deleteAssistant"];
+        options?: never;
+        head?: never;
+        /** Refused: assistants are the configured agents and graphs */
+        patch: operations["updateAssistant"];
+        trace?: never;
+    };
+    "/assistants/{assistant_id}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's graph: nodes and edges */
+        get: operations["getAssistantGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/{assistant_id}/schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JSON schemas of the assistant's state, input, output, config and context */
+        get: operations["getAssistantSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/{assistant_id}/subgraphs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's subgraphs (of a namespace): none are described ({}) */
+        get: operations["getAssistantSubgraphs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/{assistant_id}/subgraphs/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's subgraphs (of a namespace): none are described ({}) */
+        get: operations["getAssistantSubgraphsOf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/{assistant_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The assistant's versions: its one version */
+        post: operations["listAssistantVersions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count assistants matching the filters */
+        post: operations["countAssistants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search assistants (every agent and graph is one) */
+        post: operations["searchAssistants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -398,6 +553,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** LangGraph server information: version and the features served */
+        get: operations["langgraphInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -409,6 +581,76 @@ export interface paths {
         get: operations["metrics"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ok": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** LangGraph server health: the process is up */
+        get: operations["langgraphOk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One item, or null */
+        get: operations["getStoreItem"];
+        /** Store or replace an item */
+        put: operations["putStoreItem"];
+        post?: never;
+        /** Delete an item (nothing when there is none) */
+        delete: operations["deleteStoreItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/items/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Items under a namespace prefix whose value matches a filter, by namespace then key */
+        post: operations["searchStoreItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The namespaces holding items, in order */
+        post: operations["listStoreNamespaces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -467,6 +709,71 @@ export interface components {
              */
             status: "pending" | "approved" | "rejected" | "cancelled";
         };
+        Assistant: {
+            /** @description UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
+            assistant_id: string;
+            /** @description free-form key/value object */
+            config: {
+                [key: string]: unknown;
+            };
+            /** @description free-form key/value object */
+            context: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            description: string;
+            /** @description the agent id */
+            graph_id: string;
+            /** @description free-form key/value object */
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            version: number;
+        };
+        AssistantGraph: {
+            edges: ({
+                /** @description a node name (a number for a node LangGraph drew without one) */
+                source: unknown;
+                /** @description a node name (a number for a node LangGraph drew without one) */
+                target: unknown;
+            } & {
+                [key: string]: unknown;
+            })[];
+            nodes: ({
+                /** @description a node name (a number for a node LangGraph drew without one) */
+                id: unknown;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        AssistantSchemas: {
+            config_schema: {
+                [key: string]: unknown;
+            } | null;
+            context_schema: {
+                [key: string]: unknown;
+            } | null;
+            graph_id: string;
+            input_schema: {
+                [key: string]: unknown;
+            } | null;
+            output_schema: {
+                [key: string]: unknown;
+            } | null;
+            state_schema: {
+                [key: string]: unknown;
+            } | null;
+        };
         Checkpoint: {
             checkpoint_id: string;
             /**
@@ -490,6 +797,39 @@ export interface components {
                 /** @description one human sentence; wording may change */
                 message: string;
             };
+        };
+        LangGraphError: {
+            /** @description the message again: where LangGraph clients read it */
+            detail: string;
+            error: {
+                /** @description stable, machine-readable (`not_found`, `conflict`, …); one status per code */
+                code: string;
+                /** @description one human sentence; wording may change */
+                message: string;
+            };
+        };
+        LangGraphInfo: {
+            /**
+             * @description the graphs are LangGraph.js graphs
+             * @constant
+             */
+            context: "js";
+            flags: {
+                /**
+                 * @description assistants are served (every configured agent and graph)
+                 * @constant
+                 */
+                assistants: true;
+                /** @description crons are served (SERVICE_SCHEDULES) */
+                crons: boolean;
+                /**
+                 * @description no LangSmith tracing (traces are agentplane spans)
+                 * @constant
+                 */
+                langsmith: false;
+            };
+            /** @description agentplane's version */
+            version: string;
         };
         Run: {
             agent_id: string;
@@ -651,6 +991,24 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             start: string;
+        };
+        StoreItem: {
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            key: string;
+            namespace: string[];
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @description free-form key/value object */
+            value: {
+                [key: string]: unknown;
+            };
         };
         WaitedRun: {
             agent_id: string;
@@ -2708,6 +3066,958 @@ export interface operations {
             };
         };
     };
+    createAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    graph_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assistant */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    deleteAssistant: {
+        parameters: {
+            query?: {
+                delete_threads?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    updateAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getAssistantGraph: {
+        parameters: {
+            query?: {
+                /** @description draw subgraphs inside their nodes (a number: to that depth) */
+                xray?: string;
+            };
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Nodes and edges, as LangGraph draws a graph */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantGraph"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getAssistantSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Schemas; {} (any object) for an agent whose state is open, null where none is declared */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantSchemas"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getAssistantSubgraphs: {
+        parameters: {
+            query?: {
+                recurse?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Always {} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getAssistantSubgraphsOf: {
+        parameters: {
+            query?: {
+                recurse?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Always {} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    listAssistantVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description page size (1–1000)
+                     * @default 10
+                     */
+                    limit?: number;
+                    /** @description metadata holding each of these keys with this value */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description items to skip
+                     * @default 0
+                     */
+                    offset?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Versions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
+                        assistant_id: string;
+                        /** @description free-form key/value object */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description free-form key/value object */
+                        context: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        created_at: string;
+                        description: string;
+                        /** @description the agent id */
+                        graph_id: string;
+                        /** @description free-form key/value object */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        name: string;
+                        version: number;
+                    }[];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    countAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description only this graph (agent id) */
+                    graph_id?: string;
+                    /** @description metadata holding each of these keys with this value */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description names holding this, case-insensitively */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many match */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    searchAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description only this graph (agent id) */
+                    graph_id?: string;
+                    /**
+                     * @description page size (1–1000)
+                     * @default 10
+                     */
+                    limit?: number;
+                    /** @description metadata holding each of these keys with this value */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description names holding this, case-insensitively */
+                    name?: string;
+                    /**
+                     * @description items to skip
+                     * @default 0
+                     */
+                    offset?: number;
+                    /** @description only these fields of each assistant */
+                    select?: ("assistant_id" | "graph_id" | "name" | "description" | "config" | "context" | "metadata" | "version" | "created_at" | "updated_at")[];
+                    /**
+                     * @default created_at
+                     * @enum {string}
+                     */
+                    sort_by?: "assistant_id" | "graph_id" | "name" | "created_at" | "updated_at";
+                    /**
+                     * @default desc
+                     * @enum {string}
+                     */
+                    sort_order?: "asc" | "desc";
+                };
+            };
+        };
+        responses: {
+            /** @description A page of assistants, ties by graph id */
+            200: {
+                headers: {
+                    /** @description offset of the next page, when there is one */
+                    "X-Pagination-Next"?: string;
+                    /** @description assistants matching */
+                    "X-Pagination-Total"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
+                        assistant_id?: string;
+                        /** @description free-form key/value object */
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description free-form key/value object */
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        created_at?: string;
+                        description?: string;
+                        /** @description the agent id */
+                        graph_id?: string;
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        name?: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updated_at?: string;
+                        version?: number;
+                    }[];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -2818,6 +4128,26 @@ export interface operations {
             };
         };
     };
+    langgraphInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Version and feature flags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphInfo"];
+                };
+            };
+        };
+    };
     metrics: {
         parameters: {
             query?: never;
@@ -2834,6 +4164,443 @@ export interface operations {
                 };
                 content: {
                     "text/plain; version=0.0.4; charset=utf-8": unknown;
+                };
+            };
+        };
+    };
+    langgraphOk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+        };
+    };
+    getStoreItem: {
+        parameters: {
+            query: {
+                key: string;
+                /** @description the labels joined with "." (none: the empty namespace) */
+                namespace?: string;
+                /** @description ignored: items do not expire */
+                refresh_ttl?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item; null when there is none */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreItem"] | null;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    putStoreItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description ignored: no vector index */
+                    index?: (false | string[]) | null;
+                    key: string;
+                    namespace: string[];
+                    /** @description items do not expire: only null is accepted */
+                    ttl?: null;
+                    /** @description free-form key/value object */
+                    value: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Stored */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    deleteStoreItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    key: string;
+                    namespace: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted, or there was none */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    searchStoreItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description per value field: the value, or operators ($eq, $ne, $gt, $gte, $lt, $lte, $in, $nin) */
+                    filter?: {
+                        [key: string]: unknown;
+                    };
+                    /** @default 10 */
+                    limit?: number;
+                    /** @description the labels the namespace starts with ([]: every item) */
+                    namespace_prefix: string[];
+                    /** @default 0 */
+                    offset?: number;
+                    /** @description ignored: no vector index */
+                    query?: string;
+                    /** @description ignored: items do not expire */
+                    refresh_ttl?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A page of items */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["StoreItem"][];
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    listStoreNamespaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default 100 */
+                    limit?: number;
+                    /** @description namespaces cut to this many labels, each listed once */
+                    max_depth?: number;
+                    /** @default 0 */
+                    offset?: number;
+                    /** @description namespaces starting with these labels ("*" matches any one) */
+                    prefix?: string[];
+                    /** @description namespaces ending with these labels ("*" matches any one) */
+                    suffix?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description A page of namespaces */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        namespaces: string[][];
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
                 };
             };
         };
