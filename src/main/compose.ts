@@ -2,19 +2,23 @@ import type { Logger } from 'pino';
 import { createMemoryBackend } from '../adapters/memory/backend.js';
 import { createRedisBackend } from '../adapters/redis/backend.js';
 import type { Config } from '../config.js';
+import { WEBHOOK_ATTEMPTS } from '../domain/run-webhook.js';
+import { standardWebhooksKey } from '../domain/standard-webhooks.js';
 import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
+import { runJsonOf } from '../http/langgraph-run.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
 import { createExecutor, type Execute } from '../runtime/executor.js';
-import type { GraphEngine } from '../runtime/graph-engine.js';
+import { graphEngineOf, type GraphEngine } from '../runtime/graph-engine.js';
 import { startExpiring } from '../runtime/expiry.js';
-import { graphEngineOf, type AgentRegistry } from '../runtime/registry.js';
+import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
 import { createReaper } from '../runtime/reaper.js';
 import { every } from '../runtime/every.js';
 import { createRunJobHandler } from '../runtime/run-job.js';
 import { RunLifecycle } from '../runtime/run-lifecycle.js';
+import { createRunWebhooks, type RunWebhooks } from '../runtime/run-webhooks.js';
 import { RunSignals } from '../runtime/run-signals.js';
 import { createRunTimers } from '../runtime/run-timers.js';
 import { createScheduleControl, startReconciling, type ScheduleControl } from '../runtime/schedule-control.js';
@@ -46,12 +50,15 @@ export interface Composition {
   readonly embedded: boolean;
   /** What ends runs, shared by the executor, the controls, timers and the reaper. */
   readonly lifecycle: RunLifecycle;
+  /** Run webhooks: enqueued by whatever ends a run here, delivered by {@link startExecuting}. */
+  readonly webhooks: RunWebhooks;
   /** The engine of the graph agents (LangGraph), when the registry has any. */
   readonly graphs?: GraphEngine;
   /**
    * Executes run jobs from the backend's queue in this process, with what keeps runs from
    * hanging: cancel signals, run deadlines and approval expiries (every second), and the
-   * reaper (every RUN_REAPER_INTERVAL_MS, one process at a time). Idempotent.
+   * reaper (every RUN_REAPER_INTERVAL_MS, one process at a time); and delivers run webhooks.
+   * Idempotent.
    */
   startExecuting(): void;
   /**
@@ -84,6 +91,16 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     logger,
     onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
     onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
+    onRunEnded: (tenant, run) => webhooks.ended(tenant, run),
+  });
+  const webhooks = createRunWebhooks({
+    store,
+    queue: backend.webhooks,
+    logger,
+    // The body is the run as LangGraph's server posts it, read as the LangGraph routes show runs.
+    describe: (run, asked) => runJsonOf(run, asked),
+    ...(config.SERVICE_WEBHOOK_SIGNING_SECRET ? { signingKey: standardWebhooksKey(config.SERVICE_WEBHOOK_SIGNING_SECRET) } : {}),
+    allowPrivate: config.SERVICE_WEBHOOK_ALLOW_PRIVATE,
   });
   const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
   const schedules = createScheduleControl({ store, scheduler, agents });
@@ -114,6 +131,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     runs,
     schedules,
     lifecycle,
+    webhooks,
     ...(graphs ? { graphs } : {}),
     embedded: backend.mode === 'memory',
     startExecuting() {
@@ -125,6 +143,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
       const execute: Execute = (job) => (graphs && agents.get(job.agent_id)?.graph ? graphs.execute(job, signals) : native(job));
       const jobs = createRunJobHandler({ execute, lifecycle, logger });
       backend.consumer().start(jobs.handle, jobs.failed);
+      backend.webhookConsumer().start(webhooks.deliver, webhooks.gaveUp);
       const timers = createRunTimers({ store, runs, lifecycle, logger });
       const reaper = createReaper({
         store,
@@ -159,6 +178,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
       stopReconciling?.();
       stopExpiring?.();
       for (const stop of stopWorkers.splice(0)) stop();
+      await webhooks.close();
       await backend.close();
     },
   };
@@ -172,6 +192,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     maxStateKeys: config.SERVICE_MAX_STATE_KEYS,
     checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,
   };
+  const webhookRetry = { attempts: WEBHOOK_ATTEMPTS, backoffMs: config.SERVICE_WEBHOOK_BACKOFF_MS };
   if (!config.redis) {
     return createMemoryBackend({
       limits,
@@ -179,6 +200,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       eventsRetain: config.SERVICE_EVENTS_RETAIN,
       concurrency: config.WORKER_CONCURRENCY,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
+      webhookRetry,
     });
   }
   return createRedisBackend({
@@ -192,6 +214,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     jobAttempts: config.RUN_JOB_ATTEMPTS,
     maxStalledCount: config.WORKER_MAX_STALLS,
     shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
+    webhookRetry,
     onError: (what, error) => logger.warn({ err: error }, what),
     onRecovered: (what) => logger.info(what),
     onUnconfirmedWrite,

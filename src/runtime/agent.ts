@@ -1,6 +1,3 @@
-import type { GraphSource } from './graph-engine.js';
-
-export type { GraphSource } from './graph-engine.js';
 import { END_NODE, type ApprovalTimeoutAction, type JsonObject } from '../domain/types.js';
 
 /** What a human (or, for an expired request, the system) answered to `ctx.interrupt`. */
@@ -84,6 +81,30 @@ export interface AgentDefinition {
   nodes: Record<string, AgentNode | NodeSpec>;
   /** Next node by node name; `__end__` ends the run. A node without an edge ends the run. */
   edges: Record<string, AgentEdge>;
+}
+
+/**
+ * What runs an agent that is not made with `defineAgent`: a LangGraph.js graph of a
+ * `langgraph.json` (LANGGRAPH_CONFIG). Opaque to the runtime: the engine of `src/langgraph/`
+ * knows what `load` answers; the runtime only routes the agent's runs to that engine.
+ */
+export interface GraphSource {
+  readonly kind: 'langgraph';
+  /** The graph id of `langgraph.json` (the agent id). */
+  readonly graphId: string;
+  /** Where it comes from: `./path/file.ts:exportName`, as written in `langgraph.json`. */
+  readonly spec: string;
+  /**
+   * The graph for a run: the export as it is (a compiled graph), compiled (a `StateGraph`), or
+   * what a function export answers for `config` (a LangGraph `RunnableConfig`).
+   */
+  load(config: Record<string, unknown>): Promise<unknown>;
+  /**
+   * The engine that runs graphs, set by the loader: a `CreateGraphEngine` of
+   * src/runtime/graph-engine.ts (src/langgraph/engine.ts), typed apart so that agents do not
+   * depend on the run lifecycle.
+   */
+  readonly createEngine?: unknown;
 }
 
 export interface Agent extends Readonly<AgentDefinition> {

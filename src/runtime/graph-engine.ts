@@ -5,6 +5,9 @@ import type { RunJournal } from '../ports/run-journal.js';
 import type { Store } from '../ports/store.js';
 import type { RunLifecycle } from './run-lifecycle.js';
 import type { RunSignals } from './run-signals.js';
+import type { GraphSource } from './agent.js';
+
+export type { GraphSource } from './agent.js';
 
 /** What the engine of another kind of agent (a LangGraph graph) is built from. */
 export interface GraphEngineDeps {
@@ -45,6 +48,8 @@ export interface GraphRunInput {
   interrupt_after?: string[] | '*';
   /** Run metadata given by the client (kept for its run reads). */
   metadata?: Record<string, unknown>;
+  /** POST the run to this URL when it ends (run webhooks, src/runtime/run-webhooks.ts; the engine ignores it). */
+  webhook?: string;
 }
 
 /** Options of a state edit ({@link GraphEngine.updateState}). */
@@ -99,21 +104,10 @@ export interface GraphEngine {
 export type CreateGraphEngine = (deps: GraphEngineDeps) => GraphEngine;
 
 /**
- * What runs an agent that is not made with `defineAgent`: a LangGraph.js graph of a
- * `langgraph.json` (LANGGRAPH_CONFIG). Opaque to the runtime: the engine of `src/langgraph/`
- * knows what `load` answers; the runtime only routes the agent's runs to that engine.
+ * The engine the graph agents bring (src/langgraph: the loader sets `GraphSource.createEngine`),
+ * when any agent is a graph.
  */
-export interface GraphSource {
-  readonly kind: 'langgraph';
-  /** The graph id of `langgraph.json` (the agent id). */
-  readonly graphId: string;
-  /** Where it comes from: `./path/file.ts:exportName`, as written in `langgraph.json`. */
-  readonly spec: string;
-  /**
-   * The graph for a run: the export as it is (a compiled graph), compiled (a `StateGraph`), or
-   * what a function export answers for `config` (a LangGraph `RunnableConfig`).
-   */
-  load(config: Record<string, unknown>): Promise<unknown>;
-  /** The engine that runs graphs (src/langgraph/engine.ts), set by the loader. */
-  readonly createEngine?: CreateGraphEngine;
+export function graphEngineOf(agents: { list(): readonly { graph?: GraphSource }[] }): CreateGraphEngine | undefined {
+  const create = agents.list().find((agent) => typeof agent.graph?.createEngine === 'function')?.graph?.createEngine;
+  return create as CreateGraphEngine | undefined;
 }

@@ -1,6 +1,5 @@
 import { builtInAgents } from '../agents/index.js';
 import type { Agent } from './agent.js';
-import type { CreateGraphEngine } from './graph-engine.js';
 import { importAgentsModule } from './import-module.js';
 import { AgentsModuleError, describeLoadError } from './load-error.js';
 
@@ -27,11 +26,6 @@ export class AgentRegistry {
   list(): Agent[] {
     return [...this.byId.values()];
   }
-}
-
-/** The engine the registry's graph agents bring (src/langgraph), when any agent is a graph. */
-export function graphEngineOf(agents: AgentRegistry): CreateGraphEngine | undefined {
-  return agents.list().find((agent) => agent.graph?.createEngine)?.graph?.createEngine;
 }
 
 function byIdOf(agents: readonly Agent[]): ReadonlyMap<string, Agent> {
