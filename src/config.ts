@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
+import { DEFAULT_WEBHOOK_BACKOFF_MS } from './domain/run-webhook.js';
+import { standardWebhooksKey } from './domain/standard-webhooks.js';
 import { DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
 import { addressList } from './http/client-address.js';
 import { hostPortList, redisConnectionOf, type RedisConnection } from './config-redis.js';
@@ -125,6 +127,20 @@ const envSchema = z.object({
       ctx.addIssue({ code: 'custom', message: (error as Error).message });
     }
   }),
+  // The value is never echoed. Standard Webhooks secrets are 24 to 64 random bytes; fewer fail closed.
+  SERVICE_WEBHOOK_SIGNING_SECRET: optionalString.superRefine((secret, ctx) => {
+    if (secret === undefined) return;
+    let key: Buffer;
+    try {
+      key = standardWebhooksKey(secret);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return;
+    }
+    if (key.length < 24) ctx.addIssue({ code: 'custom', message: `expected at least 24 bytes once decoded (whsec_ and base64 of 24 to 64 random bytes); got ${key.length}` });
+  }),
+  SERVICE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  SERVICE_WEBHOOK_BACKOFF_MS: int(1, 3_600_000).default(DEFAULT_WEBHOOK_BACKOFF_MS),
   WORKER_PORT: int(0, 65535).default(8421),
   WORKER_CONCURRENCY: int(1, 1000).default(8),
   WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),

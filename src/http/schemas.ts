@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../domain/errors.js';
+import { MAX_WEBHOOK_URL_BYTES, webhookUrlProblem } from '../domain/run-webhook.js';
 import { ID_PATTERN } from '../domain/types.js';
 import { statusOf } from './errors.js';
 import type { ResponseSpec } from './route.js';
@@ -11,6 +12,20 @@ export const Timestamp = z.string().meta({ format: 'date-time', example: '2026-1
 export const IdParam = z.string().regex(ID_PATTERN, { error: 'expected 1–128 characters of A-Z a-z 0-9 . _ : -' });
 
 export const JsonObjectSchema = z.record(z.string(), z.unknown()).meta({ description: 'free-form key/value object' });
+
+/** A run webhook (LangGraph's `webhook`): validated as RunControl.startRun validates it, so a route answers 400 first. */
+export const WebhookUrlSchema = z
+  .string()
+  .max(MAX_WEBHOOK_URL_BYTES)
+  .superRefine((url, ctx) => {
+    const problem = webhookUrlProblem(url);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    format: 'uri',
+    description:
+      'POST the run here when it ends (completed, failed or cancelled), signed per Standard Webhooks; http or https, at most 2 KiB. Loopback, link-local and private addresses are refused at delivery unless SERVICE_WEBHOOK_ALLOW_PRIVATE is set.',
+  });
 
 export const ErrorSchema = z
   .object({

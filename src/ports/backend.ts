@@ -6,6 +6,7 @@ import type { RunJournal } from './run-journal.js';
 import type { RunConsumer, RunQueue } from './run-queue.js';
 import type { ScheduleConsumer, Scheduler } from './scheduler.js';
 import type { Store } from './store.js';
+import type { WebhookConsumer, WebhookQueue } from './webhook-queue.js';
 
 /** A named dependency check for /health/ready; rejects when the dependency is down. */
 export type ReadinessCheck = () => Promise<void>;
@@ -22,6 +23,8 @@ export interface Backend {
   /** The worker's run path: taking a run, recording each node (one round trip each on Redis). */
   readonly journal: RunJournal;
   readonly queue: RunQueue;
+  /** Run webhooks to deliver (whichever process ends a run enqueues; workers deliver). */
+  readonly webhooks: WebhookQueue;
   /** Schedule triggers (the API upserts and removes them; workers fire them). */
   readonly scheduler: Scheduler;
   /** Rate limiters on this backend: shared by every replica on Redis, per process in memory. */
@@ -41,6 +44,8 @@ export interface Backend {
   consumer(): RunConsumer;
   /** The worker side of the scheduler (fires). */
   scheduleConsumer(): ScheduleConsumer;
+  /** The worker side of the webhook queue (deliveries). */
+  webhookConsumer(): WebhookConsumer;
   /** Stops consumers (bounded by the shutdown timeout), then closes every connection. Safe to call twice. */
   close(): Promise<void>;
 }

@@ -16,6 +16,12 @@ export interface StartRunRequest {
    * JSON), in place of `input`. @defaultValue `{ input }`
    */
   graph?: Record<string, unknown>;
+  /**
+   * POST the run to this URL when it ends (LangGraph's `webhook`; a graph's may be given as
+   * `graph.webhook` instead): http or https, at most MAX_WEBHOOK_URL_BYTES, else `bad_request`.
+   * Kept with the run; where it points is checked at delivery.
+   */
+  webhook?: string;
 }
 
 /** What starting or resuming a run answers: the run is queued for a worker. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { AppError, notFound } from '../domain/errors.js';
+import { AppError, badRequest, notFound } from '../domain/errors.js';
+import { webhookUrlProblem } from '../domain/run-webhook.js';
 import { newId } from '../domain/time.js';
 import { ACTIVE_RUN_STATUSES, CANCELLED_ERROR, MAX_QUEUED_BEHIND, type Approval, type Run } from '../domain/types.js';
 import type { RunControl, RunTicket, StartRunOptions, StartRunRequest } from '../ports/run-control.js';
@@ -92,6 +93,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
       const sessionId = request.session_id ?? newId();
       const timeoutMs = request.timeout_ms ?? options.defaultTimeoutMs ?? 0;
+      // A native run keeps its webhook as the only field of its stored input (its engine reads none).
+      const webhook = webhookOf(request);
       const { idempotency } = startOptions;
       for (let attempt = 1; ; attempt += 1) {
         const runId = newId();
@@ -104,8 +107,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
             // A graph's run starts at its START with the state as it is: the input is the
             // graph's to apply (through its reducers), kept with the run for its engine.
             ...(agent.graph
-              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify(request.graph ?? { input: request.input ?? {} }) }
-              : { start: { node_id: agent.entry, input: request.input ?? {} } }),
+              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify({ ...(request.graph ?? { input: request.input ?? {} }), ...webhook }) }
+              : { start: { node_id: agent.entry, input: request.input ?? {} }, ...(webhook.webhook ? { graph_input: JSON.stringify(webhook) } : {}) }),
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
             ...(request.multitask === 'enqueue' ? { behind: true } : {}),
             ...(startOptions.waited ? { waited: true } : {}),
@@ -183,6 +186,15 @@ export function createRunControl(options: RunControlOptions): RunControl {
     },
   };
   return control;
+}
+
+/** The run's webhook (`webhook`, or a graph's `graph.webhook`) as a field to keep with it; `bad_request` when it is no webhook URL. */
+function webhookOf(request: StartRunRequest): { webhook?: string } {
+  const url = request.webhook ?? request.graph?.webhook;
+  if (url === undefined) return {};
+  const problem = typeof url === 'string' ? webhookUrlProblem(url) : 'not a string';
+  if (problem) throw badRequest(`webhook: ${problem}.`);
+  return { webhook: url as string };
 }
 
 /** The run's latest approval when it is decided: a queued run resumes with its answer. */

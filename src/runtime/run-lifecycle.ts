@@ -16,6 +16,11 @@ export interface RunLifecycleOptions {
   onRunStatus?: (run: Run) => void;
   /** Called after each published event (metrics). */
   onEvent?: (event: RunEvent) => void;
+  /**
+   * Called once when a run ends (completed, failed, cancelled), by whichever process ended it
+   * (run webhooks). Must not throw nor hold the caller: it runs on the run path.
+   */
+  onRunEnded?: (tenant: string, run: Run) => void;
 }
 
 /** The run an event is about. */
@@ -58,11 +63,12 @@ export class RunLifecycle {
 
   /**
    * Reports a status a run reached (metrics); an end (completed, failed, cancelled) is also one
-   * info line with the run, its status and its duration from creation.
+   * info line with the run, its status and its duration from creation, and goes to `onRunEnded`.
    */
   reached(tenant: string, run: Run): void {
     this.options.onRunStatus?.(run);
     if (!TERMINAL_RUN_STATUSES.includes(run.status)) return;
+    this.options.onRunEnded?.(tenant, run);
     const durationMs = Date.parse(run.updated_at) - Date.parse(run.created_at);
     this.options.logger.info(
       { tenant, run_id: run.id, session_id: run.session_id, agent_id: run.agent_id, status: run.status, duration_ms: durationMs, ...(run.error ? { error: run.error } : {}) },

@@ -1,5 +1,7 @@
 import type { Backend } from '../../ports/backend.js';
+import { DEFAULT_WEBHOOK_RETRY } from '../../domain/run-webhook.js';
 import type { StorageLimits } from '../../ports/store.js';
+import type { WebhookRetryOptions } from '../../ports/webhook-queue.js';
 import { MemoryDeduplicator } from './deduplicator.js';
 import { MemoryEventBus } from './event-bus.js';
 import { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
@@ -9,6 +11,7 @@ import { MemoryRunJournal } from './run-journal.js';
 import { MemoryRunQueue } from './run-queue.js';
 import { MemoryScheduler } from './scheduler.js';
 import { MemoryStore } from './store.js';
+import { MemoryWebhookQueue } from './webhook-queue.js';
 
 export interface MemoryBackendOptions {
   /** Events retained per tenant for replay. */
@@ -20,6 +23,8 @@ export interface MemoryBackendOptions {
   limits: StorageLimits;
   /** Bytes of LangGraph memory items one tenant may hold (SERVICE_LANGGRAPH_STORE_MAX_BYTES). @defaultValue DEFAULT_GRAPH_ITEMS_MAX_BYTES */
   graphItemsMaxBytes?: number;
+  /** How run webhooks are retried (on in-process timers). @defaultValue WEBHOOK_ATTEMPTS, DEFAULT_WEBHOOK_BACKOFF_MS */
+  webhookRetry?: WebhookRetryOptions;
 }
 
 /**
@@ -32,6 +37,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
   const events = new MemoryEventBus(options.eventsRetain);
   const queue = new MemoryRunQueue({ concurrency: options.concurrency });
   const scheduler = new MemoryScheduler();
+  const webhooks = new MemoryWebhookQueue(options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY);
   let closing: Promise<void> | undefined;
   return {
     mode: 'memory',
@@ -39,6 +45,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     events,
     journal: new MemoryRunJournal(store, events),
     queue,
+    webhooks,
     scheduler,
     limiters: memoryLimiterFactory,
     deduplicator: new MemoryDeduplicator(),
@@ -47,10 +54,12 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     readiness: { memory: () => store.ping() },
     consumer: () => queue,
     scheduleConsumer: () => scheduler,
+    webhookConsumer: () => webhooks,
     close: () =>
       (closing ??= (async () => {
         await scheduler.close(options.shutdownTimeoutMs);
         await queue.close(options.shutdownTimeoutMs);
+        await webhooks.close(options.shutdownTimeoutMs);
         await events.close();
       })()),
   };

@@ -1,6 +1,8 @@
 import { withTimeout } from '../../domain/timeout.js';
+import { DEFAULT_WEBHOOK_RETRY } from '../../domain/run-webhook.js';
 import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
+import type { WebhookRetryOptions } from '../../ports/webhook-queue.js';
 import { describeConnection, isCluster, openRedis, pingAll, type ClientRole, type RedisClient, type RedisConnection } from './connection.js';
 import { mapFailures } from './errors.js';
 import { RedisDeduplicator } from './deduplicator.js';
@@ -16,6 +18,7 @@ import { RedisRunJournal } from './run-journal.js';
 import { BullRunConsumer, BullRunQueue } from './run-queue.js';
 import { BullScheduleConsumer, BullScheduler } from './scheduler.js';
 import { RedisStore } from './store.js';
+import { BullWebhookConsumer, BullWebhookQueue } from './webhook-queue.js';
 
 export interface RedisBackendOptions {
   /** The server, cluster or Sentinel-named master (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS). */
@@ -45,6 +48,8 @@ export interface RedisBackendOptions {
   onUnconfirmedWrite?: () => void;
   /** Longest wait for one command on the command connection. @defaultValue 1000 */
   commandTimeoutMs?: number;
+  /** How run webhooks are retried (BullMQ attempts and exponential backoff). @defaultValue WEBHOOK_ATTEMPTS, DEFAULT_WEBHOOK_BACKOFF_MS */
+  webhookRetry?: WebhookRetryOptions;
 }
 
 /**
@@ -97,8 +102,10 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     }),
   );
   const scheduler = mapFailures(new BullScheduler({ connection: bull, prefix: queuePrefix }));
+  const webhooks = mapFailures(new BullWebhookQueue({ connection: bull, prefix: queuePrefix, ...(options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY) }));
   let consumer: BullRunConsumer | undefined;
   let scheduleConsumer: BullScheduleConsumer | undefined;
+  let webhookConsumer: BullWebhookConsumer | undefined;
   let closing: Promise<void> | undefined;
   return {
     mode: 'redis',
@@ -108,6 +115,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       new RedisRunJournal(redisContext(redis, prefix), { limits: { ...DEFAULT_STORAGE_LIMITS, ...options.limits }, eventsRetain: options.eventsRetain }),
     ),
     queue,
+    webhooks,
     scheduler,
     limiters: redisLimiterFactory({ client: redis, prefix }),
     deduplicator: mapFailures(new RedisDeduplicator(redis, prefix)),
@@ -126,15 +134,23 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       })),
     scheduleConsumer: () =>
       (scheduleConsumer ??= new BullScheduleConsumer({ connection: open(forever('schedule-worker')), prefix: queuePrefix })),
+    webhookConsumer: () =>
+      (webhookConsumer ??= new BullWebhookConsumer({
+        connection: open(forever('webhook-worker')),
+        prefix: queuePrefix,
+        onError: (error) => options.onError?.('webhook queue worker error', error),
+      })),
     close: () =>
       (closing ??= (async () => {
         await scheduleConsumer?.close(options.shutdownTimeoutMs);
         await consumer?.close(options.shutdownTimeoutMs);
+        await webhookConsumer?.close(options.shutdownTimeoutMs);
         // With Redis down, BullMQ's close and QUIT would wait for it on connections that retry
         // forever: each step gets a bound, then the sockets are simply dropped.
         const bounded = (step: Promise<unknown>) => withTimeout(step, CLOSE_STEP_MS).catch(() => undefined);
         await bounded(queue.close());
         await bounded(scheduler.close());
+        await bounded(webhooks.close());
         await bounded(events.close());
         await Promise.all(clients.map((client) => bounded(client.quit()).finally(() => client.disconnect())));
       })()),

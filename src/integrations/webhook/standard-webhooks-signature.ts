@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { signStandardWebhook, standardWebhooksKey } from '../../domain/standard-webhooks.js';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import {
   isFreshTimestamp,
@@ -16,7 +16,7 @@ import {
  * captured delivery can be replayed; within it, the receiver handles a `webhook-id` once.
  */
 export function standardWebhooksSignature(secret: string, options: TimestampToleranceOptions = {}): SignatureVerifier {
-  const key = decodeSecret(secret);
+  const key = standardWebhooksKey(secret);
   const window = replayWindowMs(options);
   return (rawBody, headers) => {
     const id = singleHeader(headers, 'webhook-id');
@@ -28,10 +28,7 @@ export function standardWebhooksSignature(secret: string, options: TimestampTole
     if (!isFreshTimestamp(timestamp, options)) {
       return { ok: false, reason: 'The webhook-timestamp is outside the tolerance window.' };
     }
-    const expected = createHmac('sha256', key)
-      .update(`${id}.${timestamp}.`)
-      .update(rawBody)
-      .digest('base64');
+    const expected = signStandardWebhook(key, id, timestamp, rawBody);
     const matches = signatures
       .split(' ')
       .filter((entry) => entry.startsWith('v1,'))
@@ -39,12 +36,4 @@ export function standardWebhooksSignature(secret: string, options: TimestampTole
     // The id is signed with the body: a replay carries it unchanged and is recognised by it.
     return matches ? { ok: true, delivery: { id: `standard-webhooks:${id}`, replayWindowMs: window } } : { ok: false, reason: 'No matching signature.' };
   };
-}
-
-function decodeSecret(secret: string): Buffer {
-  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0) {
-    throw new TypeError('A Standard Webhooks secret is base64, optionally prefixed with whsec_');
-  }
-  return Buffer.from(encoded, 'base64');
 }

@@ -1,0 +1,38 @@
+/** Attempts of one run webhook delivery in all (the first and four retries). */
+export const WEBHOOK_ATTEMPTS = 5;
+
+/** Pause before a delivery's second attempt, doubling before each next one (SERVICE_WEBHOOK_BACKOFF_MS). */
+export const DEFAULT_WEBHOOK_BACKOFF_MS = 10_000;
+
+/** How run webhooks are retried unless configured otherwise. */
+export const DEFAULT_WEBHOOK_RETRY = Object.freeze({ attempts: WEBHOOK_ATTEMPTS, backoffMs: DEFAULT_WEBHOOK_BACKOFF_MS });
+
+/** The longest run webhook URL, in bytes of its text (LangGraph's `webhook`). */
+export const MAX_WEBHOOK_URL_BYTES = 2048;
+
+/**
+ * Why `value` cannot be a run webhook URL, or null when it can: an absolute `http` or `https`
+ * URL with a host, at most {@link MAX_WEBHOOK_URL_BYTES}. Where it points (a private address) is
+ * decided when it is called, since a name may resolve elsewhere by then.
+ */
+export function webhookUrlProblem(value: string): string | null {
+  if (Buffer.byteLength(value, 'utf8') > MAX_WEBHOOK_URL_BYTES) return `at most ${MAX_WEBHOOK_URL_BYTES} bytes`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'not an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'not an http or https URL';
+  if (url.hostname === '') return 'a URL without a host';
+  return null;
+}
+
+/** What logs show of a webhook URL: its origin, never its path or query, which may carry a token. */
+export function webhookOrigin(value: string): string {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return '(not a URL)';
+  }
+}

@@ -1,0 +1,138 @@
+import type { Logger } from 'pino';
+import { webhookOrigin } from '../domain/run-webhook.js';
+import { signStandardWebhook } from '../domain/standard-webhooks.js';
+import type { JsonObject, Run } from '../domain/types.js';
+import type { Store } from '../ports/store.js';
+import type { WebhookJob, WebhookQueue } from '../ports/webhook-queue.js';
+import { checkedAddresses, resolveWithDns, WebhookAddressRefused, type ResolveHost } from './webhook-address.js';
+import { postWebhook } from './webhook-post.js';
+
+export interface RunWebhooksOptions {
+  store: Pick<Store, 'runs' | 'sessions'>;
+  queue: WebhookQueue;
+  logger: Logger;
+  /** The run as a LangGraph client reads it (run_id, thread_id, assistant_id, status, metadata, …), from the run and what it was started with. */
+  describe(run: Run, asked: Record<string, unknown>): JsonObject;
+  /** The key of SERVICE_WEBHOOK_SIGNING_SECRET; without it deliveries carry no `webhook-signature`. */
+  signingKey?: Buffer;
+  /** SERVICE_WEBHOOK_ALLOW_PRIVATE: deliver to loopback, link-local and private addresses too. */
+  allowPrivate: boolean;
+  /** Upper bound of one attempt, connection to the answer's last byte. @defaultValue 10000 */
+  timeoutMs?: number;
+  /** @defaultValue node's dns.lookup */
+  resolve?: ResolveHost;
+  /** @defaultValue Date.now */
+  clock?: () => number;
+}
+
+/**
+ * Run webhooks (LangGraph's `webhook`): when a run started with one ends, its delivery is
+ * enqueued with the run as the body, and workers POST it with the Standard Webhooks headers.
+ * Nothing of it is on the run path: the end only starts the enqueue, and attempts happen on
+ * the webhook queue, retried with a doubling pause.
+ */
+export interface RunWebhooks {
+  /**
+   * A run reached completed, failed or cancelled: its delivery is enqueued when it was started
+   * with a webhook (one read of the run's input, in the background; never throws).
+   */
+  ended(tenant: string, run: Run): void;
+  /** One attempt (the consumer's handler): resolves when done for good, throws to be tried again. */
+  deliver(job: WebhookJob, attempt: number): Promise<void>;
+  /** A delivery whose last attempt failed (the consumer's `onFailed`). */
+  gaveUp(job: WebhookJob, error: Error): void;
+  /** Waits for the enqueues under way. */
+  close(): Promise<void>;
+}
+
+/** Answers after which another attempt may succeed: a timeout, too many requests, a server error. */
+const retried = (status: number) => status === 408 || status === 429 || status >= 500;
+
+export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
+  const { store, queue, logger } = options;
+  const clock = options.clock ?? Date.now;
+  const resolve = options.resolve ?? resolveWithDns;
+  const enqueuing = new Set<Promise<void>>();
+
+  const payloadOf = async (tenant: string, run: Run, asked: Record<string, unknown>): Promise<JsonObject> => {
+    // The values the run ended with, as LangGraph sends a run's last checkpoint; a cancelled run has none.
+    const checkpoint = run.status === 'cancelled' ? null : await store.sessions.getCheckpoint(tenant, run.session_id, run.seq_num);
+    return {
+      ...options.describe(run, asked),
+      run_ended_at: run.updated_at,
+      ...(checkpoint ? { values: checkpoint.state } : {}),
+      ...(run.status !== 'completed' && run.error ? { error: run.error } : {}),
+    };
+  };
+
+  const enqueue = async (tenant: string, run: Run): Promise<void> => {
+    const stored = await store.runs.getRunInput(tenant, run.id);
+    if (stored === null) return;
+    const asked = JSON.parse(stored) as Record<string, unknown>;
+    if (typeof asked.webhook !== 'string') return;
+    await queue.enqueue({ tenant, run_id: run.id, url: asked.webhook, payload: await payloadOf(tenant, run, asked) });
+  };
+
+  const headersOf = (job: WebhookJob, body: Buffer, sentAtMs: number): Record<string, string> => {
+    const id = `msg_${job.run_id}`;
+    const timestamp = String(Math.floor(sentAtMs / 1000));
+    const signature = options.signingKey ? `v1,${signStandardWebhook(options.signingKey, id, timestamp, body)}` : undefined;
+    return {
+      'content-type': 'application/json',
+      'user-agent': 'agentplane-webhooks',
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      ...(signature ? { 'webhook-signature': signature } : {}),
+    };
+  };
+
+  return {
+    ended(tenant, run) {
+      const task = enqueue(tenant, run)
+        .catch((error: unknown) => logger.warn({ err: error, tenant, run_id: run.id }, 'run webhook not enqueued'))
+        .finally(() => enqueuing.delete(task));
+      enqueuing.add(task);
+    },
+
+    async deliver(job, attempt) {
+      const url = new URL(job.url);
+      const where = { tenant: job.tenant, run_id: job.run_id, webhook: webhookOrigin(job.url), attempt };
+      let addresses;
+      try {
+        addresses = await checkedAddresses(url.hostname, options.allowPrivate, resolve);
+      } catch (error) {
+        if (error instanceof WebhookAddressRefused) {
+          logger.warn({ ...where, reason: error.message }, 'run webhook refused: its address is not allowed');
+          return;
+        }
+        throw new Error(`run webhook: ${url.hostname} did not resolve`, { cause: error });
+      }
+      const sentAtMs = clock();
+      const body = Buffer.from(JSON.stringify({ ...job.payload, webhook_sent_at: new Date(sentAtMs).toISOString() }));
+      let status: number;
+      try {
+        status = await postWebhook({ url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? 10_000 });
+      } catch (error) {
+        logger.info({ ...where, err: error }, 'run webhook attempt failed: no answer');
+        throw new Error('run webhook: no answer', { cause: error });
+      }
+      if (status >= 200 && status < 300) {
+        logger.info({ ...where, status }, 'run webhook delivered');
+        return;
+      }
+      if (retried(status)) {
+        logger.info({ ...where, status }, 'run webhook attempt failed');
+        throw new Error(`run webhook: answered ${status}`);
+      }
+      logger.warn({ ...where, status }, 'run webhook refused by its receiver; not tried again');
+    },
+
+    gaveUp(job, error) {
+      logger.warn({ tenant: job.tenant, run_id: job.run_id, webhook: webhookOrigin(job.url), err: error }, 'run webhook not delivered: out of attempts');
+    },
+
+    async close() {
+      await Promise.allSettled([...enqueuing]);
+    },
+  };
+}
