@@ -1,0 +1,181 @@
+import type { Context } from 'koa';
+import { AppError, notFound } from '../domain/errors.js';
+import { ACTIVE_RUN_STATUSES, type Principal, type Run, type StoredEvent } from '../domain/types.js';
+import type { AppDeps } from './deps.js';
+import type { RunCreate, StreamMode } from './langgraph-run.js';
+import { startLangGraphRun, type LangGraphStart } from './langgraph-run-start.js';
+import { LangGraphStream } from './langgraph-sse.js';
+import { keptAlive, valuesOf } from './langgraph-wait.js';
+import type { RouteResult } from './route.js';
+import { holdForRun, waitedRun } from './run-wait.js';
+
+/**
+ * The LangGraph run requests that follow a run (waits, joins, streams): subscribed before the
+ * run starts or is read, answered from its events, whichever replica or worker has it.
+ */
+
+/** A LangGraph wait has no deadline of its own: it holds until the run stops (the longest timer Node keeps). */
+const UNTIL_STOPPED_MS = 2_147_483_647;
+
+/** The error of a run cancelled because the client that waited for or streamed it left (`on_disconnect: cancel`). */
+const LEFT_ERROR = 'cancelled: its client disconnected (on_disconnect: cancel)';
+
+/** What a run creation does once the run stopped, or its client left first. */
+interface Afterwards {
+  /** The run was started without a thread: removed with its new thread once it stops (`on_completion: delete`). */
+  discard: boolean;
+  /** Cancel the run when the client leaves before it stops. */
+  cancelOnLeave: boolean;
+}
+
+function afterwardsOf(body: RunCreate, threadId: string | undefined): Afterwards {
+  const discard = threadId === undefined && body.on_completion !== 'keep';
+  // A run whose thread goes with it has no reader left once its client leaves.
+  return { discard, cancelOnLeave: discard || body.on_disconnect === 'cancel' };
+}
+
+/** `Content-Location` of a started run (the SDK reads the run id from it); a discarded thread's run is `/runs/<id>`. */
+function locate(ctx: Context, started: LangGraphStart, discard: boolean): void {
+  const run = `/runs/${started.run_id}`;
+  ctx.set('Content-Location', discard ? run : `/threads/${started.session_id}${run}`);
+}
+
+const staleOf = (started: LangGraphStart) => (event: StoredEvent) => event.event.type === 'interrupted' && started.answered.has(event.event.approval_id ?? '');
+
+/** POST …/runs/wait: starts the run and answers the thread's values once it stops (kept alive meanwhile). */
+export async function waitForRun(deps: AppDeps, principal: Principal, ctx: Context, body: RunCreate, threadId?: string): Promise<RouteResult> {
+  const { tenant } = principal;
+  const held = await holdForRun(deps, ctx, principal);
+  let started: LangGraphStart;
+  try {
+    started = await startLangGraphRun(deps, principal, body, { ...(threadId ? { threadId } : {}), defaultModes: [], waited: true });
+  } catch (error) {
+    held.done();
+    throw error;
+  }
+  const after = afterwardsOf(body, threadId);
+  locate(ctx, started, after.discard);
+  const answer = (async () => {
+    try {
+      held.follow(started.run_id, staleOf(started));
+      const stop = await held.until(UNTIL_STOPPED_MS);
+      if (!stop && after.cancelOnLeave && !deps.lifecycle.draining) await cancelQuietly(deps, principal, started.run_id, LEFT_ERROR);
+      return await valuesOf(deps, tenant, await waitedRun(deps, tenant, started, stop));
+    } finally {
+      held.done();
+      if (after.discard) await discardThread(deps, principal, started.session_id);
+    }
+  })();
+  return keptAlive(ctx, answer, deps.config.SERVICE_SSE_HEARTBEAT_MS, deps.logger);
+}
+
+/** POST …/runs/stream: starts the run and streams it until it stops. */
+export async function streamRun(deps: AppDeps, principal: Principal, ctx: Context, body: RunCreate, threadId?: string): Promise<RouteResult> {
+  const stream = await LangGraphStream.open(deps, principal, ctx);
+  let started: LangGraphStart;
+  try {
+    started = await startLangGraphRun(deps, principal, body, { ...(threadId ? { threadId } : {}), defaultModes: ['values'], waited: false });
+  } catch (error) {
+    stream.abandon();
+    throw error;
+  }
+  const after = afterwardsOf(body, threadId);
+  locate(ctx, started, after.discard);
+  // Where the SDK reconnects (with Last-Event-ID) when the connection drops before the run stopped.
+  if (!after.discard) ctx.set('Location', `/threads/${started.session_id}/runs/${started.run_id}/stream`);
+  stream.begin(ctx, { ...started, graph: started.agent.graph !== undefined }, {
+    onLeft: () => {
+      if (!after.cancelOnLeave) return;
+      void cancelQuietly(deps, principal, started.run_id, LEFT_ERROR).then(async () => {
+        if (after.discard) await discardThread(deps, principal, started.session_id);
+      });
+    },
+    ...(after.discard ? { onStopped: () => void discardThread(deps, principal, started.session_id) } : {}),
+  });
+  return 'handled';
+}
+
+/** The run of a thread, or `not_found` (another thread's run, or none). */
+export async function threadRun(deps: AppDeps, tenant: string, threadId: string, runId: string): Promise<Run> {
+  const run = await deps.store.runs.getRun(tenant, runId);
+  if (!run || run.session_id !== threadId) throw notFound(`Run "${runId}" of thread "${threadId}"`);
+  return run;
+}
+
+const isActive = (run: Run) => ACTIVE_RUN_STATUSES.includes(run.status) && run.status !== 'interrupted';
+
+/** GET …/runs/{id}/join: the thread's values once the run stops (at once when it has). */
+export async function joinRun(deps: AppDeps, principal: Principal, ctx: Context, threadId: string, runId: string, cancelOnLeave: boolean): Promise<RouteResult> {
+  const { tenant } = principal;
+  const held = await holdForRun(deps, ctx, principal);
+  let run: Run;
+  try {
+    run = await threadRun(deps, tenant, threadId, runId);
+  } catch (error) {
+    held.done();
+    throw error;
+  }
+  const answer = (async () => {
+    try {
+      let stop: StoredEvent | 'stopped' | null = 'stopped';
+      if (isActive(run)) {
+        held.follow(run.id);
+        stop = await held.until(UNTIL_STOPPED_MS);
+        if (!stop && cancelOnLeave && !deps.lifecycle.draining) await cancelQuietly(deps, principal, run.id, LEFT_ERROR);
+      }
+      return await valuesOf(deps, tenant, await waitedRun(deps, tenant, { run_id: run.id, session_id: run.session_id }, stop));
+    } finally {
+      held.done();
+    }
+  })();
+  return keptAlive(ctx, answer, deps.config.SERVICE_SSE_HEARTBEAT_MS, deps.logger);
+}
+
+/** GET …/runs/{id}/stream: the run's stream, from `afterId` (Last-Event-ID) or live, until it stops. */
+export async function joinStream(
+  deps: AppDeps,
+  principal: Principal,
+  ctx: Context,
+  ref: { threadId: string; runId: string; afterId?: string; modes: readonly StreamMode[]; cancelOnLeave: boolean },
+): Promise<RouteResult> {
+  const stream = await LangGraphStream.open(deps, principal, ctx);
+  let run: Run;
+  try {
+    run = await threadRun(deps, principal.tenant, ref.threadId, ref.runId);
+  } catch (error) {
+    stream.abandon();
+    throw error;
+  }
+  const graph = deps.agents.get(run.agent_id)?.graph !== undefined;
+  stream.begin(ctx, { run_id: run.id, session_id: run.session_id, graph, modes: ref.modes, answered: new Set() }, {
+    ...(ref.afterId ? { afterId: ref.afterId } : {}),
+    stopped: !isActive(run),
+    onLeft: () => {
+      if (ref.cancelOnLeave) void cancelQuietly(deps, principal, run.id, LEFT_ERROR);
+    },
+  });
+  return 'handled';
+}
+
+/** Cancels a run unless it ended already (or is gone). */
+export async function cancelQuietly(deps: AppDeps, principal: Principal, runId: string, error?: string): Promise<void> {
+  try {
+    await deps.runs.cancelRun(principal.tenant, runId, principal.subject, error);
+  } catch (failure) {
+    if (failure instanceof AppError && (failure.code === 'conflict' || failure.code === 'not_found')) return;
+    deps.logger.warn({ err: failure, run_id: runId }, 'could not cancel a LangGraph run');
+  }
+}
+
+/** Removes a stateless run's thread once its run stopped (a paused run is cancelled first). */
+async function discardThread(deps: AppDeps, principal: Principal, sessionId: string): Promise<void> {
+  const { tenant } = principal;
+  try {
+    const latest = await deps.store.runs.latestRun(tenant, sessionId);
+    if (latest && ACTIVE_RUN_STATUSES.includes(latest.status)) await cancelQuietly(deps, principal, latest.id);
+    await deps.store.sessions.deleteSession(tenant, sessionId);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') return;
+    deps.logger.warn({ err: error, session_id: sessionId }, 'could not remove the thread of a stateless LangGraph run');
+  }
+}

@@ -1,0 +1,190 @@
+import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
+import { newId } from '../domain/time.js';
+import type { JsonObject, Multitask, Principal, Run } from '../domain/types.js';
+import type { StartRunRequest } from '../ports/run-control.js';
+import type { Agent } from '../runtime/agent.js';
+import type { AppDeps } from './deps.js';
+import type { RunCreate, RunRecord, StreamMode } from './langgraph-run.js';
+import { assistantIdOf, resolveAssistant } from './routes/langgraph-assistants.js';
+
+/** A run a LangGraph client started, or the paused run its `command.resume` resumed. */
+export interface LangGraphStart {
+  run_id: string;
+  session_id: string;
+  agent: Agent;
+  /**
+   * The approvals a `command.resume` answered (the thread's paused run goes on): their run's
+   * `interrupted` events came before the answer and are not its next stop.
+   */
+  answered: ReadonlySet<string>;
+  /** The stream modes asked for (the frames of a native agent's stream). */
+  modes: readonly StreamMode[];
+}
+
+export interface StartOptions {
+  /** The thread to run on; a new thread (stateless run) when absent. */
+  threadId?: string;
+  /** The stream modes when the body names none. */
+  defaultModes: readonly StreamMode[];
+  /** A request waits for the run to stop (see StartRunOptions.waited). */
+  waited: boolean;
+}
+
+/** `multitask_strategy` as agentplane's multitask; rollback cancels as interrupt does (see the HTTP contract). */
+const MULTITASK: Record<string, Multitask> = { reject: 'reject', enqueue: 'enqueue', interrupt: 'interrupt', rollback: 'interrupt' };
+
+/** The error of a paused run cancelled because a new run came on its thread. */
+const REPLACED_ERROR = 'interrupted by a new run on its thread';
+/** The error of a paused run cancelled because a new run resumes its interrupt (`command.resume`). */
+const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
+
+/**
+ * Starts what a LangGraph client's run creation asks for. A thread paused at an interrupt is
+ * not busy for LangGraph: as LangGraph's server does, a new run starts on it (a `command` that
+ * resumes goes to the graph's pending interrupts), and the paused run is cancelled first, its
+ * approvals closed. A native agent's paused run cannot be resumed by another run: a
+ * `command.resume` answers its pending approval (the same run goes on, as when the console
+ * answers it). Throws AppError: `not_found` (assistant, thread), `bad_request` (what agentplane
+ * does not support, or a native agent asked for graph options), `conflict` (a busy thread
+ * under `reject`, another agent's thread, a native agent's resume with nothing to resume).
+ */
+export async function startLangGraphRun(deps: AppDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
+  refuseUnsupported(body);
+  const agent = resolveAssistant(deps.agents, body.assistant_id);
+  if (!agent.graph) refuseGraphOptions(agent, body);
+  const modes = modesOf(body, options.defaultModes);
+  const { tenant } = principal;
+  const sessionId = options.threadId ?? newId();
+  let created = false;
+  if (options.threadId !== undefined) {
+    const thread = await prepareThread(deps, tenant, options.threadId, agent, body.if_not_exists === 'create');
+    created = thread.created;
+    const { paused } = thread;
+    if (paused && !agent.graph) return answerPaused(deps, principal, paused, agent, body, options.waited, modes);
+    if (paused) await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
+  }
+  const request: StartRunRequest = {
+    agent_id: agent.id,
+    session_id: sessionId,
+    multitask: MULTITASK[body.multitask_strategy ?? 'reject'],
+    ...(agent.graph ? { graph: graphRequestOf(body, modes) } : { input: (body.input ?? {}) as JsonObject }),
+    ...(body.webhook !== undefined ? { webhook: body.webhook } : {}),
+  };
+  try {
+    // A native agent's run takes no command: with no pause to answer, a resume has nothing to go to.
+    if (!agent.graph && body.command) throw conflict(`Thread "${sessionId}" has no pending interrupt to resume.`);
+    const ticket = await deps.runs.startRun(tenant, request, { waited: options.waited });
+    return { run_id: ticket.run_id, session_id: ticket.session_id, agent, answered: new Set(), modes };
+  } catch (error) {
+    // A refused start leaves nothing behind: not the thread this request created for it either.
+    if (created) {
+      await deps.store.sessions.deleteSession(tenant, sessionId).catch((failure: unknown) => {
+        deps.logger.warn({ err: failure, session_id: sessionId }, 'could not remove the thread a refused LangGraph run created');
+      });
+    }
+    throw error;
+  }
+}
+
+function refuseUnsupported(body: RunCreate): void {
+  if ((body.after_seconds ?? 0) > 0) throw badRequest('after_seconds: delayed runs are not supported yet; use a cron (schedule) or start the run later.');
+  const modes = [body.stream_mode ?? []].flat();
+  if (modes.includes('messages')) throw badRequest('stream_mode: "messages" (the legacy partial and complete events) is not supported; ask for "messages-tuple".');
+}
+
+/** A native (defineAgent) agent takes an object as input, and none of a graph's options. */
+function refuseGraphOptions(agent: Agent, body: RunCreate): void {
+  const graphOnly = (['interrupt_before', 'interrupt_after', 'checkpoint', 'checkpoint_id', 'context'] as const).find((key) => body[key] !== undefined);
+  if (graphOnly) throw badRequest(`${graphOnly}: assistant "${agent.id}" is not a graph; it takes an input object only.`);
+  if (body.command && !resumeOnly(body)) throw badRequest(`command: assistant "${agent.id}" is not a graph; a command may only resume its pending interrupt.`);
+  const input = body.input;
+  if (input !== undefined && input !== null && (typeof input !== 'object' || Array.isArray(input))) {
+    throw badRequest(`input: assistant "${agent.id}" takes a JSON object as input.`);
+  }
+}
+
+function modesOf(body: RunCreate, fallback: readonly StreamMode[]): readonly StreamMode[] {
+  return body.stream_mode === undefined ? fallback : [...new Set([body.stream_mode].flat())];
+}
+
+/** A command that only answers the pending interrupt(s): no input, update, goto or fork. */
+function resumeOnly(body: RunCreate): boolean {
+  const command = body.command;
+  if (!command || command.resume === undefined || command.resume === null) return false;
+  return command.update === undefined && command.goto === undefined && (body.input ?? null) === null && !body.checkpoint && !body.checkpoint_id;
+}
+
+/**
+ * The thread exists (`created` by this request when `create` says so) and is not another
+ * agent's; `paused`: its latest run, when that one waits at an approval.
+ */
+async function prepareThread(deps: AppDeps, tenant: string, threadId: string, agent: Agent, create: boolean): Promise<{ created: boolean; paused?: Run }> {
+  const session = await deps.store.sessions.getSession(tenant, threadId);
+  if (!session) {
+    if (!create) throw notFound(`Thread "${threadId}"`);
+    try {
+      await deps.store.sessions.createSession(tenant, { session_id: threadId, metadata: { graph_id: agent.id, assistant_id: assistantIdOf(agent.id) } });
+      return { created: true };
+    } catch (error) {
+      // Created meanwhile by another request: it exists, which is all this one needs.
+      if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+      return { created: false };
+    }
+  }
+  if (session.agent_id !== '' && session.agent_id !== agent.id) {
+    throw conflict(`Thread "${threadId}" belongs to assistant "${session.agent_id}"; runs of "${agent.id}" need another thread.`);
+  }
+  const latest = await deps.store.runs.latestRun(tenant, threadId);
+  return { created: false, ...(latest?.status === 'interrupted' ? { paused: latest } : {}) };
+}
+
+/** A new run on a paused thread: the paused run is cancelled (its approvals closed) first. */
+async function replacePaused(deps: AppDeps, principal: Principal, paused: Run, error: string): Promise<void> {
+  try {
+    await deps.runs.cancelRun(principal.tenant, paused.id, principal.subject, error);
+  } catch (error) {
+    // It ended meanwhile (or was answered and runs): the start below decides as for any busy thread.
+    if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+  }
+}
+
+/** A native agent's paused run: a resume answers its pending approval and the run goes on; anything else is a new run (409 while paused). */
+async function answerPaused(deps: AppDeps, principal: Principal, paused: Run, agent: Agent, body: RunCreate, waited: boolean, modes: readonly StreamMode[]): Promise<LangGraphStart> {
+  if (!resumeOnly(body) || !paused.approval_id) {
+    throw conflict(`Thread "${paused.session_id}" waits for an answer to its interrupt: resume it (command.resume) or cancel its run first.`);
+  }
+  const decision = { approved: true, comment: '', resume: body.command!.resume, decided_by: principal.subject, ...(waited ? { waited } : {}) };
+  await deps.runs.answerApproval(principal.tenant, paused.approval_id, decision);
+  return { run_id: paused.id, session_id: paused.session_id, agent, answered: new Set([paused.approval_id]), modes };
+}
+
+/** What the engine is asked: input or command, config (a fork's checkpoint in `configurable`), modes, and the run's record. */
+function graphRequestOf(body: RunCreate, modes: readonly StreamMode[]): Record<string, unknown> {
+  const { config = {}, checkpoint } = body;
+  const configurable = {
+    ...config.configurable,
+    ...(checkpoint ? withoutUndefined({ checkpoint_id: checkpoint.checkpoint_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_map: checkpoint.checkpoint_map }) : {}),
+    ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}),
+  };
+  const record: RunRecord = { metadata: body.metadata ?? {}, multitask_strategy: body.multitask_strategy ?? 'reject' };
+  return withoutUndefined({
+    input: body.input,
+    command: body.command,
+    config: withoutUndefined({
+      configurable: Object.keys(configurable).length > 0 ? configurable : undefined,
+      tags: config.tags,
+      recursion_limit: config.recursion_limit,
+      metadata: config.metadata,
+    }),
+    context: body.context,
+    stream_mode: modes,
+    stream_subgraphs: body.stream_subgraphs,
+    interrupt_before: body.interrupt_before,
+    interrupt_after: body.interrupt_after,
+    ...record,
+  });
+}
+
+function withoutUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

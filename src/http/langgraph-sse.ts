@@ -1,0 +1,191 @@
+import type { Context } from 'koa';
+import { compareEventIds } from '../domain/event-ids.js';
+import type { JsonObject, Principal, StoredEvent } from '../domain/types.js';
+import { STOP_EVENTS, type RunFollower } from '../runtime/run-follower.js';
+import type { AppDeps } from './deps.js';
+import type { StreamMode } from './langgraph-run.js';
+import { errorOf, valuesOf, type LangGraphError } from './langgraph-wait.js';
+import { beginFollowing, waitedRun } from './run-wait.js';
+import type { SseStream } from './sse.js';
+
+/**
+ * A run's events as the server-sent events a LangGraph client reads: first `metadata`
+ * (`{run_id, attempt}`), then one frame per `stream` event of the run (event name = its
+ * stream mode, `mode|namespace` for a subgraph's; data = the chunk; id = the event id, so a
+ * client resumes with Last-Event-ID), `error` (`{error, message}`) when the run fails, and the
+ * end of the response once the run ends or pauses. A native agent's run has no chunks: its
+ * `custom` events are `custom` frames, and its state at the stop one `values` frame.
+ */
+
+/** The id of the `metadata` frame: resuming after it replays the run from its first event. */
+export const METADATA_EVENT_ID = '0-0';
+/** `Last-Event-ID: -1` (what useStream sends to rejoin): the whole run, from its metadata. */
+export const FROM_START = '-1';
+
+const REPLAY_PAGE = 500;
+
+function frame(event: string, data: unknown, id?: string): Buffer {
+  return Buffer.from(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/** One encoded frame per stream event, shared by every LangGraph stream that sends it. */
+const frames = new WeakMap<StoredEvent, Buffer>();
+
+function chunkFrame(stored: StoredEvent): Buffer {
+  let encoded = frames.get(stored);
+  if (!encoded) {
+    encoded = frame(stored.event.name ?? 'values', stored.event.data ?? null, stored.id);
+    frames.set(stored, encoded);
+  }
+  return encoded;
+}
+
+/** What a LangGraph stream follows. */
+export interface StreamTarget {
+  run_id: string;
+  session_id: string;
+  /** A graph agent's run publishes its chunks; a native one's frames are made here. */
+  graph: boolean;
+  modes: readonly StreamMode[];
+  /** Approvals answered to resume the run: their `interrupted` events came before and do not end the stream. */
+  answered: ReadonlySet<string>;
+}
+
+export interface StreamStart {
+  /** Resume after this event id (`-1`: from the start); without it, live events only. */
+  afterId?: string;
+  /** The run already stopped when the stream was asked for: it ends after the replay. */
+  stopped?: boolean;
+  /** The stream closed before the run stopped (the client left; not at shutdown). */
+  onLeft?: () => void;
+  /** The run stopped (after its last frame was written). */
+  onStopped?: () => void;
+}
+
+/**
+ * A LangGraph stream of one run: `open` admits the caller and subscribes to the tenant's events
+ * before anything changes (before the run starts, or before the run is read), `begin` turns the
+ * response into the event stream and follows the run; `abandon` when the request fails first.
+ */
+export class LangGraphStream {
+  private stream: SseStream | undefined;
+  private target: StreamTarget | undefined;
+  private onStopped: (() => void) | undefined;
+  private lastId: string | undefined;
+  /** The run stopped (or vanished): nothing more is sent. */
+  private ended = false;
+
+  private follower: RunFollower | undefined;
+  private done: (() => void) | undefined;
+
+  private constructor(
+    private readonly deps: AppDeps,
+    private readonly tenant: string,
+  ) {}
+
+  static async open(deps: AppDeps, principal: Principal, ctx: Context): Promise<LangGraphStream> {
+    const opened = new LangGraphStream(deps, principal.tenant);
+    const { follower, done } = await beginFollowing(deps, principal, deps.streams.admit(principal, ctx.ip), {
+      onEvent: (event) => opened.deliver(event),
+      onGone: () => opened.stop({ error: 'GoneError', message: 'The run no longer exists: its thread was removed.' }),
+    });
+    opened.follower = follower;
+    opened.done = done;
+    return opened;
+  }
+
+  /** Unsubscribes and releases the caller's admission, once. */
+  abandon(): void {
+    const done = this.done;
+    this.done = undefined;
+    done?.();
+  }
+
+  begin(ctx: Context, target: StreamTarget, start: StreamStart = {}): void {
+    this.target = target;
+    this.onStopped = start.onStopped;
+    const stream = (this.stream = this.deps.streams.start(ctx));
+    stream.onClose(() => {
+      this.abandon();
+      if (!this.ended && !this.deps.lifecycle.draining) start.onLeft?.();
+    });
+    if (start.afterId === undefined || start.afterId === FROM_START) stream.write(frame('metadata', { run_id: target.run_id, attempt: 1 }, METADATA_EVENT_ID));
+    if (start.afterId === undefined) {
+      if (start.stopped) return this.stop();
+      this.follower!.follow(target.run_id);
+      return;
+    }
+    void this.replay(start.afterId === FROM_START ? METADATA_EVENT_ID : start.afterId, start.stopped === true);
+  }
+
+  /** The retained events of the run after `afterId` at the client's pace, then live ones; no event twice. */
+  private async replay(afterId: string, stopped: boolean): Promise<void> {
+    const { events, logger } = this.deps;
+    const stream = this.stream!;
+    try {
+      let cursor = afterId;
+      for (;;) {
+        await stream.drained();
+        if (stream.isClosed || this.ended) return;
+        const page = await events.readAfter(this.tenant, cursor, REPLAY_PAGE);
+        for (const event of page) this.deliver(event);
+        if (page.length < REPLAY_PAGE) break;
+        cursor = page[page.length - 1]!.id;
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'LangGraph stream ended: replay failed; the client resumes with Last-Event-ID');
+      stream.end();
+      return;
+    }
+    if (stopped) return this.stop();
+    this.lastId ??= afterId;
+    this.follower!.follow(this.target!.run_id);
+  }
+
+  private deliver(stored: StoredEvent): void {
+    const target = this.target;
+    if (this.ended || !target || stored.event.run_id !== target.run_id) return;
+    if (this.lastId !== undefined && compareEventIds(stored.id, this.lastId) <= 0) return;
+    this.lastId = stored.id;
+    const { event } = stored;
+    if (event.type === 'stream') this.stream!.write(chunkFrame(stored));
+    else if (event.type === 'custom' && !target.graph && target.modes.includes('custom')) this.stream!.write(frame('custom', event.data ?? null, stored.id));
+    if (!STOP_EVENTS.has(event.type) || (event.type === 'interrupted' && target.answered.has(event.approval_id ?? ''))) return;
+    if (target.graph) return this.stop(failureOf(event), stored.id);
+    this.ended = true;
+    void this.stopNative(stored);
+  }
+
+  /** A native run's stop: its state as one `values` frame (with `__interrupt__`), or the `error`, then the end. */
+  private async stopNative(stop: StoredEvent): Promise<void> {
+    let values: JsonObject | undefined;
+    try {
+      values = await valuesOf(this.deps, this.tenant, await waitedRun(this.deps, this.tenant, this.target!, stop));
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'LangGraph stream: the state of a stopped native run could not be read');
+    }
+    const failure = values?.__error__ as LangGraphError | undefined;
+    this.close(failure, stop.id, failure || !this.target!.modes.includes('values') ? undefined : values);
+  }
+
+  private stop(failure?: LangGraphError, id?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close(failure, id);
+  }
+
+  private close(failure?: LangGraphError, id?: string, values?: JsonObject): void {
+    const stream = this.stream;
+    if (values) stream?.write(frame('values', values));
+    if (failure) stream?.write(frame('error', failure, id));
+    stream?.end();
+    this.onStopped?.();
+  }
+}
+
+/** The `error` a stop event ends a stream with: a failure, or a cancel at the run's deadline. */
+function failureOf(event: StoredEvent['event']): LangGraphError | undefined {
+  if (event.type === 'failed') return errorOf({ status: 'failed', error: event.error });
+  if (event.type === 'cancelled') return errorOf({ status: 'cancelled', error: event.error });
+  return undefined;
+}

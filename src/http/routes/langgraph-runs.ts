@@ -1,0 +1,257 @@
+import { z } from 'zod';
+import { conflict, notFound } from '../../domain/errors.js';
+import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
+import { ACTIVE_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
+import type { AppDeps } from '../deps.js';
+import { LangGraphRunSchema, recordOf, RUN_STATUSES, RunCreateBody, runJsonOf, statusesOf, STREAM_MODES, type RunCreate } from '../langgraph-run.js';
+import { cancelQuietly, joinRun, joinStream, streamRun, threadRun, waitForRun } from '../langgraph-run-flows.js';
+import { startLangGraphRun } from '../langgraph-run-start.js';
+import { FROM_START } from '../langgraph-sse.js';
+import type { AnyRoute, Example } from '../route.js';
+import { IdParam, JsonObjectSchema } from '../schemas.js';
+import { intQuery } from '../validate.js';
+import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
+
+/**
+ * Runs of the LangGraph Server API: create, wait, stream (on a thread, or stateless), list,
+ * get, join, join the stream (Last-Event-ID), cancel. Each is an agentplane run of the
+ * assistant's agent on the thread's session, seen in /api/runs, the console and the inbox.
+ */
+
+const ThreadParams = z.object({ thread_id: IdParam });
+const RunParams = z.object({ thread_id: IdParam, run_id: IdParam });
+const Flag = z
+  .enum(['0', '1', 'true', 'false'])
+  .optional()
+  .transform((v) => v === '1' || v === 'true');
+const CancelQuery = z.object({
+  action: z.enum(['interrupt', 'rollback']).optional().meta({ description: 'default `interrupt`; `rollback` cancels as `interrupt` does (see the HTTP contract)' }),
+});
+const JoinStreamHeaders = z.object({
+  'last-event-id': z
+    .string()
+    .regex(new RegExp(`^(${FROM_START}|${EVENT_ID_PATTERN.source.slice(1, -1)})$`), { error: 'expected an event id such as 1763719200000-0, or -1 for the whole run' })
+    .optional()
+    .meta({ description: 'resume after this event id; `-1`: the whole run from its `metadata` event; absent: live events only' }),
+});
+
+const ValuesSchema = JsonObjectSchema.meta({
+  description: "the thread's values once the run stopped; with `__interrupt__` when it paused at an interrupt, `{__error__: {error, message}}` when it failed",
+});
+const STREAM_DESCRIPTION =
+  'Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a ' +
+  'subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends ' +
+  'or pauses at an interrupt. `: keep-alive` comments meanwhile.';
+
+const EXAMPLES: Record<string, Example<RunCreate>> = {
+  echo: { summary: 'echo on this thread (created when it does not exist)', value: { assistant_id: 'echo', input: { text: 'hello' }, if_not_exists: 'create' } },
+  resume: { summary: 'resume the interrupt the thread waits on', value: { assistant_id: 'human-review', command: { resume: { approved: true } } } },
+};
+const STATELESS_EXAMPLES: Record<string, Example<RunCreate>> = {
+  echo: { summary: 'echo on a thread of its own, removed afterwards', value: { assistant_id: 'echo', input: { text: 'hello' } } },
+};
+
+/** The LangGraph runs routes. */
+export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
+  const { store } = deps;
+  const starts = langgraphErrors(400, 401, 403, 404, 409, 413, 415, 429, 503);
+  const reads = langgraphErrors(400, 401, 403, 404, 429);
+  const asRun = async (tenant: string, run: Run) => runJsonOf(run, recordOf(await store.runs.getRunInput(tenant, run.id)));
+  return [
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/threads/:thread_id/runs',
+      operationId: 'createThreadRun',
+      summary: 'Create a run on a thread (LangGraph)',
+      params: ThreadParams,
+      body: RunCreateBody,
+      bodyExamples: EXAMPLES,
+      responses: { 200: { description: 'The run, pending', schema: LangGraphRunSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
+      handler: async ({ params, body, principal, ctx }) => {
+        const started = await startLangGraphRun(deps, principal, body, { threadId: params.thread_id, defaultModes: ['values'], waited: false });
+        const run = await threadRun(deps, principal.tenant, started.session_id, started.run_id);
+        ctx.set('Content-Location', `/threads/${started.session_id}/runs/${started.run_id}`);
+        return { status: 200, body: await asRun(principal.tenant, run) };
+      },
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/threads/:thread_id/runs/wait',
+      operationId: 'waitThreadRun',
+      summary: "Create a run on a thread and answer the thread's values once it stops (LangGraph)",
+      params: ThreadParams,
+      body: RunCreateBody,
+      bodyExamples: EXAMPLES,
+      responses: { 200: { description: 'The values (kept alive with newlines while the run goes on)', schema: ValuesSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
+      handler: async ({ params, body, principal, ctx }) => waitForRun(deps, principal, ctx, body, params.thread_id),
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/threads/:thread_id/runs/stream',
+      operationId: 'streamThreadRun',
+      summary: 'Create a run on a thread and stream it (LangGraph)',
+      params: ThreadParams,
+      body: RunCreateBody,
+      bodyExamples: EXAMPLES,
+      responses: {
+        200: {
+          description: STREAM_DESCRIPTION,
+          contentType: 'text/event-stream',
+          headers: { 'Content-Location': 'the run', Location: 'where to resume the stream (GET, with Last-Event-ID)' },
+        },
+        ...starts,
+      },
+      handler: async ({ params, body, principal, ctx }) => streamRun(deps, principal, ctx, body, params.thread_id),
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/runs/wait',
+      operationId: 'waitStatelessRun',
+      summary: 'Run on a new thread and answer its values once the run stops (LangGraph, stateless)',
+      body: RunCreateBody,
+      bodyExamples: STATELESS_EXAMPLES,
+      responses: { 200: { description: 'The values (kept alive with newlines while the run goes on)', schema: ValuesSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
+      handler: async ({ body, principal, ctx }) => waitForRun(deps, principal, ctx, body),
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/runs/stream',
+      operationId: 'streamStatelessRun',
+      summary: 'Run on a new thread and stream it (LangGraph, stateless)',
+      body: RunCreateBody,
+      bodyExamples: STATELESS_EXAMPLES,
+      responses: { 200: { description: STREAM_DESCRIPTION, contentType: 'text/event-stream', headers: { 'Content-Location': 'the run' } }, ...starts },
+      handler: async ({ body, principal, ctx }) => streamRun(deps, principal, ctx, body),
+    }),
+    defineLangGraphRoute({
+      method: 'GET',
+      path: '/threads/:thread_id/runs',
+      operationId: 'listThreadRuns',
+      summary: "A thread's runs, newest first (LangGraph)",
+      params: ThreadParams,
+      query: z.object({
+        limit: intQuery(1, 100, 10).meta({ description: 'page size (1–100; a thread keeps its newest 100 runs)' }),
+        offset: intQuery(0, 100, 0).meta({ description: 'runs to skip' }),
+        status: z.enum(RUN_STATUSES).optional().meta({ description: 'only the runs with this LangGraph status' }),
+      }),
+      responses: { 200: { description: 'A page of runs', schema: z.array(LangGraphRunSchema) }, ...reads },
+      handler: async ({ params, query, principal }) => {
+        const { tenant } = principal;
+        if (!(await store.sessions.getSession(tenant, params.thread_id))) throw notFound(`Thread "${params.thread_id}"`);
+        const all = await store.runs.listRuns(tenant, params.thread_id, { limit: 100, offset: 0 });
+        const page = (query.status ? all.filter(statusesOf(query.status)) : all).slice(query.offset, query.offset + query.limit);
+        return { status: 200, body: await Promise.all(page.map((run) => asRun(tenant, run))) };
+      },
+    }),
+    defineLangGraphRoute({
+      method: 'GET',
+      path: '/threads/:thread_id/runs/:run_id',
+      operationId: 'getThreadRun',
+      summary: 'One run of a thread (LangGraph)',
+      params: RunParams,
+      responses: { 200: { description: 'The run', schema: LangGraphRunSchema }, ...reads },
+      handler: async ({ params, principal }) => ({ status: 200, body: await asRun(principal.tenant, await threadRun(deps, principal.tenant, params.thread_id, params.run_id)) }),
+    }),
+    defineLangGraphRoute({
+      method: 'DELETE',
+      path: '/threads/:thread_id/runs/:run_id',
+      operationId: 'deleteThreadRun',
+      summary: 'Refused: a run is kept with its thread (LangGraph)',
+      params: RunParams,
+      responses: { ...langgraphErrors(400, 401, 403, 404, 409, 429) },
+      handler: async ({ params, principal }) => {
+        await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
+        throw conflict('A run is kept with its thread (its newest 100 runs) and goes with it: delete the thread, or cancel an active run.');
+      },
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/threads/:thread_id/runs/:run_id/cancel',
+      operationId: 'cancelThreadRun',
+      summary: 'Cancel a run of a thread (LangGraph); one that ended already is left as it is',
+      params: RunParams,
+      query: CancelQuery.extend({
+        wait: Flag.meta({ description: 'answer 204 once the run ended (else 202 at once)' }),
+        reason: z.string().max(200).optional().meta({ description: 'accepted and ignored' }),
+      }),
+      responses: { 202: { description: 'Cancelled (or already ended)' }, 204: { description: 'Cancelled and ended (`wait`)' }, ...reads },
+      handler: async ({ params, query, principal }) => {
+        const run = await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
+        if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id);
+        // The run's status is final once cancelRun answers: there is nothing more to wait for.
+        return query.wait ? { status: 204, body: null } : { status: 202, body: '' };
+      },
+    }),
+    defineLangGraphRoute({
+      method: 'GET',
+      path: '/threads/:thread_id/runs/:run_id/join',
+      operationId: 'joinThreadRun',
+      summary: "Wait for a run to stop and answer the thread's values (LangGraph)",
+      params: RunParams,
+      query: z.object({ cancel_on_disconnect: Flag.meta({ description: 'cancel the run if the client leaves before it stops' }) }),
+      responses: { 200: { description: 'The values (kept alive with newlines while the run goes on)', schema: ValuesSchema }, ...langgraphErrors(400, 401, 403, 404, 410, 429, 503) },
+      handler: async ({ params, query, principal, ctx }) => joinRun(deps, principal, ctx, params.thread_id, params.run_id, query.cancel_on_disconnect),
+    }),
+    defineLangGraphRoute({
+      method: 'GET',
+      path: '/threads/:thread_id/runs/:run_id/stream',
+      operationId: 'joinThreadRunStream',
+      summary: "Stream a run from where the client left it (Last-Event-ID) until it stops (LangGraph)",
+      params: RunParams,
+      headers: JoinStreamHeaders,
+      query: z.object({
+        cancel_on_disconnect: Flag.meta({ description: 'cancel the run if the client leaves before it stops' }),
+        stream_mode: z
+          .union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))])
+          .optional()
+          .meta({ description: "a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with" }),
+      }),
+      responses: { 200: { description: STREAM_DESCRIPTION, contentType: 'text/event-stream' }, ...langgraphErrors(400, 401, 403, 404, 429, 503) },
+      handler: async ({ params, query, headers, principal, ctx }) =>
+        joinStream(deps, principal, ctx, {
+          threadId: params.thread_id,
+          runId: params.run_id,
+          ...(headers['last-event-id'] ? { afterId: headers['last-event-id'] } : {}),
+          modes: query.stream_mode === undefined ? ['values'] : [query.stream_mode].flat(),
+          cancelOnLeave: query.cancel_on_disconnect,
+        }),
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
+      path: '/runs/cancel',
+      operationId: 'cancelRuns',
+      summary: 'Cancel runs by id, or every pending or running run (LangGraph)',
+      query: CancelQuery,
+      body: z
+        .strictObject({
+          thread_id: IdParam.optional().meta({ description: 'the thread of `run_ids` (or of the runs `status` names)' }),
+          run_ids: z.array(IdParam).min(1).max(500).optional(),
+          status: z.enum(['pending', 'running', 'all']).optional().meta({ description: 'cancel the runs in this status (at most 500), instead of `run_ids`' }),
+        })
+        .refine((body) => (body.run_ids === undefined) !== (body.status === undefined), { path: ['run_ids'], error: 'give either run_ids or status' }),
+      bodyExamples: { pending: { summary: 'every pending run of the tenant', value: { status: 'pending' } } },
+      responses: { 204: { description: 'Cancelled (runs that ended already are left as they are)' }, ...langgraphErrors(400, 401, 403, 404, 413, 415, 429) },
+      handler: async ({ body, principal }) => {
+        const { tenant } = principal;
+        const runs = body.run_ids
+          ? await Promise.all(body.run_ids.map(async (id) => (body.thread_id ? threadRun(deps, tenant, body.thread_id, id) : runOrThrow(deps, tenant, id))))
+          : await runsIn(deps, tenant, body.status!, body.thread_id);
+        for (const run of runs) if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id);
+        return { status: 204, body: null };
+      },
+    }),
+  ];
+}
+
+async function runOrThrow(deps: AppDeps, tenant: string, runId: string): Promise<Run> {
+  const run = await deps.store.runs.getRun(tenant, runId);
+  if (!run) throw notFound(`Run "${runId}"`);
+  return run;
+}
+
+/** The tenant's (or a thread's) runs in a LangGraph status: pending (queued), running, or both. */
+async function runsIn(deps: AppDeps, tenant: string, status: 'pending' | 'running' | 'all', threadId?: string): Promise<Run[]> {
+  const statuses: RunStatus[] = status === 'pending' ? ['queued'] : status === 'running' ? ['running'] : ['queued', 'running'];
+  const found = await Promise.all(statuses.map((s) => deps.store.runs.findRuns(tenant, { status: s, ...(threadId ? { session_id: threadId } : {}), limit: 500, offset: 0 })));
+  return found.flat();
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
+import { waitFor } from '../support/wait.js';
+
+/*
+ * The LangGraph Server API's runs through the real SDK Client, on both backends: waits on a
+ * thread and stateless, streams in every supported mode (event names and order), create then
+ * join and joinStream with a last event id, native agents as assistants, and refusals.
+ */
+
+describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)', (backend) => {
+  const api = useLangGraphApi(backend);
+
+  it('runs.wait on a thread answers its values, names the run in Content-Location, and the run is an agentplane run', async () => {
+    const thread = randomUUID();
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const values = await api.client.runs.wait(thread, 'lg-two', { input: { word: 'w' }, ifNotExists: 'create', onRunCreated: (meta) => (created = meta) });
+    expect(values).toEqual({ steps: ['first', 'second'], word: 'w' });
+    expect(created).toEqual({ run_id: expect.any(String), thread_id: thread });
+    const listed = await api.get(`/api/runs?session_id=${thread}`);
+    expect(listed.body.runs).toEqual([expect.objectContaining({ id: created!.run_id, agent_id: 'lg-two', status: 'completed' })]);
+    const run = await api.client.runs.get(thread, created!.run_id);
+    expect(run).toMatchObject({ run_id: created!.run_id, thread_id: thread, status: 'success', metadata: {}, multitask_strategy: 'reject' });
+  });
+
+  it('runs.wait stateless answers the values and removes its thread (on_completion delete), or keeps it', async () => {
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const values = await api.client.runs.wait(null, 'lg-two', { input: { word: 's' }, onRunCreated: (meta) => (created = meta) });
+    expect(values).toEqual({ steps: ['first', 'second'], word: 's' });
+    expect(created?.thread_id).toBeUndefined();
+    expect((await api.get(`/api/runs/${created!.run_id}`)).status).toBe(404);
+
+    // The SDK's types leave on_completion out of a stateless wait; a client may send it all the same.
+    const kept = await api.post('/runs/wait', { assistant_id: 'lg-two', input: { word: 'k' }, on_completion: 'keep' });
+    expect(kept.body).toEqual({ steps: ['first', 'second'], word: 'k' });
+    const [, thread, runId] = /^\/threads\/([^/]+)\/runs\/([^/]+)$/.exec(kept.headers.get('content-location') ?? '') ?? [];
+    expect(await api.get(`/api/runs/${runId}`)).toMatchObject({ status: 200, body: { status: 'completed', session_id: thread } });
+  });
+
+  it('runs.stream in values mode (the default): metadata, then the values after each step', async () => {
+    const parts = await collect(api.client.runs.stream(randomUUID(), 'lg-two', { input: { word: 'v' }, ifNotExists: 'create' }));
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'values', 'values']);
+    expect(parts[0]!.data).toEqual({ run_id: expect.any(String), attempt: 1 });
+    expect(parts.slice(1).map((p) => p.data)).toEqual([
+      { steps: [], word: 'v' },
+      { steps: ['first'], word: 'v' },
+      { steps: ['first', 'second'], word: 'v' },
+    ]);
+    expect(new Set(parts.slice(1).map((p) => p.id)).size).toBe(3);
+  });
+
+  it.each([
+    ['updates', ['metadata', 'updates', 'updates'], (data: unknown[]) => expect(data).toEqual([{ first: { steps: ['first'] } }, { second: { steps: ['second'] } }])],
+    ['custom', ['metadata', 'custom'], (data: unknown[]) => expect(data).toEqual([{ progress: 'second' }])],
+    ['tasks', ['metadata', 'tasks', 'tasks', 'tasks', 'tasks'], (data: any[]) => expect(data.map((t) => [t.name, 'result' in t])).toEqual([['first', false], ['first', true], ['second', false], ['second', true]])],
+    ['checkpoints', ['metadata', 'checkpoints', 'checkpoints', 'checkpoints', 'checkpoints'], (data: any[]) => expect(data.map((c) => c.next)).toEqual([['__start__'], ['first'], ['second'], []])],
+    ['debug', ['metadata', ...Array(8).fill('debug')], (data: any[]) =>
+      expect(data.map((d) => d.type)).toEqual(['checkpoint', 'checkpoint', 'task', 'task_result', 'checkpoint', 'task', 'task_result', 'checkpoint'])],
+  ] as const)('runs.stream in %s mode: the event names, in order, with their chunks', async (mode, events, check) => {
+    const parts = await collect(api.client.runs.stream(randomUUID(), 'lg-two', { input: { word: 'm' }, streamMode: mode, ifNotExists: 'create' }));
+    expect(parts.map((p) => p.event)).toEqual(events);
+    check(parts.slice(1).map((p) => p.data) as never);
+  });
+
+  it('runs.stream in several modes interleaves them step by step', async () => {
+    const parts = await collect(api.client.runs.stream(randomUUID(), 'lg-two', { input: { word: 'x' }, streamMode: ['values', 'updates'], ifNotExists: 'create' }));
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'updates', 'values', 'updates', 'values']);
+  });
+
+  it('runs.stream in messages-tuple mode: the model tokens as "messages" events [chunk, metadata], joined the final message', async () => {
+    const parts = await collect(
+      api.client.runs.stream(randomUUID(), 'lg-chat', { input: { messages: [{ type: 'human', content: 'hello' }] }, streamMode: ['messages-tuple', 'values'], ifNotExists: 'create' }),
+    );
+    const tokens = parts.filter((p) => p.event === 'messages').map((p) => p.data as [{ content: string }, { langgraph_node: string }]);
+    expect(tokens.map(([chunk]) => chunk.content).join('')).toBe('hi!');
+    expect(tokens.every(([, metadata]) => metadata.langgraph_node === 'model')).toBe(true);
+    const last = parts.filter((p) => p.event === 'values').at(-1)!.data as { messages: { content: string; type: string }[] };
+    expect(last.messages.map((m) => [m.type, m.content])).toEqual([['human', 'hello'], ['ai', 'hi!']]);
+  });
+
+  it('runs.stream with subgraphs names a subgraph\'s chunks mode|namespace', async () => {
+    const parts = await collect(api.client.runs.stream(randomUUID(), 'lg-parent', { input: { word: 'p' }, streamMode: 'updates', streamSubgraphs: true, ifNotExists: 'create' }));
+    const names = parts.map((p) => p.event);
+    expect(names[0]).toBe('metadata');
+    expect(names).toContain('updates');
+    expect(names.find((n) => n.startsWith('updates|'))).toMatch(/^updates\|sub:/);
+    expect(parts.find((p) => p.event.startsWith('updates|'))!.data).toEqual({ inner: { steps: ['inner'] } });
+  });
+
+  it('runs.create, then join answers the values and joinStream from a last event id gives the rest: none twice, none missing', async () => {
+    const thread = randomUUID();
+    const before = gates.waiting;
+    const run = await api.client.runs.create(thread, 'lg-gated', { input: { word: 'hold' }, streamMode: ['values', 'updates'], ifNotExists: 'create' });
+    expect(run).toMatchObject({ thread_id: thread, assistant_id: expect.any(String), status: expect.stringMatching(/^(pending|running)$/), multitask_strategy: 'reject' });
+    await waitFor('the run held at its gate', () => gates.waiting > before);
+
+    // Joined from the start (useStream's rejoin): the frames so far, up to a's update; then the client leaves.
+    const firstPart: { id?: string; event: string }[] = [];
+    const abort = new AbortController();
+    for await (const part of api.client.runs.joinStream(thread, run.run_id, { lastEventId: '-1', signal: abort.signal })) {
+      firstPart.push(part);
+      if (part.event === 'updates') break;
+    }
+    abort.abort();
+    expect(firstPart.map((p) => p.event)).toEqual(['metadata', 'values', 'updates']);
+
+    gates.release();
+    expect(await api.client.runs.join(thread, run.run_id)).toEqual({ steps: ['a:hold', 'b:hold', 'c:hold'], word: 'hold' });
+    const rest = await collect(api.client.runs.joinStream(thread, run.run_id, { lastEventId: firstPart.at(-1)!.id }));
+    const whole = await collect(api.client.runs.joinStream(thread, run.run_id, { lastEventId: '-1' }));
+    expect(whole.map((p) => p.event)).toEqual(['metadata', 'values', 'updates', 'values', 'updates', 'values', 'updates', 'values']);
+    expect([...firstPart, ...rest].map((p) => [p.id, p.event])).toEqual(whole.map((p) => [p.id, p.event]));
+    expect(await api.client.runs.get(thread, run.run_id)).toMatchObject({ status: 'success' });
+    // Joined once it ended, without an id: nothing to stream.
+    expect((await collect(api.client.runs.joinStream(thread, run.run_id))).map((p) => p.event)).toEqual(['metadata']);
+  });
+
+  it('a native agent is an assistant: wait answers its state, stream its values at the stop', async () => {
+    const thread = randomUUID();
+    expect(await api.client.runs.wait(thread, 'echo', { input: { text: 'hi' }, ifNotExists: 'create' })).toEqual({ text: 'hi', echoed: true });
+    const parts = await collect(api.client.runs.stream(thread, 'echo', { input: { text: 'again' } }));
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values']);
+    expect(parts[1]!.data).toEqual({ text: 'again', echoed: true });
+  });
+
+  it('a failing graph: wait throws the error as the SDK raises it, stream ends with an error event, the run is error', async () => {
+    const thread = randomUUID();
+    const parts = await collect(api.client.runs.stream(thread, 'lg-failing', { input: { word: 'f' }, ifNotExists: 'create' }));
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'error']);
+    expect(parts.at(-1)!.data).toEqual({ error: 'Error', message: 'boom' });
+    await expect(api.client.runs.wait(thread, 'lg-failing', { input: {} })).rejects.toThrow('Error: boom');
+    const [latest] = await api.client.runs.list(thread, { limit: 1 });
+    expect(latest).toMatchObject({ status: 'error' });
+    expect(await api.client.runs.list(thread, { status: 'error' })).toHaveLength(2);
+    expect(await api.client.runs.list(thread, { status: 'success' })).toEqual([]);
+  });
+
+  it('refuses clearly, with detail: unknown assistant or thread (404), a bad webhook or a delay (400), nothing started', async () => {
+    const thread = randomUUID();
+    const refused = async (body: Record<string, unknown>, path = `/threads/${thread}/runs`) => {
+      const { status, body: error } = await api.post(path, body);
+      return { status, code: error.error.code, detail: error.detail };
+    };
+    expect(await refused({ assistant_id: 'nope', if_not_exists: 'create' })).toMatchObject({ status: 404, detail: 'Assistant "nope" was not found.' });
+    expect(await refused({ assistant_id: 'lg-two' })).toMatchObject({ status: 404, detail: `Thread "${thread}" was not found.` });
+    expect(await refused({ assistant_id: 'lg-two', webhook: 'ftp://example.com/hook', if_not_exists: 'create' })).toMatchObject({ status: 400, detail: expect.stringMatching(/^webhook: /) });
+    expect(await refused({ assistant_id: 'lg-two', after_seconds: 5 }, '/runs/wait')).toMatchObject({ status: 400, detail: expect.stringMatching(/^after_seconds: /) });
+    expect(await refused({ assistant_id: 'lg-two', stream_mode: ['events'] }, '/runs/stream')).toMatchObject({ status: 400, code: 'bad_request' });
+    expect(await refused({ assistant_id: 'echo', input: [1], if_not_exists: 'create' })).toMatchObject({ status: 400, detail: expect.stringMatching(/^input: /) });
+    expect(await refused({ assistant_id: 'echo', interrupt_before: '*', if_not_exists: 'create' })).toMatchObject({ status: 400 });
+    expect((await api.get(`/api/sessions?session_id=${thread}`)).body.sessions).toEqual([]);
+  });
+});
