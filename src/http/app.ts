@@ -14,6 +14,8 @@ import { langgraphAssistantRoutes } from './routes/langgraph-assistants.js';
 import { langgraphMetaRoutes } from './routes/langgraph-meta.js';
 import { LANGGRAPH_TAG } from './routes/langgraph-route.js';
 import { langgraphStoreRoutes } from './routes/langgraph-store.js';
+import { langgraphThreadStateRoutes } from './routes/langgraph-thread-state.js';
+import { langgraphThreadRoutes } from './routes/langgraph-threads.js';
 import { probeRoutes } from './routes/probes.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -55,6 +57,8 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...langgraphMetaRoutes(deps, { version: VERSION }),
     ...langgraphAssistantRoutes(deps),
     ...langgraphStoreRoutes(deps),
+    ...langgraphThreadRoutes(deps),
+    ...langgraphThreadStateRoutes(deps),
     ...(options.extraRoutes?.(deps) ?? []),
   ];
 }

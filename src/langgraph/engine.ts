@@ -490,7 +490,8 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
     const graph = await graphFor(source, tenant, { configurable });
     const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
-    if (!snapshot.config?.configurable?.checkpoint_id) return null;
+    // LangGraph answers an empty snapshot of the config asked for when it holds no checkpoint there.
+    if (snapshot.createdAt === undefined) return null;
     return threadStateOf(snapshot);
   }
 
@@ -520,7 +521,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     await storageOf(tenant).checkpointer.copyThread(sessionId, toSessionId);
     const config = { configurable: { thread_id: toSessionId } };
     const snapshot = await (await graphFor(source, tenant, config)).getState(config);
-    if (!snapshot.config?.configurable?.checkpoint_id) return;
+    if (snapshot.createdAt === undefined) return;
     await store.sessions.appendCheckpoint(tenant, toSessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
   }
 

@@ -136,6 +136,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
     async resumeSession(tenant: string, sessionId: string): Promise<RunTicket> {
       const session = await store.sessions.getSession(tenant, sessionId);
       if (!session || !(await store.sessions.getCheckpoint(tenant, sessionId))) throw notFound('A checkpoint of this session');
+      // A LangGraph thread edited or copied before its first run has state but no agent yet: its first run names one.
+      if (session.agent_id === '') throw new AppError('conflict', 'This session has no run yet: start one with its agent_id (POST /api/runs).');
       const latest = await store.runs.latestRun(tenant, sessionId);
       if (latest?.status === 'queued') {
         // A queued run whose job was lost (a crash between decision and enqueue) is re-delivered.

@@ -55,6 +55,20 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'DELETE /store/items': (t) => ({ path: '/store/items', json: { namespace: ['iso'], key: t.session } }),
   // B putting A's key writes an item of B's own.
   'PUT /store/items': (t) => ({ path: '/store/items', json: { namespace: ['iso'], key: t.session, value: { hijacked: true } }, creates: true }),
+  // LangGraph threads are sessions.
+  'GET /threads/:thread_id': (t) => ({ path: `/threads/${t.session}` }),
+  'PATCH /threads/:thread_id': (t) => ({ path: `/threads/${t.session}`, json: { metadata: { hijacked: true } } }),
+  'DELETE /threads/:thread_id': (t) => ({ path: `/threads/${t.session}` }),
+  'POST /threads/:thread_id/copy': (t) => ({ path: `/threads/${t.session}/copy` }),
+  'GET /threads/:thread_id/state': (t) => ({ path: `/threads/${t.session}/state` }),
+  'GET /threads/:thread_id/state/:checkpoint_id': (t) => ({ path: `/threads/${t.session}/state/1` }),
+  'POST /threads/:thread_id/state/checkpoint': (t) => ({ path: `/threads/${t.session}/state/checkpoint`, json: { checkpoint: { checkpoint_id: '1' } } }),
+  'POST /threads/:thread_id/state': (t) => ({ path: `/threads/${t.session}/state`, json: { values: { hijacked: true } } }),
+  'GET /threads/:thread_id/history': (t) => ({ path: `/threads/${t.session}/history` }),
+  'POST /threads/:thread_id/history': (t) => ({ path: `/threads/${t.session}/history`, json: { limit: 10 } }),
+  // B naming an id of A's kind creates a thread of B's own, as for any unused id (not A's session id:
+  // the POST /api/runs probe gave B a session of that id).
+  'POST /threads': (t) => ({ path: '/threads', json: { thread_id: `${t.session}.thread` }, creates: true }),
 };
 
 /** Lists of the tenant, by route, and the ids of A's items they must not show. */
@@ -74,6 +88,7 @@ const listProbes: Record<string, { path: string; json?: unknown; ids: (body: unk
   // A search in the body (POST): items by key, namespaces by their labels.
   'POST /store/items/search': [{ path: '/store/items/search', json: { namespace_prefix: [], limit: 1000 }, ids: (body) => (body as { items: { key: string }[] }).items.map((i) => i.key) }],
   'POST /store/namespaces': [{ path: '/store/namespaces', json: { limit: 1000 }, ids: (body) => (body as { namespaces: string[][] }).namespaces.map((n) => n.join('.')) }],
+  'POST /threads/search': [{ path: '/threads/search', json: { limit: 1000 }, ids: (body) => (body as { thread_id: string }[]).map((t) => t.thread_id) }],
 };
 
 /** The LangGraph assistants: the agent registry, the same for every tenant. */
@@ -98,6 +113,7 @@ const notResourceRoutes: Record<string, string> = {
   'GET /api/events/stream': 'covered by the event stream tests below',
   'POST /api/runs/wait': 'starts a run of the caller as POST /api/runs does (probed above) and answers only that run',
   'POST /api/runs/stream': 'starts a run of the caller as POST /api/runs does (probed above) and streams only that run',
+  'POST /threads/count': 'counts what POST /threads/search lists (probed above)',
   ...Object.fromEntries(ASSISTANT_ROUTES.map((name) => [name, 'an assistant is an agent of the registry, the same for every tenant (and none can be written)'])),
 };
 

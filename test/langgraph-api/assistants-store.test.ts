@@ -8,6 +8,7 @@ import { builtInAgents } from '../../src/agents/index.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
+import { sdkFailure as failure } from '../support/langgraph-sdk.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 /**
@@ -54,16 +55,6 @@ const GRAPH_IDS = ['lg-chat', 'lg-counter', 'lg-remember'];
 const agents = () =>
   new AgentRegistry([...builtInAgents, graphAgent('lg-chat', chat, ['agent', 'tool']), graphAgent('lg-counter', counter, ['count']), graphAgent('lg-remember', remember, ['save'])]);
 const ALL_IDS = [...builtInAgents.map((a) => a.id), ...GRAPH_IDS].sort();
-
-/** The status and JSON body (its `text`) of the HTTP error an SDK call fails with. */
-async function failure(promise: Promise<unknown> | (() => Promise<unknown>)): Promise<{ status: number; body: any }> {
-  const error = await (typeof promise === 'function' ? promise() : promise).then(
-    () => undefined,
-    (e: unknown) => e as { status?: number; text?: string },
-  );
-  if (!error) throw new Error('expected the call to fail');
-  return { status: error.status ?? 0, body: JSON.parse(error.text ?? 'null') };
-}
 
 describe.each(['memory', 'redis'] as const)('LangGraph SDK: assistants and store on %s', (backend) => {
   let redis: TestRedis | undefined;

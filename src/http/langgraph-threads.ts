@@ -1,0 +1,219 @@
+import { jsonContains } from '../domain/json-contains.js';
+import { END_NODE, type Checkpoint, type JsonObject, type Run, type Session } from '../domain/types.js';
+import { graphAgentOf, interruptsOf, nativeInterrupt, nativeTaskId, type ThreadStateDeps } from './langgraph-thread-state.js';
+import { assistantIdOf } from './routes/langgraph-assistants.js';
+
+/**
+ * LangGraph threads over agentplane sessions: a thread is a session (`thread_id` = session
+ * id), its status comes from the session's latest run, its values from its latest checkpoint
+ * (a graph session's mirrors the graph's values), and a search is a bounded scan of the
+ * tenant's newest sessions (THREAD_SCAN_LIMIT): nothing is indexed beyond what sessions have.
+ */
+
+export const THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const;
+export type ThreadStatus = (typeof THREAD_STATUSES)[number];
+
+/** A thread as LangGraph's server answers it. */
+export interface Thread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: JsonObject;
+  status: ThreadStatus;
+  values: JsonObject;
+  interrupts: Record<string, unknown[]>;
+  config: JsonObject;
+  error: string | null;
+}
+
+/** The sessions a search or count looks at: the tenant's newest, by creation. */
+export const THREAD_SCAN_LIMIT = 1000;
+/** Sessions read per storage call while scanning. */
+const SCAN_PAGE = 100;
+
+/**
+ * A thread's metadata: the session's, with `graph_id` and `assistant_id` of the agent its runs
+ * are bound to (as LangGraph's server records the graph a thread's runs use).
+ */
+export function threadMetadata(session: Session): JsonObject {
+  if (session.agent_id === '') return session.metadata;
+  return { ...session.metadata, graph_id: session.agent_id, assistant_id: assistantIdOf(session.agent_id) };
+}
+
+/** The reads a thread is made of, each done once and only when needed (a search filters on some, answers with all). */
+export class ThreadFacts {
+  private run?: Promise<Run | null>;
+  private checkpoint?: Promise<Checkpoint | null>;
+
+  constructor(
+    private readonly deps: ThreadStateDeps,
+    readonly tenant: string,
+    readonly session: Session,
+  ) {}
+
+  latestRun(): Promise<Run | null> {
+    return (this.run ??= this.deps.store.runs.latestRun(this.tenant, this.session.id));
+  }
+
+  latestCheckpoint(): Promise<Checkpoint | null> {
+    return (this.checkpoint ??= this.deps.store.sessions.getCheckpoint(this.tenant, this.session.id));
+  }
+
+  /**
+   * From the latest run: queued or running → busy, paused at an approval → interrupted, failed
+   * → error; a graph run that completed with nodes still planned (interrupt_before/after) →
+   * interrupted, as at its end; otherwise (none, completed, cancelled) idle.
+   */
+  async status(): Promise<ThreadStatus> {
+    const run = await this.latestRun();
+    switch (run?.status) {
+      case 'queued':
+      case 'running':
+        return 'busy';
+      case 'interrupted':
+        return 'interrupted';
+      case 'failed':
+        return 'error';
+      case 'completed': {
+        // As LangGraph's server sets it when the run ended: later state edits do not change it.
+        if (!graphAgentOf(this.deps, this.session) || run.seq_num === undefined) return 'idle';
+        const latest = await this.latestCheckpoint();
+        const stopped = latest?.seq_num === run.seq_num ? latest : await this.deps.store.sessions.getCheckpoint(this.tenant, this.session.id, run.seq_num);
+        return stopped && stopped.node_id !== END_NODE ? 'interrupted' : 'idle';
+      }
+      default:
+        return 'idle';
+    }
+  }
+
+  async values(): Promise<JsonObject> {
+    return (await this.latestCheckpoint())?.state ?? {};
+  }
+
+  /** The interrupts an interrupted thread waits on, by task id; {} otherwise. */
+  async interrupts(status: ThreadStatus): Promise<Record<string, unknown[]>> {
+    if (status !== 'interrupted') return {};
+    const graphId = graphAgentOf(this.deps, this.session);
+    if (graphId) {
+      const state = await this.deps.graphs!.threadState(this.tenant, this.session.id, graphId);
+      return state ? interruptsOf(state) : {};
+    }
+    const [run, checkpoint] = await Promise.all([this.latestRun(), this.latestCheckpoint()]);
+    const approval = run?.approval_id ? await this.deps.store.approvals.getApproval(this.tenant, run.approval_id) : null;
+    if (approval?.status !== 'pending' || !checkpoint) return {};
+    return { [nativeTaskId(checkpoint, approval.node_id)]: [nativeInterrupt(approval)] };
+  }
+
+  async thread(): Promise<Thread> {
+    const { session } = this;
+    const [status, checkpoint, run] = await Promise.all([this.status(), this.latestCheckpoint(), this.latestRun()]);
+    return {
+      thread_id: session.id,
+      created_at: session.created_at,
+      updated_at: session.updated_at,
+      state_updated_at: checkpoint?.created_at ?? session.created_at,
+      metadata: threadMetadata(session),
+      status,
+      values: checkpoint?.state ?? {},
+      interrupts: await this.interrupts(status),
+      config: {},
+      error: status === 'error' ? (run?.error ?? null) : null,
+    };
+  }
+}
+
+/** What a thread must match: each filter given (metadata and values by JSON containment). */
+export interface ThreadFilter {
+  ids?: readonly string[];
+  metadata?: JsonObject;
+  values?: JsonObject;
+  status?: ThreadStatus;
+}
+
+export interface ThreadSearch extends ThreadFilter {
+  limit: number;
+  offset: number;
+  sort_by: 'thread_id' | 'status' | 'created_at' | 'updated_at' | 'state_updated_at';
+  sort_order: 'asc' | 'desc';
+}
+
+/**
+ * One page of the tenant's threads matching `search`, sorted; `more` when a next page may hold
+ * more. Without `ids` only the newest THREAD_SCAN_LIMIT sessions are looked at; sorted by
+ * `created_at` descending (the default) the scan stops once the page is full.
+ */
+export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ threads: Thread[]; more: boolean }> {
+  const inScanOrder = search.sort_by === 'created_at' && search.sort_order === 'desc';
+  const wanted = search.offset + search.limit;
+  const found: ThreadFacts[] = [];
+  for await (const facts of matching(deps, tenant, search)) {
+    found.push(facts);
+    // One past the page tells whether another page follows.
+    if (inScanOrder && found.length > wanted) break;
+  }
+  const sorted = inScanOrder ? found : await sortedBy(found, search.sort_by, search.sort_order);
+  const page = sorted.slice(search.offset, wanted);
+  return { threads: await Promise.all(page.map((facts) => facts.thread())), more: sorted.length > wanted };
+}
+
+/** How many of the tenant's threads match `filter` (among the newest THREAD_SCAN_LIMIT without `ids`). */
+export async function countThreads(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter): Promise<number> {
+  let count = 0;
+  for await (const _ of matching(deps, tenant, filter)) count += 1;
+  return count;
+}
+
+async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter): AsyncGenerator<ThreadFacts> {
+  for await (const sessions of candidates(deps, tenant, filter.ids)) {
+    const facts = sessions.map((session) => new ThreadFacts(deps, tenant, session));
+    const matched = await Promise.all(facts.map((thread) => matches(thread, filter)));
+    yield* facts.filter((_, i) => matched[i]);
+  }
+}
+
+async function matches(thread: ThreadFacts, filter: ThreadFilter): Promise<boolean> {
+  if (filter.metadata && !jsonContains(threadMetadata(thread.session), filter.metadata)) return false;
+  if (filter.status && (await thread.status()) !== filter.status) return false;
+  return !filter.values || jsonContains(await thread.values(), filter.values);
+}
+
+/** The sessions named by `ids` (newest first), else pages of the tenant's newest sessions. */
+async function* candidates(deps: ThreadStateDeps, tenant: string, ids: readonly string[] | undefined): AsyncGenerator<Session[]> {
+  if (ids) {
+    const sessions = await Promise.all([...new Set(ids)].map((id) => deps.store.sessions.getSession(tenant, id)));
+    yield sessions.filter((s): s is Session => s !== null).sort((a, b) => compare(b.created_at, a.created_at) || compare(b.id, a.id));
+    return;
+  }
+  for (let offset = 0; offset < THREAD_SCAN_LIMIT; offset += SCAN_PAGE) {
+    const page = await deps.store.sessions.listSessions(tenant, { offset, limit: Math.min(SCAN_PAGE, THREAD_SCAN_LIMIT - offset) });
+    if (page.length > 0) yield page;
+    if (page.length < SCAN_PAGE) return;
+  }
+}
+
+async function sortedBy(threads: ThreadFacts[], by: ThreadSearch['sort_by'], order: ThreadSearch['sort_order']): Promise<ThreadFacts[]> {
+  const keys = await Promise.all(threads.map((thread) => sortKey(thread, by)));
+  const sign = order === 'asc' ? 1 : -1;
+  return threads
+    .map((thread, i) => ({ thread, key: keys[i]! }))
+    .sort((a, b) => sign * (compare(a.key, b.key) || compare(a.thread.session.id, b.thread.session.id)))
+    .map(({ thread }) => thread);
+}
+
+async function sortKey(thread: ThreadFacts, by: ThreadSearch['sort_by']): Promise<string> {
+  switch (by) {
+    case 'status':
+      return thread.status();
+    case 'thread_id':
+      return thread.session.id;
+    case 'state_updated_at':
+      return (await thread.latestCheckpoint())?.created_at ?? thread.session.created_at;
+    default:
+      return thread.session[by];
+  }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
