@@ -138,6 +138,23 @@ export interface Schedule {
   created_at: string;
   /** The session reused by every fire when `new_session` is false. */
   session_id?: string;
+  /** No tick after this time fires (RFC 3339); the first one past it removes the trigger. */
+  end_time?: string;
+  /** false: kept, but its ticks do not fire (its trigger is removed). @defaultValue true */
+  enabled?: boolean;
+  /**
+   * For a graph agent: what each fire's run asks its engine (StartRunRequest.graph: a
+   * LangGraph cron's input, config, context, …), in place of `input`.
+   */
+  graph?: Record<string, unknown>;
+  /** When a tick finds the reused session's run active. @defaultValue reject (the tick is skipped) */
+  multitask?: Multitask;
+  /** Free-form JSON (a LangGraph cron's metadata). @defaultValue `{}` */
+  metadata?: JsonObject;
+  /** Each fire's run is POSTed here when it ends (StartRunRequest.webhook). */
+  webhook?: string;
+  /** When it last changed; absent until its first change. */
+  updated_at?: string;
 }
 
 export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled' | 'skipped';

@@ -331,6 +331,14 @@ export interface ScheduleFireUpdate {
   error?: string;
 }
 
+/**
+ * A change of a schedule: each field given replaces the stored one; `end_time: null` removes
+ * it. Its id, agent, sessions and `created_at` never change.
+ */
+export type SchedulePatch = Partial<
+  Pick<Schedule, 'cron_expr' | 'timezone' | 'next_run' | 'input' | 'enabled' | 'graph' | 'multitask' | 'metadata' | 'webhook' | 'updated_at'>
+> & { end_time?: string | null };
+
 /** A stored schedule with its tenant (reconciliation reads them across tenants). */
 export interface TenantSchedule {
   tenant: string;
@@ -346,6 +354,8 @@ export interface ScheduleStore {
   getSchedule(tenant: string, id: string): Promise<Schedule | null>;
   /** Newest `created_at` first, ties by id. */
   listSchedules(tenant: string, page: Page): Promise<Schedule[]>;
+  /** Applies the patch atomically and answers the schedule as it is then; null when it does not exist in the tenant. */
+  updateSchedule(tenant: string, id: string, patch: SchedulePatch): Promise<Schedule | null>;
   /** Removes the schedule with its history; false when it does not exist in the tenant. */
   deleteSchedule(tenant: string, id: string): Promise<boolean>;
   /** Every schedule of every tenant. */

@@ -6,6 +6,7 @@ import type { Run, Schedule } from '../domain/types.js';
 import type { RunControl, RunTicket } from '../ports/run-control.js';
 import type { FireHandler, ScheduleFire, Scheduler } from '../ports/scheduler.js';
 import type { ScheduleFireUpdate, Store } from '../ports/store.js';
+import { firesAt, triggerOf } from './schedule-control.js';
 
 /** How a fire ended, for `agentplane_schedule_fires_total{status}`. */
 export type FireOutcome = 'started' | 'skipped' | 'failed';
@@ -26,8 +27,10 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /**
  * Handles schedule fires: records the tick (`fired_at` = when the fire runs, `due_at` = its
  * tick) and moves `next_run`, then starts a run on a new session or on the schedule's one
- * session. A reused session whose run is still active makes the tick `skipped`. The record
- * stays `running` until the run ends; {@link settleScheduledRun} settles it then.
+ * session (a graph agent's run with the schedule's `graph` options, under its `multitask`). A
+ * reused session whose run is still active makes the tick `skipped`. The record stays
+ * `running` until the run ends; {@link settleScheduledRun} settles it then. A tick of a
+ * disabled schedule, or past its `end_time`, starts nothing and leaves no record.
  * Never throws: every failure is recorded or logged, and a fire is never retried.
  */
 export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler {
@@ -53,6 +56,10 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
       log.info('trigger without a schedule removed');
       return undefined;
     }
+    if (!firesAt(schedule, tick.due_ms)) {
+      await dropTrigger(tick, log);
+      return undefined;
+    }
     const fireId = String(tick.due_ms);
     const sessionId = schedule.new_session ? newId() : (schedule.session_id ?? schedule.id);
     const begun = await store.schedules.beginScheduleFire(tick.tenant, schedule.id, {
@@ -71,7 +78,14 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
 
     let ticket: RunTicket;
     try {
-      ticket = await runControl.startRun(tick.tenant, { agent_id: schedule.agent_id, input: schedule.input, session_id: sessionId });
+      ticket = await runControl.startRun(tick.tenant, {
+        agent_id: schedule.agent_id,
+        session_id: sessionId,
+        // A graph's run keeps its metadata (GraphRunInput.metadata): the schedule's, as it is at the fire.
+        ...(schedule.graph ? { graph: { ...schedule.graph, ...(schedule.metadata ? { metadata: schedule.metadata } : {}) } } : { input: schedule.input }),
+        ...(schedule.multitask ? { multitask: schedule.multitask } : {}),
+        ...(schedule.webhook ? { webhook: schedule.webhook } : {}),
+      });
     } catch (error) {
       if (isSessionBusy(error, schedule)) {
         await settle({ status: 'skipped' });
@@ -89,6 +103,18 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
     if (run) await settleScheduledRun(store, tick.tenant, run);
     log.info({ run_id: ticket.run_id, session_id: sessionId }, 'schedule fired');
     return 'started';
+  }
+
+  /**
+   * A tick of a disabled schedule, or one past its end: no record, and its trigger goes. A
+   * change that made it fire again meanwhile wrote the store before its own trigger upsert,
+   * which may have come before this removal: read again, and put the trigger back then.
+   */
+  async function dropTrigger(tick: ScheduleFire, log: Logger): Promise<void> {
+    await scheduler.remove(tick.schedule_id);
+    const now = await store.schedules.getSchedule(tick.tenant, tick.schedule_id);
+    if (now && firesAt(now, clock())) await scheduler.upsert(triggerOf(tick.tenant, now));
+    else log.info('tick of a disabled or ended schedule dropped; its trigger removed');
   }
 }
 

@@ -141,6 +141,53 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
       expect(await store.schedules.settleScheduleRun(T, { id: 'run-6', status: 'completed' })).toBe(true);
     });
 
+    it('keeps the optional fields as given; updateSchedule changes the fields given, end_time null removes it', async () => {
+      const store = await makeStore();
+      const a = schedule({
+        new_session: false,
+        session_id: 'thread-1',
+        end_time: '2026-12-01T00:00:00.000Z',
+        enabled: false,
+        graph: { input: { messages: [{ role: 'user', content: 'ünï "q"' }] }, config: { tags: ['a'] }, interrupt_before: '*' },
+        multitask: 'enqueue',
+        metadata: { owner: 'me', n: 1.5, nested: { list: [null, true] } },
+        webhook: 'https://hooks.example.com/cron?token=a b',
+      });
+      const plain = schedule();
+      await store.schedules.createSchedule(T, a);
+      await store.schedules.createSchedule(T, plain);
+      expect(await store.schedules.getSchedule(T, a.id)).toEqual(a);
+      expect(await store.schedules.getSchedule(T, plain.id)).toEqual(plain);
+
+      const patch = {
+        cron_expr: '0 9 * * 1-5',
+        timezone: 'Europe/Berlin',
+        next_run: '2026-11-23T08:00:00.000Z',
+        enabled: true,
+        graph: { input: { text: 'new' } },
+        metadata: { owner: 'you' },
+        webhook: 'https://other.example.com/',
+        updated_at: '2026-11-21T11:00:00.000Z',
+      };
+      const changed = { ...a, ...patch };
+      expect(await store.schedules.updateSchedule(T, a.id, patch)).toEqual(changed);
+      expect(await store.schedules.getSchedule(T, a.id)).toEqual(changed);
+      const { end_time: _removed, ...ended } = changed;
+      expect(await store.schedules.updateSchedule(T, a.id, { end_time: null })).toEqual(ended);
+      expect(await store.schedules.updateSchedule(T, a.id, { end_time: '2027-01-01T00:00:00.000Z', input: { x: 1 } })).toEqual({
+        ...ended,
+        end_time: '2027-01-01T00:00:00.000Z',
+        input: { x: 1 },
+      });
+      expect(await store.schedules.getSchedule(T, plain.id)).toEqual(plain);
+      expect(await store.schedules.updateSchedule(OTHER, a.id, { enabled: false })).toBeNull();
+      expect(await store.schedules.updateSchedule(T, 'missing', { enabled: false })).toBeNull();
+      expect(await store.schedules.getSchedule(T, 'missing')).toBeNull();
+      await store.schedules.deleteSchedule(T, a.id);
+      expect(await store.schedules.updateSchedule(T, a.id, { enabled: true })).toBeNull();
+      expect(await store.schedules.getSchedule(T, a.id)).toBeNull();
+    });
+
     it('deletes a schedule with its history and run links; a second delete finds nothing', async () => {
       const store = await makeStore();
       const a = schedule();

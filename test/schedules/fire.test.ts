@@ -9,7 +9,7 @@ import type { Backend } from '../../src/ports/backend.js';
 import type { RunControl } from '../../src/ports/run-control.js';
 import type { FireHandler } from '../../src/ports/scheduler.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import type { NewScheduleRequest } from '../../src/runtime/schedule-control.js';
+import { reconcileSchedules, triggerOf, type NewScheduleRequest } from '../../src/runtime/schedule-control.js';
 import { createScheduleFirer, type FireOutcome } from '../../src/runtime/schedule-fire.js';
 import { waitFor } from '../support/wait.js';
 
@@ -134,6 +134,66 @@ describe('schedule fires', () => {
     await tick(schedule);
     expect((await backend.scheduler.list()).map((t) => t.schedule_id)).not.toContain(schedule.id);
     expect(outcomes).toEqual([]);
+  });
+
+  it('refuses a webhook its runs would refuse, storing nothing', async () => {
+    await expect(create({ agent_id: 'echo', cron_expr: '* * * * *', webhook: 'ftp://example.com/' })).rejects.toThrow(/webhook: not an http or https URL/);
+    expect(await backend.store.schedules.listSchedules(T, ALL)).toEqual([]);
+  });
+
+  it('a tick past end_time, or of a disabled schedule, starts nothing, records nothing and removes the trigger', async () => {
+    const due = Date.now() + 2 * 3_600_000;
+    firer = makeFirer(runControl, () => due + 250);
+    const ended = await create({ agent_id: 'echo', cron_expr: '* * * * *', end_time: new Date(due - 1).toISOString() });
+    const disabled = await create({ agent_id: 'echo', cron_expr: '* * * * *', enabled: false });
+    const triggers = async () => (await backend.scheduler.list()).map((t) => t.schedule_id);
+    // The ended one can still fire now, so it has its trigger; a leftover trigger of the disabled one.
+    expect(await triggers()).toEqual([ended.id]);
+    await backend.scheduler.upsert(triggerOf(T, disabled));
+    for (const schedule of [ended, disabled]) await firer({ tenant: T, schedule_id: schedule.id, due_ms: due });
+    expect(await triggers()).toEqual([]);
+    expect([await history(ended), await history(disabled)]).toEqual([[], []]);
+    expect(await backend.store.sessions.listSessions(T, ALL)).toEqual([]);
+    expect(outcomes).toEqual([]);
+    // A tick at its end still fires.
+    const last = await create({ agent_id: 'echo', cron_expr: '* * * * *', end_time: new Date(due).toISOString() });
+    await firer({ tenant: T, schedule_id: last.id, due_ms: due });
+    expect(outcomes).toEqual(['started']);
+  });
+
+  it('a tick that saw the schedule disabled keeps the trigger when a change enabled it before the removal', async () => {
+    const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *' });
+    // The first read sees it disabled; the change (enabled, its own upsert already done) lands before the second.
+    vi.spyOn(backend.store.schedules, 'getSchedule').mockResolvedValueOnce({ ...schedule, enabled: false });
+    await tick(schedule);
+    expect((await backend.scheduler.list()).map((t) => t.schedule_id)).toEqual([schedule.id]);
+    expect(await history(schedule)).toEqual([]);
+  });
+
+  it('starts a graph schedule’s run with its graph options, its metadata as the run’s, under its multitask', async () => {
+    const requests: unknown[] = [];
+    firer = makeFirer({
+      ...runControl,
+      startRun: async (tenant, request) => {
+        requests.push(request);
+        return runControl.startRun(tenant, request);
+      },
+    });
+    const graph = { input: { note: 'x' }, config: { tags: ['t'] }, multitask_strategy: 'enqueue' };
+    const webhook = 'https://hooks.example.com/runs';
+    const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *', new_session: false, graph, multitask: 'enqueue', metadata: { from: 'cron' }, webhook });
+    await tick(schedule);
+    expect(requests).toEqual([{ agent_id: 'echo', session_id: schedule.session_id, graph: { ...graph, metadata: { from: 'cron' } }, multitask: 'enqueue', webhook }]);
+  });
+
+  it('reconciliation gives triggers only to the schedules that can fire', async () => {
+    const live = await create({ agent_id: 'echo', cron_expr: '* * * * *' });
+    const disabled = await create({ agent_id: 'echo', cron_expr: '* * * * *', enabled: false });
+    const ended = await create({ agent_id: 'echo', cron_expr: '* * * * *', end_time: new Date(Date.now() - 1000).toISOString() });
+    await backend.scheduler.remove(live.id);
+    for (const schedule of [disabled, ended]) await backend.scheduler.upsert(triggerOf(T, schedule));
+    expect(await reconcileSchedules(backend.store, backend.scheduler)).toEqual({ schedules: 3, upserted: 1, removed: 2, failed: 0, errors: [] });
+    expect((await backend.scheduler.list()).map((t) => t.schedule_id)).toEqual([live.id]);
   });
 
   it('a re-delivered tick starts nothing', async () => {

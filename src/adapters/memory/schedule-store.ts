@@ -6,7 +6,7 @@ import {
   type Schedule,
   type ScheduleHistoryRecord,
 } from '../../domain/types.js';
-import type { NewScheduleFire, Page, ScheduleFireUpdate, ScheduleStore, TenantSchedule } from '../../ports/store.js';
+import type { NewScheduleFire, Page, ScheduleFireUpdate, SchedulePatch, ScheduleStore, TenantSchedule } from '../../ports/store.js';
 
 interface ScheduleRecord {
   schedule: Schedule;
@@ -56,6 +56,18 @@ export class MemoryScheduleStore implements ScheduleStore {
       .sort((a, b) => b.createdMs - a.createdMs || (a.schedule.id < b.schedule.id ? 1 : a.schedule.id > b.schedule.id ? -1 : 0))
       .slice(page.offset, page.offset + page.limit)
       .map((r) => structuredClone(r.schedule));
+  }
+
+  async updateSchedule(tenant: string, id: string, patch: SchedulePatch): Promise<Schedule | null> {
+    const record = this.schedules(tenant).get(id);
+    if (!record) return null;
+    const { end_time, ...rest } = structuredClone(patch);
+    const changed: Schedule = { ...record.schedule };
+    for (const [field, value] of Object.entries(rest)) if (value !== undefined) Object.assign(changed, { [field]: value });
+    if (end_time === null) delete changed.end_time;
+    else if (end_time !== undefined) changed.end_time = end_time;
+    record.schedule = changed;
+    return structuredClone(changed);
   }
 
   async deleteSchedule(tenant: string, id: string): Promise<boolean> {

@@ -2,13 +2,14 @@ import {
   SCHEDULE_HISTORY_LIMIT,
   SETTLING_RUN_STATUSES,
   type JsonObject,
+  type Multitask,
   type Run,
   type Schedule,
   type ScheduleHistoryRecord,
 } from '../../domain/types.js';
-import type { NewScheduleFire, Page, ScheduleFireUpdate, ScheduleStore, TenantSchedule } from '../../ports/store.js';
+import type { NewScheduleFire, Page, ScheduleFireUpdate, SchedulePatch, ScheduleStore, TenantSchedule } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
-import { objectToPairs } from './hash.js';
+import { flatToObject } from './hash.js';
 
 /**
  * The ScheduleStore part of the Redis Store. A schedule is a hash in
@@ -22,10 +23,9 @@ export class RedisScheduleStore implements ScheduleStore {
 
   async createSchedule(tenant: string, schedule: Schedule): Promise<void> {
     await this.c.redis.hset(this.c.keys.scheduleTenants(), schedule.id, tenant);
-    const { input, new_session, ...rest } = schedule;
     await this.c.redis
       .multi()
-      .hset(this.c.keys.schedule(tenant, schedule.id), ...objectToPairs(rest), 'input', JSON.stringify(input), 'new_session', new_session ? '1' : '0')
+      .hset(this.c.keys.schedule(tenant, schedule.id), ...scheduleFields(schedule))
       .zadd(this.c.keys.schedules(tenant), Date.parse(schedule.created_at), schedule.id)
       .exec();
   }
@@ -38,6 +38,13 @@ export class RedisScheduleStore implements ScheduleStore {
     const ids = await this.c.redis.zrevrange(this.c.keys.schedules(tenant), page.offset, page.offset + page.limit - 1);
     const schedules = await this.readAll(ids.map((id) => this.c.keys.schedule(tenant, id)));
     return schedules.filter((s): s is Schedule => s !== null);
+  }
+
+  async updateSchedule(tenant: string, id: string, patch: SchedulePatch): Promise<Schedule | null> {
+    const { end_time, ...rest } = patch;
+    const pairs = [...scheduleFields(rest), ...(end_time === null ? ['end_time', ''] : end_time !== undefined ? ['end_time', end_time] : [])];
+    const reply = await this.c.script<string[]>('updateSchedule', [this.c.keys.schedule(tenant, id)], pairs);
+    return toSchedule(flatToObject(reply));
   }
 
   async deleteSchedule(tenant: string, id: string): Promise<boolean> {
@@ -117,6 +124,20 @@ export class RedisScheduleStore implements ScheduleStore {
   }
 }
 
+/** The JSON-valued fields of a schedule hash; the flags are '1' or '0'; the others are strings as they are. */
+const JSON_FIELDS = new Set(['input', 'graph', 'metadata']);
+const FLAG_FIELDS = new Set(['new_session', 'enabled']);
+
+/** HSET pairs of the fields given (undefined ones are skipped). */
+function scheduleFields(fields: Partial<Schedule>): string[] {
+  return Object.entries(fields).flatMap(([field, value]) => {
+    if (value === undefined) return [];
+    if (JSON_FIELDS.has(field)) return [field, JSON.stringify(value)];
+    if (FLAG_FIELDS.has(field)) return [field, value ? '1' : '0'];
+    return [field, String(value)];
+  });
+}
+
 function toSchedule(hash: Record<string, string>): Schedule | null {
   if (!hash.id) return null;
   const schedule: Schedule = {
@@ -130,5 +151,12 @@ function toSchedule(hash: Record<string, string>): Schedule | null {
     created_at: hash.created_at ?? '',
   };
   if (hash.session_id) schedule.session_id = hash.session_id;
+  if (hash.end_time) schedule.end_time = hash.end_time;
+  if (hash.enabled) schedule.enabled = hash.enabled === '1';
+  if (hash.graph) schedule.graph = JSON.parse(hash.graph) as Record<string, unknown>;
+  if (hash.multitask) schedule.multitask = hash.multitask as Multitask;
+  if (hash.metadata) schedule.metadata = JSON.parse(hash.metadata) as JsonObject;
+  if (hash.webhook) schedule.webhook = hash.webhook;
+  if (hash.updated_at) schedule.updated_at = hash.updated_at;
   return schedule;
 }

@@ -20,6 +20,7 @@ const SCRIPT_FILES = [
   'beginScheduleFire-4',
   'updateScheduleFire-2',
   'deleteSchedule-5',
+  'updateSchedule-1',
   'publishEvent-1',
   'beginRun-6',
   'stepRun-10',

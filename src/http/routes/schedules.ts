@@ -16,6 +16,13 @@ const ScheduleSchema = z
     next_run: Timestamp.meta({ description: 'next fire time, recomputed after each fire' }),
     created_at: Timestamp,
     session_id: z.string().optional().meta({ description: 'the session every fire reuses (new_session false)' }),
+    end_time: Timestamp.optional().meta({ description: 'no tick after it fires (a LangGraph cron’s end_time)' }),
+    enabled: z.boolean().optional().meta({ description: 'false: its ticks start nothing (a LangGraph cron disabled); absent means true' }),
+    graph: JsonObjectSchema.optional().meta({ description: 'a graph agent’s run options for each fire, in place of input (a LangGraph cron’s payload)' }),
+    multitask: z.enum(['reject', 'enqueue', 'interrupt']).optional().meta({ description: 'when a tick finds the reused session’s run active; absent means reject (skipped)' }),
+    metadata: JsonObjectSchema.optional().meta({ description: 'a LangGraph cron’s metadata' }),
+    webhook: z.string().optional().meta({ description: 'each fire’s run is POSTed there when it ends (a LangGraph cron’s webhook)' }),
+    updated_at: Timestamp.optional().meta({ description: 'its last change (PATCH /runs/crons/{id})' }),
   })
   .meta({ id: 'Schedule' });
 
