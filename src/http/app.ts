@@ -12,6 +12,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { langgraphAssistantRoutes } from './routes/langgraph-assistants.js';
 import { langgraphMetaRoutes } from './routes/langgraph-meta.js';
+import { langgraphRunRoutes } from './routes/langgraph-runs.js';
 import { LANGGRAPH_TAG } from './routes/langgraph-route.js';
 import { langgraphStoreRoutes } from './routes/langgraph-store.js';
 import { langgraphThreadStateRoutes } from './routes/langgraph-thread-state.js';
@@ -57,6 +58,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...langgraphMetaRoutes(deps, { version: VERSION }),
     ...langgraphAssistantRoutes(deps),
     ...langgraphStoreRoutes(deps),
+    ...langgraphRunRoutes(deps),
     ...langgraphThreadRoutes(deps),
     ...langgraphThreadStateRoutes(deps),
     ...(options.extraRoutes?.(deps) ?? []),
