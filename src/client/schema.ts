@@ -604,6 +604,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel runs by id, or every pending or running run (LangGraph) */
+        post: operations["cancelRuns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run on a new thread and stream it (LangGraph, stateless) */
+        post: operations["streamStatelessRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run on a new thread and answer its values once the run stops (LangGraph, stateless) */
+        post: operations["waitStatelessRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/items": {
         parameters: {
             query?: never;
@@ -651,6 +702,284 @@ export interface paths {
         put?: never;
         /** The namespaces holding items, in order */
         post: operations["listStoreNamespaces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a thread: a session before its first run */
+        post: operations["createThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One thread */
+        get: operations["getThread"];
+        put?: never;
+        post?: never;
+        /** Delete a thread: its active runs are cancelled, then the session goes with everything of it */
+        delete: operations["deleteThread"];
+        options?: never;
+        head?: never;
+        /** Merge metadata into the thread's (a key set to null is removed) */
+        patch: operations["patchThread"];
+        trace?: never;
+    };
+    "/threads/{thread_id}/copy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy a thread: a new thread with its metadata and its state's checkpoints */
+        post: operations["copyThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The thread's past states, newest first */
+        get: operations["getThreadHistory"];
+        put?: never;
+        /** The thread's past states, newest first, filtered */
+        post: operations["searchThreadHistory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread's runs, newest first (LangGraph) */
+        get: operations["listThreadRuns"];
+        put?: never;
+        /** Create a run on a thread (LangGraph) */
+        post: operations["createThreadRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One run of a thread (LangGraph) */
+        get: operations["getThreadRun"];
+        put?: never;
+        post?: never;
+        /** Refused: a run is kept with its thread (LangGraph) */
+        delete: operations["deleteThreadRun"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a run of a thread (LangGraph); one that ended already is left as it is */
+        post: operations["cancelThreadRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/{run_id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Wait for a run to stop and answer the thread's values (LangGraph) */
+        get: operations["joinThreadRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/{run_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stream a run from where the client left it (Last-Event-ID) until it stops (LangGraph) */
+        get: operations["joinThreadRunStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a run on a thread and stream it (LangGraph) */
+        post: operations["streamThreadRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a run on a thread and answer the thread's values once it stops (LangGraph) */
+        post: operations["waitThreadRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The thread's latest state (empty before anything wrote it) */
+        get: operations["getThreadState"];
+        put?: never;
+        /** Update the thread's state: through the graph (as_node, from a checkpoint), or merged into a native agent's */
+        post: operations["updateThreadState"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/state/{checkpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The thread's state at one of its checkpoints */
+        get: operations["getThreadStateAt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/state/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The thread's state at the checkpoint the body names (the latest without one) */
+        post: operations["getThreadStateAtCheckpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count threads matching the filters (among the tenant's newest 1000 sessions) */
+        post: operations["countThreads"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search threads: the tenant's newest 1000 sessions, or those of ids */
+        post: operations["searchThreads"];
         delete?: never;
         options?: never;
         head?: never;
@@ -798,6 +1127,23 @@ export interface components {
                 message: string;
             };
         };
+        LangGraphCommand: {
+            goto?: (string | {
+                input?: unknown;
+                node: string;
+            }) | (string | {
+                input?: unknown;
+                node: string;
+            })[];
+            /** @description the answer to the thread's pending interrupt(s) (a map of interrupt id → answer answers each) */
+            resume?: unknown;
+            update?: {
+                [key: string]: unknown;
+            } | [
+                string,
+                unknown
+            ][];
+        };
         LangGraphError: {
             /** @description the message again: where LangGraph clients read it */
             detail: string;
@@ -830,6 +1176,113 @@ export interface components {
             };
             /** @description agentplane's version */
             version: string;
+        };
+        LangGraphRun: {
+            assistant_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description free-form key/value object */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            multitask_strategy: "reject" | "interrupt" | "rollback" | "enqueue";
+            run_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+            thread_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        LangGraphRunCreate: {
+            /** @description only 0: delayed runs are not supported yet */
+            after_seconds?: number;
+            /** @description the assistant id, or the graph (agent) id */
+            assistant_id: string;
+            checkpoint?: {
+                checkpoint_id?: string;
+                checkpoint_map?: {
+                    [key: string]: unknown;
+                } | null;
+                checkpoint_ns?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description accepted and ignored: checkpoints are always written before the next step */
+            checkpoint_during?: boolean;
+            /** @description run from this checkpoint of the thread (a fork) */
+            checkpoint_id?: string;
+            command?: components["schemas"]["LangGraphCommand"];
+            /** @description LangGraph run config: `configurable`, `tags`, `recursion_limit`, `metadata` (other keys are ignored) */
+            config?: {
+                /** @description free-form key/value object */
+                configurable?: {
+                    [key: string]: unknown;
+                };
+                /** @description free-form key/value object */
+                metadata?: {
+                    [key: string]: unknown;
+                };
+                recursion_limit?: number;
+                tags?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+            context?: unknown;
+            /**
+             * @description accepted and ignored: checkpoints are always written before the next step
+             * @enum {string}
+             */
+            durability?: "sync" | "async" | "exit";
+            /** @description accepted and ignored (LangSmith) */
+            feedback_keys?: string | string[];
+            /**
+             * @description a thread that does not exist: 404 (`reject`, the default) or created
+             * @enum {string}
+             */
+            if_not_exists?: "reject" | "create";
+            /** @description the graph's input (a native agent's: an object) */
+            input?: unknown;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            /** @description accepted and ignored (LangSmith) */
+            langsmith_tracer?: {
+                [key: string]: unknown;
+            };
+            /** @description the run's metadata (answered with the run) */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description when the thread has a pending or running run; default `reject` (409)
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "interrupt" | "rollback" | "enqueue";
+            /**
+             * @description stateless runs: delete the thread once the run stops (default) or keep it
+             * @enum {string}
+             */
+            on_completion?: "delete" | "keep";
+            /**
+             * @description when the client of a wait or stream leaves first (default `continue`)
+             * @enum {string}
+             */
+            on_disconnect?: "cancel" | "continue";
+            /** @description default `values` (streams); waits publish none unless asked */
+            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            /** @description accepted; every stream is resumable with Last-Event-ID */
+            stream_resumable?: boolean;
+            stream_subgraphs?: boolean;
+            /** @description accepted and ignored */
+            strict_resume?: boolean;
+            /** @description POST the run to this http(s) URL when it ends (see Run webhooks in the HTTP contract) */
+            webhook?: string;
         };
         Run: {
             agent_id: string;
@@ -910,11 +1363,32 @@ export interface components {
              * @example *\/5 * * * *
              */
             cron_expr: string;
+            /** @description false: its ticks start nothing (a LangGraph cron disabled); absent means true */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description no tick after it fires (a LangGraph cron’s end_time)
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            end_time?: string;
+            /** @description a graph agent’s run options for each fire, in place of input (a LangGraph cron’s payload) */
+            graph?: {
+                [key: string]: unknown;
+            };
             id: string;
             /** @description free-form key/value object */
             input: {
                 [key: string]: unknown;
             };
+            /** @description a LangGraph cron’s metadata */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description when a tick finds the reused session’s run active; absent means reject (skipped)
+             * @enum {string}
+             */
+            multitask?: "reject" | "enqueue" | "interrupt";
             /** @description true: a fresh session per fire; false: one session reused by every fire */
             new_session: boolean;
             /**
@@ -930,6 +1404,14 @@ export interface components {
              * @example UTC
              */
             timezone: string;
+            /**
+             * Format: date-time
+             * @description its last change (PATCH /runs/crons/{id})
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at?: string;
+            /** @description each fire’s run is POSTed there when it ends (a LangGraph cron’s webhook) */
+            webhook?: string;
         };
         ScheduleHistoryRecord: {
             /**
@@ -1007,6 +1489,87 @@ export interface components {
             updated_at: string;
             /** @description free-form key/value object */
             value: {
+                [key: string]: unknown;
+            };
+        };
+        Thread: {
+            /** @description free-form key/value object */
+            config: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description the failed run's error when status is error */
+            error: string | null;
+            /** @description by task id, the interrupts an interrupted thread waits on */
+            interrupts: {
+                [key: string]: unknown[];
+            };
+            /** @description the session's metadata, with graph_id and assistant_id of the agent its runs use */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description when its latest checkpoint was written (created_at without one)
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            state_updated_at: string;
+            /**
+             * @description from the latest run: queued/running → busy, paused at an approval (or a graph stopped before a node) → interrupted, failed → error, else idle
+             * @enum {string}
+             */
+            status: "idle" | "busy" | "interrupted" | "error";
+            /** @description the session id */
+            thread_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @description the latest checkpoint's state (a graph's values); {} before any */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        ThreadCheckpoint: {
+            /** @description LangGraph's checkpoint id; a native agent's: the seq_num */
+            checkpoint_id: string | null;
+            checkpoint_map: {
+                [key: string]: unknown;
+            } | null;
+            checkpoint_ns: string;
+            thread_id: string;
+        };
+        /** @description every field unless `select` names some */
+        ThreadState: {
+            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+            created_at: string | null;
+            /** @description free-form key/value object */
+            metadata: {
+                [key: string]: unknown;
+            };
+            next: string[];
+            parent_checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+            tasks: {
+                checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                error: string | null;
+                id: string;
+                /** @description each `{ id, value }`: answer with a run whose command resumes it */
+                interrupts: unknown[];
+                name: string;
+                path?: unknown;
+                result: unknown;
+                /** @description a subgraph task's state (subgraphs=true) */
+                state: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+            /** @description free-form key/value object */
+            values: {
                 [key: string]: unknown;
             };
         };
@@ -4191,6 +4754,319 @@ export interface operations {
             };
         };
     };
+    cancelRuns: {
+        parameters: {
+            query?: {
+                /** @description default `interrupt`; `rollback` cancels as `interrupt` does (see the HTTP contract) */
+                action?: "interrupt" | "rollback";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    run_ids?: string[];
+                    /**
+                     * @description cancel the runs in this status (at most 500), instead of `run_ids`
+                     * @enum {string}
+                     */
+                    status?: "pending" | "running" | "all";
+                    /** @description the thread of `run_ids` (or of the runs `status` names) */
+                    thread_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Cancelled (runs that ended already are left as they are) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    streamStatelessRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphRunCreate"];
+            };
+        };
+        responses: {
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            200: {
+                headers: {
+                    /** @description the run */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    waitStatelessRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphRunCreate"];
+            };
+        };
+        responses: {
+            /** @description The values (kept alive with newlines while the run goes on) */
+            200: {
+                headers: {
+                    /** @description the run */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
     getStoreItem: {
         parameters: {
             query: {
@@ -4547,6 +5423,2125 @@ export interface operations {
                     "application/json": {
                         namespaces: string[][];
                     };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    createThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description when the thread exists: 409, or answer it unchanged
+                     * @default raise
+                     * @enum {string}
+                     */
+                    if_exists?: "raise" | "do_nothing";
+                    /** @description metadata; a graph_id must name an agent (its state reads and edits use that graph before a run) */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    supersteps?: unknown[];
+                    /** @description its id; a UUID is made when omitted */
+                    thread_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The thread */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    deleteThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    patchThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description free-form key/value object */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The thread */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    copyThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new thread */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getThreadHistory: {
+        parameters: {
+            query?: {
+                /** @description only states older than this checkpoint id */
+                before?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description States, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadState"][];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    searchThreadHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description only states older than this checkpoint (its id, or a config holding it) */
+                    before?: string | ({
+                        checkpoint_id?: string;
+                        configurable?: {
+                            checkpoint_id?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                    /** @description a checkpoint of the thread (its checkpoint_id) */
+                    checkpoint?: {
+                        checkpoint_id?: string;
+                        checkpoint_map?: {
+                            [key: string]: unknown;
+                        } | null;
+                        checkpoint_ns?: string | null;
+                        thread_id?: string;
+                    };
+                    /** @default 10 */
+                    limit?: number;
+                    /** @description only states whose checkpoint metadata holds these keys with these values */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description fields of the state: values, next, tasks, checkpoint, metadata, created_at, parent_checkpoint, or values.<key> */
+                    select?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description States, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        created_at?: string | null;
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        tasks?: {
+                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            error: string | null;
+                            id: string;
+                            /** @description each `{ id, value }`: answer with a run whose command resumes it */
+                            interrupts: unknown[];
+                            name: string;
+                            path?: unknown;
+                            result: unknown;
+                            /** @description a subgraph task's state (subgraphs=true) */
+                            state: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        /** @description free-form key/value object */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    listThreadRuns: {
+        parameters: {
+            query?: {
+                /** @description page size (1–100; a thread keeps its newest 100 runs) */
+                limit?: number;
+                /** @description runs to skip */
+                offset?: number;
+                /** @description only the runs with this LangGraph status */
+                status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphRun"][];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    createThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphRunCreate"];
+            };
+        };
+        responses: {
+            /** @description The run, pending */
+            200: {
+                headers: {
+                    /** @description the run */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphRun"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphRun"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    deleteThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    cancelThreadRun: {
+        parameters: {
+            query?: {
+                /** @description default `interrupt`; `rollback` cancels as `interrupt` does (see the HTTP contract) */
+                action?: "interrupt" | "rollback";
+                /** @description accepted and ignored */
+                reason?: string;
+                /** @description answer 204 once the run ended (else 202 at once) */
+                wait?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled (or already ended) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Cancelled and ended (`wait`) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    joinThreadRun: {
+        parameters: {
+            query?: {
+                /** @description cancel the run if the client leaves before it stops */
+                cancel_on_disconnect?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values (kept alive with newlines while the run goes on) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description The run the request followed no longer exists (its session was removed) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    joinThreadRunStream: {
+        parameters: {
+            query?: {
+                /** @description cancel the run if the client leaves before it stops */
+                cancel_on_disconnect?: "0" | "1" | "true" | "false";
+                /** @description a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with */
+                stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            };
+            header?: {
+                /** @description resume after this event id; `-1`: the whole run from its `metadata` event; absent: live events only */
+                "Last-Event-Id"?: string;
+            };
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    streamThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphRunCreate"];
+            };
+        };
+        responses: {
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            200: {
+                headers: {
+                    /** @description the run */
+                    "Content-Location"?: string;
+                    /** @description where to resume the stream (GET, with Last-Event-ID) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    waitThreadRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphRunCreate"];
+            };
+        };
+        responses: {
+            /** @description The values (kept alive with newlines while the run goes on) */
+            200: {
+                headers: {
+                    /** @description the run */
+                    "Content-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getThreadState: {
+        parameters: {
+            query?: {
+                /** @description fields of the state: values, next, tasks, checkpoint, metadata, created_at, parent_checkpoint, or values.<key> */
+                select?: ((string | string[]) | (string[] | string | string[])) | string | string[];
+                /** @description with the states of subgraph tasks */
+                subgraphs?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        created_at?: string | null;
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        tasks?: {
+                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            error: string | null;
+                            id: string;
+                            /** @description each `{ id, value }`: answer with a run whose command resumes it */
+                            interrupts: unknown[];
+                            name: string;
+                            path?: unknown;
+                            result: unknown;
+                            /** @description a subgraph task's state (subgraphs=true) */
+                            state: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        /** @description free-form key/value object */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    updateThreadState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description the node the update is written as (graph agents) */
+                    as_node?: string;
+                    checkpoint?: {
+                        checkpoint_id?: string;
+                        checkpoint_map?: {
+                            [key: string]: unknown;
+                        } | null;
+                        checkpoint_ns?: string | null;
+                        thread_id?: string;
+                    } | null;
+                    /** @description update from this checkpoint (a fork) instead of the latest */
+                    checkpoint_id?: string;
+                    /** @description the update, applied through the graph's reducers (a native agent's: shallow-merged) */
+                    values?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The checkpoint written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getThreadStateAt: {
+        parameters: {
+            query?: {
+                /** @description fields of the state: values, next, tasks, checkpoint, metadata, created_at, parent_checkpoint, or values.<key> */
+                select?: ((string | string[]) | (string[] | string | string[])) | string | string[];
+                /** @description with the states of subgraph tasks */
+                subgraphs?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                checkpoint_id: string;
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        created_at?: string | null;
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        tasks?: {
+                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            error: string | null;
+                            id: string;
+                            /** @description each `{ id, value }`: answer with a run whose command resumes it */
+                            interrupts: unknown[];
+                            name: string;
+                            path?: unknown;
+                            result: unknown;
+                            /** @description a subgraph task's state (subgraphs=true) */
+                            state: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        /** @description free-form key/value object */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    getThreadStateAtCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    checkpoint?: {
+                        checkpoint_id?: string;
+                        checkpoint_map?: {
+                            [key: string]: unknown;
+                        } | null;
+                        checkpoint_ns?: string | null;
+                        thread_id?: string;
+                    } | null;
+                    /** @description fields of the state: values, next, tasks, checkpoint, metadata, created_at, parent_checkpoint, or values.<key> */
+                    select?: string[];
+                    subgraphs?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        created_at?: string | null;
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
+                        tasks?: {
+                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            error: string | null;
+                            id: string;
+                            /** @description each `{ id, value }`: answer with a run whose command resumes it */
+                            interrupts: unknown[];
+                            name: string;
+                            path?: unknown;
+                            result: unknown;
+                            /** @description a subgraph task's state (subgraphs=true) */
+                            state: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        /** @description free-form key/value object */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    countThreads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description metadata containing this JSON (as jsonb @>) */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @enum {string} */
+                    status?: "idle" | "busy" | "interrupted" | "error";
+                    /** @description values containing this JSON (as jsonb @>) */
+                    values?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description How many match, at most 1000 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    searchThreads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description only these threads (looked up by id, whatever their age) */
+                    ids?: string[];
+                    /** @default 10 */
+                    limit?: number;
+                    /** @description metadata containing this JSON (as jsonb @>) */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @default 0 */
+                    offset?: number;
+                    /** @description only these fields of each thread */
+                    select?: ("thread_id" | "created_at" | "updated_at" | "state_updated_at" | "metadata" | "config" | "context" | "status" | "values" | "interrupts")[];
+                    /**
+                     * @default created_at
+                     * @enum {string}
+                     */
+                    sort_by?: "thread_id" | "status" | "created_at" | "updated_at" | "state_updated_at";
+                    /**
+                     * @default desc
+                     * @enum {string}
+                     */
+                    sort_order?: "asc" | "desc";
+                    /** @enum {string} */
+                    status?: "idle" | "busy" | "interrupted" | "error";
+                    /** @description values containing this JSON (as jsonb @>) */
+                    values?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A page of threads. Without ids, only the tenant's 1000 newest sessions are searched. */
+            200: {
+                headers: {
+                    /** @description offset of the next page, when there is one */
+                    "X-Pagination-Next"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description free-form key/value object */
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        created_at?: string;
+                        /** @description the failed run's error when status is error */
+                        error?: string | null;
+                        /** @description by task id, the interrupts an interrupted thread waits on */
+                        interrupts?: {
+                            [key: string]: unknown[];
+                        };
+                        /** @description the session's metadata, with graph_id and assistant_id of the agent its runs use */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description when its latest checkpoint was written (created_at without one)
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        state_updated_at?: string;
+                        /**
+                         * @description from the latest run: queued/running → busy, paused at an approval (or a graph stopped before a node) → interrupted, failed → error, else idle
+                         * @enum {string}
+                         */
+                        status?: "idle" | "busy" | "interrupted" | "error";
+                        /** @description the session id */
+                        thread_id?: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updated_at?: string;
+                        /** @description the latest checkpoint's state (a graph's values); {} before any */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
                 };
             };
             /** @description Malformed query or body */
