@@ -98,7 +98,7 @@ export async function streamRun(deps: AppDeps, principal: Principal, ctx: Contex
 /** The run of a thread, or `not_found` (another thread's run, or none). */
 export async function threadRun(deps: AppDeps, tenant: string, threadId: string, runId: string): Promise<Run> {
   const run = await deps.store.runs.getRun(tenant, runId);
-  if (!run || run.session_id !== threadId) throw notFound(`Run "${runId}" of thread "${threadId}"`);
+  if (!run || run.session_id !== threadId) throw notFound(`Run "${runId}"`);
   return run;
 }
 

@@ -66,9 +66,24 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'POST /threads/:thread_id/state': (t) => ({ path: `/threads/${t.session}/state`, json: { values: { hijacked: true } } }),
   'GET /threads/:thread_id/history': (t) => ({ path: `/threads/${t.session}/history` }),
   'POST /threads/:thread_id/history': (t) => ({ path: `/threads/${t.session}/history`, json: { limit: 10 } }),
+  // LangGraph runs of a thread (A's session) and by run id (A's run); none creates a thread here.
+  'POST /threads/:thread_id/runs': (t) => ({ path: `/threads/${t.session}/runs`, json: { assistant_id: 'echo', input: {} } }),
+  'POST /threads/:thread_id/runs/wait': (t) => ({ path: `/threads/${t.session}/runs/wait`, json: { assistant_id: 'echo', input: {} } }),
+  'POST /threads/:thread_id/runs/stream': (t) => ({ path: `/threads/${t.session}/runs/stream`, json: { assistant_id: 'echo', input: {} } }),
+  'GET /threads/:thread_id/runs': (t) => ({ path: `/threads/${t.session}/runs` }),
+  'GET /threads/:thread_id/runs/:run_id': (t) => ({ path: `/threads/${t.session}/runs/${t.run}` }),
+  'DELETE /threads/:thread_id/runs/:run_id': (t) => ({ path: `/threads/${t.session}/runs/${t.run}` }),
+  'POST /threads/:thread_id/runs/:run_id/cancel': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/cancel` }),
+  'GET /threads/:thread_id/runs/:run_id/join': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/join` }),
+  'GET /threads/:thread_id/runs/:run_id/stream': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/stream` }),
+  'POST /runs/cancel': (t) => ({ path: '/runs/cancel', json: { run_ids: [t.run] } }),
   // B naming an id of A's kind creates a thread of B's own, as for any unused id (not A's session id:
   // the POST /api/runs probe gave B a session of that id).
   'POST /threads': (t) => ({ path: '/threads', json: { thread_id: `${t.session}.thread` }, creates: true }),
+  // LangGraph crons are schedules; a thread's cron names the session.
+  'POST /threads/:thread_id/runs/crons': (t) => ({ path: `/threads/${t.session}/runs/crons`, json: { assistant_id: 'echo', schedule: '0 0 1 1 *' } }),
+  'PATCH /runs/crons/:cron_id': (t) => ({ path: `/runs/crons/${t.schedule}`, json: { enabled: false } }),
+  'DELETE /runs/crons/:cron_id': (t) => ({ path: `/runs/crons/${t.schedule}` }),
 };
 
 /** Lists of the tenant, by route, and the ids of A's items they must not show. */
@@ -89,6 +104,7 @@ const listProbes: Record<string, { path: string; json?: unknown; ids: (body: unk
   'POST /store/items/search': [{ path: '/store/items/search', json: { namespace_prefix: [], limit: 1000 }, ids: (body) => (body as { items: { key: string }[] }).items.map((i) => i.key) }],
   'POST /store/namespaces': [{ path: '/store/namespaces', json: { limit: 1000 }, ids: (body) => (body as { namespaces: string[][] }).namespaces.map((n) => n.join('.')) }],
   'POST /threads/search': [{ path: '/threads/search', json: { limit: 1000 }, ids: (body) => (body as { thread_id: string }[]).map((t) => t.thread_id) }],
+  'POST /runs/crons/search': [{ path: '/runs/crons/search', json: { limit: 1000 }, ids: (body) => (body as { cron_id: string }[]).map((c) => c.cron_id) }],
 };
 
 /** The LangGraph assistants: the agent registry, the same for every tenant. */
@@ -114,6 +130,10 @@ const notResourceRoutes: Record<string, string> = {
   'POST /api/runs/wait': 'starts a run of the caller as POST /api/runs does (probed above) and answers only that run',
   'POST /api/runs/stream': 'starts a run of the caller as POST /api/runs does (probed above) and streams only that run',
   'POST /threads/count': 'counts what POST /threads/search lists (probed above)',
+  'POST /runs/crons': 'creates a cron of the caller; covered by the list probe',
+  'POST /runs/crons/count': 'counts what POST /runs/crons/search lists (probed above)',
+  'POST /runs/wait': 'a stateless LangGraph run: starts a run of the caller on a new thread and answers only that run',
+  'POST /runs/stream': 'a stateless LangGraph run: starts a run of the caller on a new thread and streams only that run',
   ...Object.fromEntries(ASSISTANT_ROUTES.map((name) => [name, 'an assistant is an agent of the registry, the same for every tenant (and none can be written)'])),
 };
 
