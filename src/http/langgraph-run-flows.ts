@@ -150,6 +150,7 @@ export async function joinStream(
   stream.begin(ctx, { run_id: run.id, session_id: run.session_id, graph, modes: ref.modes, answered: new Set() }, {
     ...(ref.afterId ? { afterId: ref.afterId } : {}),
     stopped: !isActive(run),
+    ...(run.status === 'interrupted' && run.approval_id ? { pausedAt: run.approval_id } : {}),
     onLeft: () => {
       if (ref.cancelOnLeave) void cancelQuietly(deps, principal, run.id, LEFT_ERROR);
     },

@@ -56,6 +56,11 @@ export interface StreamStart {
   afterId?: string;
   /** The run already stopped when the stream was asked for: it ends after the replay. */
   stopped?: boolean;
+  /**
+   * The approval the run waited on when the stream was asked for. A replayed `interrupted` of
+   * another approval is a pause answered since (the console, a resume): the stream goes on.
+   */
+  pausedAt?: string;
   /** The stream closed before the run stopped (the client left; not at shutdown). */
   onLeft?: () => void;
   /** The run stopped (after its last frame was written). */
@@ -74,6 +79,9 @@ export class LangGraphStream {
   private lastId: string | undefined;
   /** The run stopped (or vanished): nothing more is sent. */
   private ended = false;
+  private pausedAt: string | undefined;
+  /** Approvals of replayed pauses that were answered when the stream began. */
+  private readonly passed = new Set<string>();
 
   private follower: RunFollower | undefined;
   private done: (() => void) | undefined;
@@ -104,6 +112,7 @@ export class LangGraphStream {
   begin(ctx: Context, target: StreamTarget, start: StreamStart = {}): void {
     this.target = target;
     this.onStopped = start.onStopped;
+    this.pausedAt = start.pausedAt;
     const stream = (this.stream = this.deps.streams.start(ctx));
     stream.onClose(() => {
       this.abandon();
@@ -128,7 +137,7 @@ export class LangGraphStream {
         await stream.drained();
         if (stream.isClosed || this.ended) return;
         const page = await events.readAfter(this.tenant, cursor, REPLAY_PAGE);
-        for (const event of page) this.deliver(event);
+        for (const event of page) this.deliver(event, true);
         if (page.length < REPLAY_PAGE) break;
         cursor = page[page.length - 1]!.id;
       }
@@ -137,12 +146,18 @@ export class LangGraphStream {
       stream.end();
       return;
     }
-    if (stopped) return this.stop();
+    if (stopped || (this.passed.size > 0 && (await this.pausedAgain()))) return this.stop();
     this.lastId ??= afterId;
     this.follower!.follow(this.target!.run_id);
   }
 
-  private deliver(stored: StoredEvent): void {
+  /** A replayed pause passed over: whether the run paused at it after all (it was not answered when the stream began). */
+  private async pausedAgain(): Promise<boolean> {
+    const run = await this.deps.store.runs.getRun(this.tenant, this.target!.run_id);
+    return run?.status === 'interrupted' && this.passed.has(run.approval_id ?? '');
+  }
+
+  private deliver(stored: StoredEvent, replayed = false): void {
     const target = this.target;
     if (this.ended || !target || stored.event.run_id !== target.run_id) return;
     if (this.lastId !== undefined && compareEventIds(stored.id, this.lastId) <= 0) return;
@@ -150,7 +165,12 @@ export class LangGraphStream {
     const { event } = stored;
     if (event.type === 'stream') this.stream!.write(chunkFrame(stored));
     else if (event.type === 'custom' && !target.graph && target.modes.includes('custom')) this.stream!.write(frame('custom', event.data ?? null, stored.id));
-    if (!STOP_EVENTS.has(event.type) || (event.type === 'interrupted' && target.answered.has(event.approval_id ?? ''))) return;
+    if (!STOP_EVENTS.has(event.type)) return;
+    if (event.type === 'interrupted') {
+      const approvalId = event.approval_id ?? '';
+      if (target.answered.has(approvalId)) return;
+      if (replayed && approvalId !== this.pausedAt) return void this.passed.add(approvalId);
+    }
     if (target.graph) return this.stop(failureOf(event), stored.id);
     this.ended = true;
     void this.stopNative(stored);

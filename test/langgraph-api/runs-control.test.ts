@@ -47,6 +47,22 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: interrupts, cancel, mul
     expect((await api.get(`/api/sessions/state?session_id=${thread}`)).body.state.steps).toEqual(['first:{"ok":1}', 'second:"yes"', 'done']);
   });
 
+  it('a pause answered in the console: joinStream from the last event id gets the resumed run up to its next pause', async () => {
+    const thread = randomUUID();
+    let runId: string | undefined;
+    const paused = await collect(api.client.runs.stream(thread, 'lg-review', { input: { word: 'j' }, streamMode: 'updates', ifNotExists: 'create', onRunCreated: (m) => (runId = m.run_id) }));
+    expect(paused.map((p) => p.event)).toEqual(['metadata', 'updates']);
+    expect(paused[1]!.data).toEqual({ __interrupt__: [{ value: { question: 'first?' }, id: expect.any(String) }] });
+    const [approval] = (await api.get('/api/approval/pending?limit=500')).body.pending.filter((a: any) => a.run_id === runId);
+    expect((await api.post('/api/approval/respond', { id: approval.id, resume: 'from the console' })).status).toBe(200);
+    const resumed = await collect(api.client.runs.joinStream(thread, runId!, { lastEventId: paused.at(-1)!.id }));
+    expect(resumed.map((p) => p.data)).toEqual([
+      { ask: { steps: ['first:"from the console"'] } },
+      { __interrupt__: [{ value: 'second?', id: expect.any(String) }] },
+    ]);
+    expect(await api.client.runs.get(thread, runId!)).toMatchObject({ status: 'interrupted' });
+  });
+
   it('a native agent paused at its approval: command.resume answers it and the same run goes on', async () => {
     const thread = randomUUID();
     let runId: string | undefined;

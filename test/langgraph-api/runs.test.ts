@@ -116,6 +116,22 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect((await collect(api.client.runs.joinStream(thread, run.run_id))).map((p) => p.event)).toEqual(['metadata']);
   });
 
+  it('a run from an earlier checkpoint (checkpoint_id) forks the thread there', async () => {
+    const thread = randomUUID();
+    await api.client.runs.wait(thread, 'lg-two', { input: { word: 'f' }, ifNotExists: 'create' });
+    const afterFirst = (await api.client.threads.getHistory(thread)).find((state) => state.next[0] === 'second')!;
+    expect(afterFirst.values).toEqual({ steps: ['first'], word: 'f' });
+    const forked = await api.client.runs.wait(thread, 'lg-two', { input: null, checkpointId: afterFirst.checkpoint.checkpoint_id! });
+    expect(forked).toEqual({ steps: ['first', 'second'], word: 'f' });
+    // The thread's latest checkpoint descends from the one forked from, not from the first run's last.
+    const history = await api.client.threads.getHistory(thread, { limit: 100 });
+    const parentOf = new Map(history.map((state) => [state.checkpoint.checkpoint_id, state.parent_checkpoint?.checkpoint_id]));
+    const lineage: (string | null | undefined)[] = [history[0]!.checkpoint.checkpoint_id];
+    while (lineage.at(-1) && parentOf.get(lineage.at(-1)!)) lineage.push(parentOf.get(lineage.at(-1)!));
+    expect(lineage).toContain(afterFirst.checkpoint.checkpoint_id);
+    expect(lineage).not.toContain(history.find((state) => state.next.length === 0 && state !== history[0])?.checkpoint.checkpoint_id);
+  });
+
   it('a native agent is an assistant: wait answers its state, stream its values at the stop', async () => {
     const thread = randomUUID();
     expect(await api.client.runs.wait(thread, 'echo', { input: { text: 'hi' }, ifNotExists: 'create' })).toEqual({ text: 'hi', echoed: true });
