@@ -7,14 +7,14 @@ import type { AppDeps } from './deps.js';
 import type { RunCreate, RunRecord, StreamMode } from './langgraph-run.js';
 import { assistantIdOf, resolveAssistant } from './routes/langgraph-assistants.js';
 
-/** A run a LangGraph client started, or the paused run its `command.resume` resumed. */
+/** A run a LangGraph client started, or the native agent's paused run its `command.resume` resumed. */
 export interface LangGraphStart {
   run_id: string;
   session_id: string;
   agent: Agent;
   /**
-   * The approvals a `command.resume` answered (the thread's paused run goes on): their run's
-   * `interrupted` events came before the answer and are not its next stop.
+   * The approval a native agent's `command.resume` answered (its paused run goes on): the run's
+   * `interrupted` event for it came before the answer and is not its next stop.
    */
   answered: ReadonlySet<string>;
   /** The stream modes asked for (the frames of a native agent's stream). */
