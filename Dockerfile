@@ -13,6 +13,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY console ./console
+# The chat example's page (SERVICE_EXAMPLES=true serves it from dist/examples/chat).
+COPY examples/langgraph/chat-page ./examples/langgraph/chat-page
 # `npm run build` compiles and copies the files read at run time beside the code (the Redis
 # Lua scripts) into the same place in dist/.
 COPY scripts ./scripts

@@ -96,6 +96,7 @@ const envSchema = z.object({
   SERVICE_WAIT_MAX_PER_PRINCIPAL: int(0).default(500),
   SERVICE_SWAGGER: bool.default(true),
   SERVICE_CONSOLE: bool.default(true),
+  SERVICE_EXAMPLES: bool.default(false),
   SERVICE_APPROVALS: bool.default(true),
   SERVICE_SCHEDULES: bool.default(true),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),

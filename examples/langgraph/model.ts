@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
 import { BaseChatModel, type BaseChatModelCallOptions, type BindToolsInput } from '@langchain/core/language_models/chat_models';
 import type { ToolDefinition } from '@langchain/core/language_models/base';
@@ -34,14 +35,31 @@ async function textChunk(text: string, runManager?: CallbackManagerForLLMRun): P
   return chunk;
 }
 
+/** How the fake model answers. */
+export interface FakeModelOptions {
+  /**
+   * Milliseconds waited before each chunk (the tool call, each word), so a demo or a test sees
+   * the answer come in piece by piece and has time to act mid-run. @defaultValue 0
+   */
+  delayMs?: number;
+}
+
 /**
  * A deterministic model for running the examples without an API key. To a user's message it
  * answers with a call of the first bound tool, its first parameter set to the message's text
  * (`get_weather({"city":"Paris"})`); to a tool's result it answers that result, word by word.
  */
 export class FakeToolCallingChatModel extends StreamingChatModel {
-  constructor() {
+  readonly delayMs: number;
+
+  constructor(options: FakeModelOptions = {}) {
     super({});
+    this.delayMs = options.delayMs ?? 0;
+  }
+
+  /** Waits the delay before a chunk; a cancelled run stops waiting at once. */
+  private async pause(signal: AbortSignal | undefined): Promise<void> {
+    if (this.delayMs > 0) await sleep(this.delayMs, undefined, { signal });
   }
 
   override _llmType(): string {
@@ -55,11 +73,15 @@ export class FakeToolCallingChatModel extends StreamingChatModel {
       const [parameter] = Object.keys((tool.parameters as { properties?: object }).properties ?? {});
       const args = JSON.stringify(parameter ? { [parameter]: last.text } : {});
       const call = { type: 'tool_call_chunk' as const, index: 0, id: `call_${messages.length}`, name: tool.name, args };
+      await this.pause(options.signal);
       yield new ChatGenerationChunk({ text: '', message: new AIMessageChunk({ content: '', tool_call_chunks: [call] }) });
       return;
     }
     const answer = last?.type === 'tool' ? last.text : `You said: ${last?.text ?? ''}`;
-    for (const word of answer.split(/(?<= )/)) yield await textChunk(word, runManager);
+    for (const word of answer.split(/(?<= )/)) {
+      await this.pause(options.signal);
+      yield await textChunk(word, runManager);
+    }
   }
 }
 
@@ -170,12 +192,20 @@ export class OpenAICompatibleChatModel extends StreamingChatModel {
   }
 }
 
+/** `FAKE_MODEL_DELAY_MS`: a whole number of milliseconds, 0 when unset; anything else stops the load. */
+function fakeModelDelayMs(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  if (!/^\d{1,7}$/.test(value)) throw new Error(`FAKE_MODEL_DELAY_MS must be a whole number of milliseconds (0 to 9999999); got "${value}".`);
+  return Number(value);
+}
+
 /**
  * The model of the examples: an OpenAI-compatible API when `OPENAI_API_KEY` is set
- * (`OPENAI_BASE_URL`, `OPENAI_MODEL`), otherwise the deterministic fake.
+ * (`OPENAI_BASE_URL`, `OPENAI_MODEL`), otherwise the deterministic fake, waiting
+ * `FAKE_MODEL_DELAY_MS` before each chunk.
  */
 export function chatModel(env: NodeJS.ProcessEnv = process.env): StreamingChatModel {
   const apiKey = env.OPENAI_API_KEY;
-  if (!apiKey) return new FakeToolCallingChatModel();
+  if (!apiKey) return new FakeToolCallingChatModel({ delayMs: fakeModelDelayMs(env.FAKE_MODEL_DELAY_MS) });
   return new OpenAICompatibleChatModel({ apiKey, baseUrl: env.OPENAI_BASE_URL || undefined, model: env.OPENAI_MODEL || undefined });
 }

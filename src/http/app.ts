@@ -24,6 +24,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { traceRoutes } from './routes/traces.js';
 import { swaggerConsole } from './swagger.js';
 import { webConsole } from './console.js';
+import { exampleChatPage } from './example-pages.js';
 
 /** Everything the app factory needs beyond the shared deps: the caller resolution and limits. */
 export interface AppOptions {
@@ -67,7 +68,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
 
 /**
  * The Koa app of an API replica: request context and error rendering outermost, then the
- * console, then the router built from the route declarations.
+ * consoles and the example page, then the router built from the route declarations.
  */
 export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
   const { config } = deps;
@@ -110,6 +111,7 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
       }),
     );
   }
+  if (config.SERVICE_EXAMPLES) app.use(exampleChatPage());
   app.use(methodNotAllowed(router));
   app.use(router.routes());
   return { app, routes, openapi };

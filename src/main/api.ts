@@ -21,7 +21,8 @@ export async function runApi(config?: Config, options: { watch?: boolean } = {})
   const { address, url } = listeningAt(api.server, host);
   const swagger = composition.config.SERVICE_SWAGGER ? `${url}/swagger/` : undefined;
   const webConsole = composition.config.SERVICE_CONSOLE ? `${url}/console/` : undefined;
-  logger.info({ address, url, mode: composition.backend.mode, swagger, console: webConsole }, 'agentplane api listening');
+  const chatExample = composition.config.SERVICE_EXAMPLES ? `${url}/examples/chat/` : undefined;
+  logger.info({ address, url, mode: composition.backend.mode, swagger, console: webConsole, chat_example: chatExample }, 'agentplane api listening');
   const modulePath = composition.config.AGENTS_MODULE;
   if (options.watch && !modulePath) logger.info('--watch: no AGENTS_MODULE, nothing to watch (the built-in agents)');
   const watch = options.watch && modulePath ? watchAgents({ modulePath, registry: composition.agents, logger }) : undefined;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AIMessage, BaseMessage } from '@langchain/core/messages';
+import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command, CompiledStateGraph, MemorySaver } from '@langchain/langgraph';
 import { graph as echo } from '../../examples/langgraph/echo.js';
 import { graph as mapReduce } from '../../examples/langgraph/map-reduce.js';
@@ -102,6 +102,26 @@ describe('chat with the fake model', () => {
     expect(model).toBeInstanceOf(OpenAICompatibleChatModel);
     expect((model as OpenAICompatibleChatModel).model).toBe('gpt-4o-mini');
     expect(() => chatModel({ OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'not a url' })).toThrow();
+  });
+
+  it('waits FAKE_MODEL_DELAY_MS before each chunk, stops waiting when the call is aborted, and refuses a delay that is no whole number', async () => {
+    expect((chatModel({}) as FakeToolCallingChatModel).delayMs).toBe(0);
+    const model = chatModel({ FAKE_MODEL_DELAY_MS: '60' }) as FakeToolCallingChatModel;
+    expect(model.delayMs).toBe(60);
+    const times: number[] = [];
+    const started = performance.now();
+    for await (const chunk of await model.stream([new ToolMessage({ tool_call_id: 'call_1', content: 'It is sunny.' })])) {
+      times.push(performance.now() - started);
+      expect(chunk.text).not.toBe('');
+    }
+    expect(times).toHaveLength(3);
+    times.forEach((time, index) => expect(time).toBeGreaterThanOrEqual(60 * (index + 1) - 5));
+
+    const slow = new FakeToolCallingChatModel({ delayMs: 60_000 });
+    const aborted = slow.invoke([new ToolMessage({ tool_call_id: 'call_1', content: 'never' })], { signal: AbortSignal.timeout(50) });
+    await expect(aborted).rejects.toThrow(/abort/i);
+
+    for (const value of ['-1', '1.5', 'soon', '10000000']) expect(() => chatModel({ FAKE_MODEL_DELAY_MS: value }), value).toThrow('FAKE_MODEL_DELAY_MS');
   });
 
   it('asks before get_weather runs: the interrupt carries the question and the tool call', async () => {

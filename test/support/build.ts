@@ -12,7 +12,7 @@ import { waitFor } from './wait.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const STAMP = join(ROOT, 'dist/.build-stamp');
 const LOCK = join(ROOT, '.build-lock');
-const INPUTS = ['src', 'console', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts'];
+const INPUTS = ['src', 'console', 'examples/langgraph/chat-page', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts'];
 
 function newestInput(path: string): number {
   let stat;
