@@ -68,8 +68,8 @@ export const RunCreateBody = z
 
 export type RunCreate = z.infer<typeof RunCreateBody>;
 
-export const RUN_STATUSES = ['pending', 'running', 'error', 'success', 'timeout', 'interrupted'] as const;
-export type LangGraphRunStatus = (typeof RUN_STATUSES)[number];
+export const LANGGRAPH_RUN_STATUSES = ['pending', 'running', 'error', 'success', 'timeout', 'interrupted'] as const;
+export type LangGraphRunStatus = (typeof LANGGRAPH_RUN_STATUSES)[number];
 
 export const LangGraphRunSchema = z
   .object({
@@ -78,7 +78,7 @@ export const LangGraphRunSchema = z
     assistant_id: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,
-    status: z.enum(RUN_STATUSES),
+    status: z.enum(LANGGRAPH_RUN_STATUSES),
     metadata: JsonObjectSchema,
     multitask_strategy: z.enum(MULTITASK_STRATEGIES),
   })

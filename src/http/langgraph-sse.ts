@@ -18,7 +18,7 @@ import type { SseStream } from './sse.js';
  */
 
 /** The id of the `metadata` frame: resuming after it replays the run from its first event. */
-export const METADATA_EVENT_ID = '0-0';
+const METADATA_EVENT_ID = '0-0';
 /** `Last-Event-ID: -1` (what useStream sends to rejoin): the whole run, from its metadata. */
 export const FROM_START = '-1';
 

@@ -27,7 +27,7 @@ export function errorOf(run: Pick<Run, 'status' | 'error'>): LangGraphError | un
 }
 
 /** An error thrown while an answer was kept alive, in the body instead of a status (already sent). */
-export function errorBodyOf(error: unknown): { __error__: LangGraphError } {
+function errorBodyOf(error: unknown): { __error__: LangGraphError } {
   if (error instanceof AppError && error.expose) return { __error__: { error: error.code, message: error.message } };
   return { __error__: { error: 'internal', message: 'An internal error occurred.' } };
 }

@@ -3,7 +3,7 @@ import { conflict, notFound } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
 import { ACTIVE_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
 import type { AppDeps } from '../deps.js';
-import { LangGraphRunSchema, recordOf, RUN_STATUSES, RunCreateBody, runJsonOf, statusesOf, STREAM_MODES, type RunCreate } from '../langgraph-run.js';
+import { LANGGRAPH_RUN_STATUSES, LangGraphRunSchema, recordOf, RunCreateBody, runJsonOf, statusesOf, STREAM_MODES, type RunCreate } from '../langgraph-run.js';
 import { cancelQuietly, joinRun, joinStream, streamRun, threadRun, waitForRun } from '../langgraph-run-flows.js';
 import { startLangGraphRun } from '../langgraph-run-start.js';
 import { FROM_START } from '../langgraph-sse.js';
@@ -132,7 +132,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       query: z.object({
         limit: intQuery(1, 100, 10).meta({ description: 'page size (1–100; a thread keeps its newest 100 runs)' }),
         offset: intQuery(0, 100, 0).meta({ description: 'runs to skip' }),
-        status: z.enum(RUN_STATUSES).optional().meta({ description: 'only the runs with this LangGraph status' }),
+        status: z.enum(LANGGRAPH_RUN_STATUSES).optional().meta({ description: 'only the runs with this LangGraph status' }),
       }),
       responses: { 200: { description: 'A page of runs', schema: z.array(LangGraphRunSchema) }, ...reads },
       handler: async ({ params, query, principal }) => {
