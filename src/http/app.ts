@@ -11,6 +11,7 @@ import { buildRouter, methodNotAllowed } from './router.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { langgraphAssistantRoutes } from './routes/langgraph-assistants.js';
+import { langgraphCronRoutes } from './routes/langgraph-crons.js';
 import { langgraphMetaRoutes } from './routes/langgraph-meta.js';
 import { langgraphRunRoutes } from './routes/langgraph-runs.js';
 import { LANGGRAPH_TAG } from './routes/langgraph-route.js';
@@ -56,6 +57,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...eventRoutes(deps),
     ...(deps.config.SERVICE_APPROVALS ? approvalRoutes(deps) : []),
     ...(deps.config.SERVICE_SCHEDULES ? scheduleRoutes(deps) : []),
+    ...(deps.config.SERVICE_SCHEDULES ? langgraphCronRoutes(deps) : []),
     ...langgraphMetaRoutes(deps, { version: VERSION }),
     ...langgraphAssistantRoutes(deps),
     ...langgraphStoreRoutes(deps),

@@ -8,7 +8,7 @@ import type { AgentRegistry } from '../../runtime/registry.js';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { JsonObjectSchema, Timestamp } from '../schemas.js';
-import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
+import { defineLangGraphRoute, langgraphErrors, searchAnswer } from './langgraph-route.js';
 
 /**
  * Assistants of the LangGraph Server API. Every agent of the registry (graph agents and
@@ -162,16 +162,9 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
         ...langgraphErrors(400, 401, 403, 413, 415, 429),
       },
       handler: async ({ body }) => {
-        const { sort_by: by, sort_order: order, limit, offset, select } = body;
+        const { sort_by: by, sort_order: order } = body;
         const sign = order === 'asc' ? 1 : -1;
-        const sorted = matching(agents, body).sort((a, b) => sign * a[by].localeCompare(b[by]) || a.graph_id.localeCompare(b.graph_id));
-        const page = sorted.slice(offset, offset + limit);
-        const next: Record<string, string> = offset + page.length < sorted.length ? { 'X-Pagination-Next': String(offset + page.length) } : {};
-        return {
-          status: 200,
-          body: select ? page.map((a) => Object.fromEntries(select.map((field) => [field, a[field]]))) : page,
-          headers: { 'X-Pagination-Total': String(sorted.length), ...next },
-        };
+        return searchAnswer(matching(agents, body).sort((a, b) => sign * a[by].localeCompare(b[by]) || a.graph_id.localeCompare(b.graph_id)), body);
       },
     }),
     defineLangGraphRoute({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../domain/errors.js';
-import { defineRoute, type AnyRoute, type ResponseSpec, type Route } from '../route.js';
+import { defineRoute, type AnyRoute, type ResponseSpec, type Route, type RouteResult } from '../route.js';
 import { errorResponses } from '../schemas.js';
 
 /**
@@ -47,4 +47,26 @@ export function defineLangGraphRoute<Q = undefined, P = undefined, B = undefined
   route: Omit<Route<Q, P, B, H>, 'tag' | 'errorDetail'>,
 ): AnyRoute {
   return defineRoute<Q, P, B, H>({ ...route, tag: LANGGRAPH_TAG.name, errorDetail: true });
+}
+
+/** What a LangGraph search asks of its page: where it starts, how long it is, the fields kept. */
+export interface SearchPage<F> {
+  limit: number;
+  offset: number;
+  /** Only these fields of each item. */
+  select?: readonly F[] | undefined;
+}
+
+/**
+ * The answer of a LangGraph search over `sorted` (every match, in order): the page, with
+ * `X-Pagination-Total` and, while more remain, `X-Pagination-Next` (the next page's offset).
+ */
+export function searchAnswer<T, F extends keyof T>(sorted: readonly T[], { limit, offset, select }: SearchPage<F>): RouteResult {
+  const page = sorted.slice(offset, offset + limit);
+  const next: Record<string, string> = offset + page.length < sorted.length ? { 'X-Pagination-Next': String(offset + page.length) } : {};
+  return {
+    status: 200,
+    body: select ? page.map((item) => Object.fromEntries(select.map((field) => [field, item[field]]))) : page,
+    headers: { 'X-Pagination-Total': String(sorted.length), ...next },
+  };
 }
