@@ -1,4 +1,4 @@
-import { Command, GraphRecursionError } from '@langchain/langgraph';
+import { Command, GraphRecursionError, Send } from '@langchain/langgraph';
 import type { Pregel, StateSnapshot } from '@langchain/langgraph';
 import { AppError, badRequest, isUnavailable, notFound } from '../domain/errors.js';
 import { newId, nowIso } from '../domain/time.js';
@@ -223,7 +223,10 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
 
     // What the run was asked: its input or command, and a LangGraph client's run options.
     const asked = parseRunInput(await store.runs.getRunInput(tenant, run.id));
-    const configurable = { ...asked.config?.configurable, thread_id: job.session_id, run_id: run.id };
+    // The thread's latest checkpoint is where the engine reads and goes on from; a client's
+    // `checkpoint_id` (a fork) is where a fresh run starts, only.
+    const { checkpoint_id: forkFrom, ...given } = asked.config?.configurable ?? {};
+    const configurable = { ...given, thread_id: job.session_id, run_id: run.id };
     const graph = await graphFor(source, tenant, { configurable });
     const config = { configurable };
     /** The LangGraph stream modes a LangGraph client asked for: their chunks go out as `stream` events. */
@@ -237,6 +240,8 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     let input: unknown = null;
     /** The checkpoint the graph goes on from when it is not given new input: LangGraph streams it again, already recorded. */
     let resumedFrom: unknown;
+    /** A run starting (not resumed, not taken over): it starts from the fork's checkpoint when one was given. */
+    let fresh = false;
     if (job.approval_id) {
       const snapshot = await graph.getState(config);
       resumedFrom = snapshot.config?.configurable?.checkpoint_id;
@@ -262,7 +267,10 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
       const saved = await storageOf(tenant).checkpointer.getTuple(config);
       const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
       if (started) resumedFrom = saved?.config.configurable?.checkpoint_id;
-      else input = streamInputOf(asked);
+      else {
+        input = streamInputOf(asked);
+        fresh = true;
+      }
     }
 
     // The graph stops when the run is cancelled, or when a write finds the run no longer running.
@@ -316,7 +324,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
 
     try {
       const stream = await graph.stream(input, {
-        ...config,
+        ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
         ...(asked.config?.tags ? { tags: asked.config.tags } : {}),
         ...(asked.config?.metadata ? { metadata: asked.config.metadata } : {}),
         ...(asked.context !== undefined && asked.context !== null ? { context: asked.context as Record<string, unknown> } : {}),
@@ -586,6 +594,13 @@ function parseRunInput(stored: string | null): GraphRunInput {
 
 /** What to stream for what a run was asked: its command as a LangGraph Command, else its input. */
 function streamInputOf(asked: GraphRunInput): unknown {
-  if (asked.command) return new Command(asked.command as ConstructorParameters<typeof Command>[0]);
-  return asked.input ?? null;
+  if (!asked.command) return asked.input ?? null;
+  const { goto, ...rest } = asked.command;
+  // A client's `goto` may name nodes, or send them input as `{ node, input }` (LangGraph's Send).
+  const toSend = (target: unknown) =>
+    target !== null && typeof target === 'object' && typeof (target as { node?: unknown }).node === 'string'
+      ? new Send((target as { node: string }).node, (target as { input?: unknown }).input)
+      : target;
+  const targets = goto === undefined ? undefined : Array.isArray(goto) ? goto.map(toSend) : toSend(goto);
+  return new Command({ ...rest, ...(targets === undefined ? {} : { goto: targets }) } as ConstructorParameters<typeof Command>[0]);
 }
