@@ -1,11 +1,8 @@
-import { fileURLToPath } from 'node:url';
-import type { RedisClient } from '../../src/adapters/redis/connection.js';
-import { startNodeProcess, type BenchChild } from '../runs/processes.js';
-import { startBenchRedis, type BenchRedis } from '../runs/redis-backend.js';
 import { machine, sourceRevision, type Machine } from '../runs/report.js';
 import { AGENTS, measureCell, type Cell, type Target } from './measure.js';
-import { parseOptions, type LangGraphBackend, type LangGraphBenchOptions } from './options.js';
+import { parseOptions, type LangGraphBenchOptions } from './options.js';
 import { commandLines, ratios, section, table, writeSection } from './report.js';
+import { LangGraphStacks } from './stack.js';
 
 /**
  * `npm run bench:langgraph`: the `echo` graph of examples/langgraph beside the native `echo`,
@@ -16,56 +13,12 @@ import { commandLines, ratios, section, table, writeSection } from './report.js'
  */
 const options = parseOptions(process.argv.slice(2));
 const command = ['npm run bench:langgraph', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
-/** Serves examples/langgraph/echo.ts as `lg-echo`: the graph id `echo` would replace the native echo. */
-const LANGGRAPH_CONFIG = fileURLToPath(new URL('./langgraph.json', import.meta.url));
-const PREFIX = 'agentplane';
 const watchdog = setTimeout(() => {
   console.error(`bench:langgraph: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
   process.exit(2);
 }, options.limitSec * 1000);
 
-const started: BenchChild[] = [];
-const backends: BenchRedis[] = [];
-
-async function startChild(name: string, entry: string, portVariable: string, env: Record<string, string>): Promise<BenchChild> {
-  const child = await startNodeProcess({ name, entry, portVariable, env });
-  started.push(child);
-  return child;
-}
-
-/** The processes of one backend, started; `stop` ends them (and the redis-server). */
-async function startTarget(backend: LangGraphBackend, o: LangGraphBenchOptions): Promise<{ target: Target; redisVersion?: string; stop: () => Promise<void> }> {
-  const common = {
-    LANGGRAPH_CONFIG,
-    SERVICE_KEY_PREFIX: PREFIX,
-    LOG_LEVEL: 'warn',
-    SERVICE_SHUTDOWN_DELAY_MS: '0',
-    WORKER_CONCURRENCY: String(o.concurrency),
-    // Held waits count against the per-caller stream caps (20 by default).
-    SERVICE_RATE_LIMIT: 'off',
-    SERVICE_SSE_MAX_PER_PRINCIPAL: '0',
-    SERVICE_SSE_MAX_PER_TENANT: '0',
-  };
-  if (backend === 'embedded') {
-    const api = await startChild('api (embedded)', 'src/main/api.ts', 'SERVICE_PORT', { ...common, REDIS_URL: '' });
-    return { target: { backend, apiUrl: api.url, groups: { api: [api.pid], workers: [], redis: [] } }, stop: async () => void (await api.stop()) };
-  }
-  const redis = await startBenchRedis(false);
-  backends.push(redis);
-  const env = { ...common, ...redis.env };
-  const api = await startChild('api', 'src/main/api.ts', 'SERVICE_PORT', env);
-  const workers = await Promise.all(Array.from({ length: o.workers }, (_, i) => startChild(`worker ${i + 1}/${o.workers}`, 'src/main/worker.ts', 'WORKER_PORT', env)));
-  const admin: RedisClient = redis.client('bench:admin');
-  const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
-  return {
-    target: { backend, apiUrl: api.url, groups: { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis.pids() }, admin },
-    redisVersion,
-    stop: async () => {
-      await Promise.all([api, ...workers].map((c) => c.stop()));
-      await redis.stop();
-    },
-  };
-}
+const stacks = new LangGraphStacks();
 
 /** Every round over every client count and both agents, on one backend. */
 async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: Cell[]): Promise<void> {
@@ -91,7 +44,7 @@ async function main(o: LangGraphBenchOptions): Promise<void> {
   let m: Machine | undefined;
   console.log(`bench:langgraph: ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
   for (const backend of o.backends) {
-    const { target, redisVersion, stop } = await startTarget(backend, o);
+    const { target, redisVersion, stop } = await stacks.start(backend, o);
     try {
       if (!m || redisVersion) m = machine(redisVersion ?? 'n/a');
       await measureBackend(target, o, cells);
@@ -113,8 +66,7 @@ try {
   failed = true;
   console.error(error);
 } finally {
-  for (const child of [...started].reverse()) await child.stop();
-  for (const redis of backends) await redis.stop();
+  await stacks.stopAll();
   clearTimeout(watchdog);
 }
 process.exitCode = failed ? 1 : 0;

@@ -23,25 +23,29 @@ export interface Target {
   admin?: RedisClient;
 }
 
-/** One agent with one client count in one round. Times in ms, lists sorted ascending. */
-export interface Cell {
-  backend: LangGraphBackend;
-  agent: AgentId;
-  clients: number;
-  round: number;
-  /** Measured runs answered 200 `completed` with `echoed: true`. */
+/** One batch of closed-loop runs. Times in ms, lists sorted ascending. */
+export interface Measurement {
+  /** Measured runs that answered as expected. */
   runs: number;
   /** Measured runs answered otherwise. */
   failed: number;
   /** Completed runs per second over first request → last answer. */
   runsPerSec: number;
-  /** POST /api/runs/wait sent → its answer. */
+  /** Request sent → its answer (read to its end). */
   latencyMs: number[];
   cpuMsPerRun: { api: number; workers: number; redis: number };
   /** Redis: commands per run (INFO commandstats, commands inside Lua included), most frequent first; empty when embedded. */
   commandsPerRun: [string, number][];
   /** 1-minute load average when the measured batch started. */
   loadAvg: number;
+}
+
+/** One agent with one client count in one round, through POST /api/runs/wait. */
+export interface Cell extends Measurement {
+  backend: LangGraphBackend;
+  agent: AgentId;
+  clients: number;
+  round: number;
 }
 
 /** `wait_ms` of each POST /api/runs/wait: far above any echo run (a 202 counts as a failure). */
@@ -58,44 +62,49 @@ async function waitRun(api: ApiClient, agent: AgentId, i: number): Promise<numbe
   return ms;
 }
 
-/** `warmup` then `runs` runs of `agent` by `clients` closed-loop clients, with CPU and (Redis) commands per run. */
-export async function measureCell(target: Target, agent: AgentId, clients: number, round: number, warmup: number, runs: number): Promise<Cell> {
-  const api = new ApiClient(target.apiUrl, clients);
+/**
+ * `warmup` then `runs` calls of `one` by `clients` closed-loop clients, with CPU and (Redis)
+ * commands per run. `one(i)` answers its latency in ms, or why it failed.
+ */
+export async function measureLoop(target: Target, clients: number, warmup: number, runs: number, one: (i: number) => Promise<number | string>): Promise<Measurement> {
   const timeoutMs = Math.max(120_000, runs * 100);
   let latencyMs: number[] = [];
   let failed = 0;
   const loop = (n: number) =>
     closedLoop(clients, n, timeoutMs, async (i) => {
-      const outcome = await waitRun(api, agent, i);
+      const outcome = await one(i);
       if (typeof outcome === 'number') latencyMs.push(outcome);
       else if ((failed += 1) === 1) console.error(outcome);
     });
+  await loop(warmup);
+  latencyMs = [];
+  failed = 0;
+  const loadAvg = loadavg()[0]!;
+  const cpuBefore = cpuSnapshot(target.groups);
+  const callsBefore = target.admin ? await commandCalls(target.admin) : undefined;
+  const elapsedMs = await loop(runs);
+  const cpuAfter = cpuSnapshot(target.groups);
+  const callsAfter = target.admin ? await commandCalls(target.admin) : undefined;
+  const completed = latencyMs.length;
+  const perRun = (k: keyof ProcessGroups) => (cpuAfter[k] - cpuBefore[k]) / completed;
+  return {
+    runs: completed,
+    failed,
+    runsPerSec: (completed / elapsedMs) * 1000,
+    latencyMs: latencyMs.sort((a, b) => a - b),
+    cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis') },
+    // The benchmark's own INFO calls are not the runs'.
+    commandsPerRun: callsBefore && callsAfter ? callsPerRun(callsBefore, callsAfter, completed).filter(([name]) => name !== 'info') : [],
+    loadAvg,
+  };
+}
+
+/** `warmup` then `runs` runs of `agent` through POST /api/runs/wait by `clients` closed-loop clients. */
+export async function measureCell(target: Target, agent: AgentId, clients: number, round: number, warmup: number, runs: number): Promise<Cell> {
+  const api = new ApiClient(target.apiUrl, clients);
   try {
-    await loop(warmup);
-    latencyMs = [];
-    failed = 0;
-    const loadAvg = loadavg()[0]!;
-    const cpuBefore = cpuSnapshot(target.groups);
-    const callsBefore = target.admin ? await commandCalls(target.admin) : undefined;
-    const elapsedMs = await loop(runs);
-    const cpuAfter = cpuSnapshot(target.groups);
-    const callsAfter = target.admin ? await commandCalls(target.admin) : undefined;
-    const completed = latencyMs.length;
-    const perRun = (k: keyof ProcessGroups) => (cpuAfter[k] - cpuBefore[k]) / completed;
-    return {
-      backend: target.backend,
-      agent,
-      clients,
-      round,
-      runs: completed,
-      failed,
-      runsPerSec: (completed / elapsedMs) * 1000,
-      latencyMs: latencyMs.sort((a, b) => a - b),
-      cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis') },
-      // The benchmark's own INFO calls are not the runs'.
-      commandsPerRun: callsBefore && callsAfter ? callsPerRun(callsBefore, callsAfter, completed).filter(([name]) => name !== 'info') : [],
-      loadAvg,
-    };
+    const measured = await measureLoop(target, clients, warmup, runs, (i) => waitRun(api, agent, i));
+    return { backend: target.backend, agent, clients, round, ...measured };
   } finally {
     api.close();
   }

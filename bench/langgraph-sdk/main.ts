@@ -1,0 +1,80 @@
+import { machine, sourceRevision, type Machine } from '../runs/report.js';
+import { measureLoop, type Target } from '../langgraph/measure.js';
+import { LangGraphStacks } from '../langgraph/stack.js';
+import { modeRunner } from './modes.js';
+import { parseOptions, type SdkBenchOptions } from './options.js';
+import { commandLines, ratios, section, table, writeSection, type SdkCell } from './report.js';
+
+/**
+ * `npm run bench:langgraph-sdk`: the echo graph (`lg-echo`) run by the LangGraph SDK's `Client`
+ * (`runs.wait` stateless and on a thread, `runs.stream` stateless) against the same graph
+ * through the native routes with plain fetch (POST /api/runs/wait, /api/runs/stream), with 1
+ * and 8 closed-loop clients, embedded and on Redis, in the same processes bench:langgraph
+ * starts: runs/s medians over rounds, native/SDK ratios against 1.3 ×, Redis commands per run.
+ * See BENCHMARKS.md, section "LangGraph Server API (SDK) vs native routes".
+ */
+const options = parseOptions(process.argv.slice(2));
+const command = ['npm run bench:langgraph-sdk', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const watchdog = setTimeout(() => {
+  console.error(`bench:langgraph-sdk: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
+  process.exit(2);
+}, options.limitSec * 1000);
+
+const stacks = new LangGraphStacks();
+
+/** Every round over every client count and mode, on one backend. */
+async function measureBackend(target: Target, o: SdkBenchOptions, cells: SdkCell[]): Promise<void> {
+  for (let round = 1; round <= o.rounds; round += 1) {
+    for (const clients of o.clientCounts) {
+      // Alternate the order, so no mode always runs on a warmer or a fuller process.
+      for (const mode of round % 2 === 1 ? o.modes : [...o.modes].reverse()) {
+        const runner = await modeRunner(target.apiUrl, mode, clients);
+        try {
+          const measured = await measureLoop(target, clients, o.warmup, o.runs, runner.run);
+          cells.push({ backend: target.backend, mode, clients, round, ...measured });
+          console.log(
+            `${target.backend} round ${round}, ${clients} client(s), ${mode}: ${measured.runsPerSec.toFixed(0)} runs/s` +
+              `${measured.failed ? ` (${measured.failed} failed)` : ''}, load ${measured.loadAvg.toFixed(1)}`,
+          );
+        } finally {
+          await runner.close();
+        }
+      }
+    }
+  }
+}
+
+async function main(o: SdkBenchOptions): Promise<void> {
+  const source = sourceRevision();
+  const cells: SdkCell[] = [];
+  let m: Machine | undefined;
+  console.log(`bench:langgraph-sdk: ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; modes ${o.modes.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
+  for (const backend of o.backends) {
+    const { target, redisVersion, stop } = await stacks.start(backend, o);
+    try {
+      if (!m || redisVersion) m = machine(redisVersion ?? 'n/a');
+      await measureBackend(target, o, cells);
+    } finally {
+      await stop();
+    }
+  }
+  console.log(`\n${table(cells, o)}\n\n${ratios(cells, o).map((r) => r.line).join('\n')}\n\n${commandLines(cells, o).join('\n')}`);
+  if (o.write) {
+    writeSection(section(cells, m!, o, command, source));
+    console.log('BENCHMARKS.md: section "## LangGraph Server API (SDK) vs native routes" updated.');
+  }
+}
+
+let failed = false;
+try {
+  await main(options);
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  await stacks.stopAll();
+  clearTimeout(watchdog);
+}
+process.exitCode = failed ? 1 : 0;
+// Should a handle linger (a socket in close), the benchmark still ends by itself.
+setTimeout(() => process.exit(), 2000).unref();

@@ -1,0 +1,147 @@
+import { markers, writeGeneratedSection } from '../benchmarks-md.js';
+import type { Measurement } from '../langgraph/measure.js';
+import type { LangGraphBackend } from '../langgraph/options.js';
+import { percentile } from '../runs/load.js';
+import type { Machine } from '../runs/report.js';
+import { MODES, type ModeId } from './modes.js';
+import type { SdkBenchOptions } from './options.js';
+
+/** A subsection of "## LangGraph graphs": the writer finds it by this line and keeps the rest. */
+export const HEADING = '### LangGraph Server API (SDK) vs native routes';
+
+/** Issue 27: the compatibility layer within this factor of the native routes' runs/s. */
+export const GOAL_RATIO = 1.3;
+
+/** The pairs compared: the native route, and the SDK call doing the same run. */
+const PAIRS: { native: ModeId; sdk: ModeId }[] = [
+  { native: 'native-wait', sdk: 'sdk-wait' },
+  { native: 'native-wait', sdk: 'sdk-wait-thread' },
+  { native: 'native-stream', sdk: 'sdk-stream' },
+];
+
+/** One mode with one client count in one round. */
+export interface SdkCell extends Measurement {
+  backend: LangGraphBackend;
+  mode: ModeId;
+  clients: number;
+  round: number;
+}
+
+const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const total = (commands: [string, number][]) => commands.reduce((sum, [, n]) => sum + n, 0);
+const label = (mode: ModeId) => MODES.find((m) => m.id === mode)!.label;
+const backendLabel = (backend: LangGraphBackend, o: SdkBenchOptions) =>
+  backend === 'embedded' ? 'embedded (memory)' : `Redis, API + ${o.workers} worker${o.workers > 1 ? 's' : ''}`;
+
+/** The median round (by runs/s) of one mode, backend and client count, with every round's runs/s and the load range. */
+function summarize(cells: SdkCell[], backend: LangGraphBackend, mode: ModeId, clients: number) {
+  const rounds = cells.filter((c) => c.backend === backend && c.mode === mode && c.clients === clients);
+  if (rounds.length === 0) return undefined;
+  const sorted = [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec);
+  const loads = rounds.map((c) => c.loadAvg);
+  return {
+    median: sorted[Math.floor((sorted.length - 1) / 2)]!,
+    rounds: rounds.map((c) => c.runsPerSec),
+    failed: rounds.reduce((n, c) => n + c.failed, 0),
+    loadAvg: [Math.min(...loads), Math.max(...loads)] as const,
+  };
+}
+
+export function table(cells: SdkCell[], o: SdkBenchOptions): string {
+  const lines = [
+    '| backend | clients | mode | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run: api · workers · redis | Redis commands/run | load avg |',
+    '|---|---:|---|---:|---|---:|---:|---|---:|---|',
+  ];
+  for (const backend of o.backends) {
+    for (const clients of o.clientCounts) {
+      for (const mode of o.modes) {
+        const s = summarize(cells, backend, mode, clients);
+        if (!s) continue;
+        const m = s.median;
+        lines.push(
+          `| ${backendLabel(backend, o)} | ${clients} | ${label(mode)} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ` +
+            `${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ` +
+            `${fixed(m.cpuMsPerRun.api, 2)} · ${fixed(m.cpuMsPerRun.workers, 2)} · ${fixed(m.cpuMsPerRun.redis, 2)} | ` +
+            `${m.commandsPerRun.length ? fixed(total(m.commandsPerRun), 1) : 'n/a'} | ${fixed(s.loadAvg[0], 1)}–${fixed(s.loadAvg[1], 1)} |`,
+        );
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Native runs/s over SDK runs/s (medians) per pair, backend and client count, and whether each is within the goal. */
+export function ratios(cells: SdkCell[], o: SdkBenchOptions): { line: string; met: boolean }[] {
+  const out: { line: string; met: boolean }[] = [];
+  for (const backend of o.backends) {
+    for (const clients of o.clientCounts) {
+      for (const pair of PAIRS) {
+        const native = summarize(cells, backend, pair.native, clients);
+        const sdk = summarize(cells, backend, pair.sdk, clients);
+        if (!native || !sdk) continue;
+        const ratio = native.median.runsPerSec / sdk.median.runsPerSec;
+        const met = ratio <= GOAL_RATIO;
+        out.push({
+          met,
+          line:
+            `- ${backendLabel(backend, o)}, ${clients} client${clients > 1 ? 's' : ''}, ${label(pair.sdk)} against ${label(pair.native)}: ` +
+            `${fixed(native.median.runsPerSec, 0)} / ${fixed(sdk.median.runsPerSec, 0)} runs/s = **${fixed(ratio, 2)} ×** ` +
+            `(goal ≤ ${GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); p50 ${fixed(percentile(native.median.latencyMs, 50), 1)} against ${fixed(percentile(sdk.median.latencyMs, 50), 1)} ms.`,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** Redis commands per run of each mode (the median round of the most clients), largest first. */
+export function commandLines(cells: SdkCell[], o: SdkBenchOptions): string[] {
+  const clients = Math.max(...o.clientCounts);
+  return o.modes.flatMap((mode) => {
+    const s = summarize(cells, 'redis', mode, clients);
+    if (!s || s.median.commandsPerRun.length === 0) return [];
+    const c = s.median.commandsPerRun;
+    return [`- ${label(mode)}: **${fixed(total(c), 1)}** — ${c.slice(0, 12).map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ')}${c.length > 12 ? ', …' : ''}.`];
+  });
+}
+
+/** The generated block: command, machine, method, table, verdict, ratios and commands per run. */
+export function section(cells: SdkCell[], m: Machine, o: SdkBenchOptions, command: string, source: string): string {
+  const { begin, end } = markers('langgraph-sdk');
+  const r = ratios(cells, o);
+  const commands = commandLines(cells, o);
+  const stacks = [
+    o.backends.includes('embedded') ? `embedded: one API process without REDIS_URL (in-memory adapters) executes the runs itself (WORKER_CONCURRENCY ${o.concurrency})` : '',
+    o.backends.includes('redis') ? `Redis: a private redis-server ${m.redis}, one API process and ${o.workers} worker process${o.workers > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${o.concurrency})` : '',
+  ].filter(Boolean);
+  return [
+    begin,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; ${stacks.join('; ')}, started as bench:langgraph starts them (the echo graph as \`lg-echo\`); ` +
+      'the benchmark shares these cores with them and with other users of the machine (load avg column).',
+    '',
+    'Each closed-loop client runs `lg-echo` to its end, the next run after the answer, in one of these modes: ' +
+      'native POST /api/runs/wait `{agent_id, input, wait_ms}` and POST /api/runs/stream `{agent_id, input}` read to the end, with plain `fetch` ' +
+      '(a new session each run); the SDK (`@langchain/langgraph-sdk` `Client`, one per closed-loop client, `maxRetries: 0`) ' +
+      '`runs.wait(null, …)` (stateless: a thread created and removed per run), `runs.wait(threadId, …)` on a thread the client created once ' +
+      '(no thread per run, so it does less than the native wait), and `runs.stream(null, …)` iterated to the end (stream mode `values`). ' +
+      `A run counts when it answers the echoed values (native: \`completed\` with \`echoed: true\`; stream: the completed event / a values chunk with \`echoed: true\`). ` +
+      `Per round, for each client count, every mode (in order in odd rounds, reversed in even ones): ${o.warmup} warm-up runs, then ${o.runs} measured; ` +
+      `${o.rounds} rounds, the median round by runs/s reported (its latency, CPU and commands), with every round's runs/s. ` +
+      'Redis commands per run: INFO commandstats before and after the measured runs (inside Lua included, the benchmark\'s INFO left out).',
+    '',
+    table(cells, o),
+    '',
+    `Goal (issue 27): the SDK on the compatibility layer within ${GOAL_RATIO} × of the native routes' runs/s — ` +
+      `${r.every((x) => x.met) ? '**met** in every configuration' : `**not met** in ${r.filter((x) => !x.met).length} of ${r.length} comparisons`}.`,
+    '',
+    ...r.map((x) => x.line),
+    ...(commands.length ? ['', `Redis commands per run (${Math.max(...o.clientCounts)} clients, median round):`, '', ...commands] : []),
+    end,
+  ].join('\n');
+}
+
+export function writeSection(body: string): void {
+  writeGeneratedSection(HEADING, 'langgraph-sdk', body);
+}

@@ -1,0 +1,80 @@
+import { fileURLToPath } from 'node:url';
+import type { RedisClient } from '../../src/adapters/redis/connection.js';
+import { startNodeProcess, type BenchChild } from '../runs/processes.js';
+import { startBenchRedis, type BenchRedis } from '../runs/redis-backend.js';
+import type { Target } from './measure.js';
+import type { LangGraphBackend } from './options.js';
+
+/** Serves examples/langgraph/echo.ts as `lg-echo`: the graph id `echo` would replace the native echo. */
+const LANGGRAPH_CONFIG = fileURLToPath(new URL('./langgraph.json', import.meta.url));
+const PREFIX = 'agentplane';
+
+/** How many processes a backend runs, and how many jobs each takes. */
+export interface StackOptions {
+  /** Redis: worker processes beside the API. */
+  workers: number;
+  /** WORKER_CONCURRENCY (jobs per worker process; embedded: of the API process). */
+  concurrency: number;
+}
+
+/** One backend's processes, started: where to send requests, and how to stop them. */
+export interface Stack {
+  target: Target;
+  /** Redis: the private redis-server's version. */
+  redisVersion?: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the API (and, on Redis, a private redis-server and worker processes) with the echo
+ * graph served as `lg-echo` beside the native `echo`; keeps every process it started so
+ * `stopAll` ends them whatever happened (safe to call twice).
+ */
+export class LangGraphStacks {
+  private readonly started: BenchChild[] = [];
+  private readonly backends: BenchRedis[] = [];
+
+  async start(backend: LangGraphBackend, o: StackOptions): Promise<Stack> {
+    const common = {
+      LANGGRAPH_CONFIG,
+      SERVICE_KEY_PREFIX: PREFIX,
+      LOG_LEVEL: 'warn',
+      SERVICE_SHUTDOWN_DELAY_MS: '0',
+      WORKER_CONCURRENCY: String(o.concurrency),
+      // Held waits and streams count against the per-caller stream caps (20 by default).
+      SERVICE_RATE_LIMIT: 'off',
+      SERVICE_SSE_MAX_PER_PRINCIPAL: '0',
+      SERVICE_SSE_MAX_PER_TENANT: '0',
+    };
+    if (backend === 'embedded') {
+      const api = await this.child('api (embedded)', 'src/main/api.ts', 'SERVICE_PORT', { ...common, REDIS_URL: '' });
+      return { target: { backend, apiUrl: api.url, groups: { api: [api.pid], workers: [], redis: [] } }, stop: async () => void (await api.stop()) };
+    }
+    const redis = await startBenchRedis(false);
+    this.backends.push(redis);
+    const env = { ...common, ...redis.env };
+    const api = await this.child('api', 'src/main/api.ts', 'SERVICE_PORT', env);
+    const workers = await Promise.all(Array.from({ length: o.workers }, (_, i) => this.child(`worker ${i + 1}/${o.workers}`, 'src/main/worker.ts', 'WORKER_PORT', env)));
+    const admin: RedisClient = redis.client('bench:admin');
+    const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
+    return {
+      target: { backend, apiUrl: api.url, groups: { api: [api.pid], workers: workers.map((w) => w.pid), redis: redis.pids() }, admin },
+      redisVersion,
+      stop: async () => {
+        await Promise.all([api, ...workers].map((c) => c.stop()));
+        await redis.stop();
+      },
+    };
+  }
+
+  async stopAll(): Promise<void> {
+    for (const child of [...this.started].reverse()) await child.stop();
+    for (const redis of this.backends) await redis.stop();
+  }
+
+  private async child(name: string, entry: string, portVariable: string, env: Record<string, string>): Promise<BenchChild> {
+    const child = await startNodeProcess({ name, entry, portVariable, env });
+    this.started.push(child);
+    return child;
+  }
+}
