@@ -17,7 +17,7 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
-import type { GraphCheckpointEntry, GraphCheckpointStore, GraphWrite } from '../ports/graph-storage.js';
+import type { GraphCheckpointEntry, GraphCheckpointRef, GraphCheckpointStore, GraphWrite } from '../ports/graph-storage.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
 import { deserialize, serialize, storageId } from './serialized.js';
@@ -182,6 +182,34 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
+   * Removes every checkpoint of `threadId` that run `runId` wrote (metadata `run_id`, each
+   * namespace) with its writes: the thread goes back to where it was before the run (a
+   * rollback). Resolves with how many went.
+   */
+  async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
+    const thread = storageId('thread_id', threadId);
+    const refs: GraphCheckpointRef[] = [];
+    for (const entry of await this.entriesOf(thread)) {
+      const metadata = (await deserialize(this.serde, entry.record.metadata)) as Record<string, unknown>;
+      if (metadata.run_id === runId) refs.push({ ns: entry.ns, checkpointId: entry.record.checkpointId });
+    }
+    await this.storage.deleteCheckpoints(this.tenant, thread, refs);
+    return refs.length;
+  }
+
+  /** Every stored checkpoint of a thread, newest first. */
+  private async entriesOf(threadId: string): Promise<GraphCheckpointEntry[]> {
+    const entries: GraphCheckpointEntry[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.storage.listCheckpoints(this.tenant, threadId, { cursor, limit: LIST_PAGE });
+      entries.push(...page.entries);
+      cursor = page.next;
+    } while (cursor !== undefined);
+    return entries;
+  }
+
+  /**
    * Copies every checkpoint of `threadId` (each namespace, its channel values and pending
    * writes, as stored) to `toThreadId`, as LangGraph's server copies a thread: a metadata
    * `thread_id` naming the source names the copy. The copy keeps every checkpoint the source
@@ -190,13 +218,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   async copyThread(threadId: string, toThreadId: string): Promise<void> {
     const from = storageId('thread_id', threadId);
     const to = storageId('thread_id', toThreadId);
-    const entries: GraphCheckpointEntry[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.storage.listCheckpoints(this.tenant, from, { cursor, limit: LIST_PAGE });
-      entries.push(...page.entries);
-      cursor = page.next;
-    } while (cursor !== undefined);
+    const entries = await this.entriesOf(from);
     for (const entry of entries.reverse()) {
       const metadata = (await deserialize(this.serde, entry.record.metadata)) as Record<string, unknown>;
       const record = metadata.thread_id === from ? { ...entry.record, metadata: await serialize(this.serde, { ...metadata, thread_id: to }) } : entry.record;

@@ -83,6 +83,12 @@ export interface GraphCheckpointQuery {
   limit: number;
 }
 
+/** One checkpoint of a thread, by namespace and id. */
+export interface GraphCheckpointRef {
+  ns: string;
+  checkpointId: string;
+}
+
 /** LangGraph checkpoints: bounded per thread and namespace, gone with their thread. */
 export interface GraphCheckpointStore {
   /**
@@ -103,6 +109,11 @@ export interface GraphCheckpointStore {
   listCheckpoints(tenant: string, threadId: string, query: GraphCheckpointQuery): Promise<GraphCheckpointPage>;
   /** The tenant's threads that have checkpoints, by id, after `after`, at most `limit`. */
   listThreads(tenant: string, after: string | undefined, limit: number): Promise<string[]>;
+  /**
+   * Removes the named checkpoints of the thread with their pending writes, and the blobs no
+   * remaining checkpoint holds; checkpoints not stored are skipped (a run's rollback).
+   */
+  deleteCheckpoints(tenant: string, threadId: string, checkpoints: readonly GraphCheckpointRef[]): Promise<void>;
   /** Removes every checkpoint, write and blob of the thread, in every namespace. */
   deleteThread(tenant: string, threadId: string): Promise<void>;
 }

@@ -56,6 +56,31 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
       expect(child).toHaveLength(2);
     });
 
+    it("removes a run's checkpoints with their writes, in every namespace, keeping the blobs earlier ones hold", async () => {
+      const storage = await factory();
+      const saver = saverOn(storage);
+      const byRun = (step: number) => meta(step, { run_id: step < 2 ? 'first' : 'second' });
+      const ids = await chain(saver, 'thread', 4, '', byRun);
+      await chain(saver, 'thread', 1, 'child:1', (step) => meta(step, { run_id: 'second' }));
+      expect(await saver.deleteRunCheckpoints('thread', 'second')).toBe(3);
+      const listed = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: 'thread' } })) listed.push(tuple.checkpoint.id);
+      expect(listed).toEqual([ids[1], ids[0]]);
+      const latest = await saver.getTuple({ configurable: { thread_id: 'thread' } });
+      // `b` is held by the first run's checkpoints too: its blob stays.
+      expect(latest?.checkpoint.channel_values).toEqual({ a: 'a1', b: 'b0' });
+      expect(latest?.pendingWrites).toEqual([['task1', 'a', 'write1']]);
+      expect(await saver.deleteRunCheckpoints('thread', 'second')).toBe(0);
+      // A checkpoint stored again under a removed id finds none of its old writes.
+      const config = { configurable: { thread_id: 'thread', checkpoint_ns: '' } };
+      await saver.put(config, { ...emptyCheckpoint(), id: ids[3]!, channel_values: { a: 'again' }, channel_versions: { a: 9 } }, meta(9), { a: 9 });
+      const readAgain = await saver.getTuple({ configurable: { ...config.configurable, checkpoint_id: ids[3] } });
+      expect(readAgain?.checkpoint.channel_values).toEqual({ a: 'again' });
+      expect(readAgain?.pendingWrites).toEqual([]);
+      expect(await saver.deleteRunCheckpoints('thread', 'first')).toBe(2);
+      expect((await saver.getTuple({ configurable: { thread_id: 'thread' } }))?.checkpoint.id).toBe(ids[3]);
+    });
+
     it('keeps the chain a delta channel needs back to its last snapshot, past the retention', async () => {
       const storage = await factory();
       const saver = saverOn(storage, { retain: 2 });

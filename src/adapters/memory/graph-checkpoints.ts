@@ -4,6 +4,7 @@ import type {
   GraphCheckpointPut,
   GraphCheckpointQuery,
   GraphCheckpointRecord,
+  GraphCheckpointRef,
   GraphCheckpointStore,
   GraphWrite,
 } from '../../ports/graph-storage.js';
@@ -133,6 +134,18 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   async listThreads(tenant: string, after: string | undefined, limit: number): Promise<string[]> {
     const ids = [...(this.tenants.get(tenant)?.keys() ?? [])].sort();
     return ids.filter((id) => after === undefined || id > after).slice(0, limit);
+  }
+
+  async deleteCheckpoints(tenant: string, threadId: string, checkpoints: readonly GraphCheckpointRef[]): Promise<void> {
+    const thread = this.thread(tenant, threadId);
+    if (!thread) return;
+    for (const { ns, checkpointId } of checkpoints) {
+      const member = checkpointMember(ns, checkpointId);
+      const record = thread.checkpoints.get(member);
+      if (record) this.release(thread, ns, record);
+      thread.checkpoints.delete(member);
+      thread.writes.delete(member);
+    }
   }
 
   async deleteThread(tenant: string, threadId: string): Promise<void> {

@@ -3,6 +3,7 @@ import type {
   GraphCheckpointPage,
   GraphCheckpointPut,
   GraphCheckpointQuery,
+  GraphCheckpointRef,
   GraphCheckpointStore,
   GraphWrite,
 } from '../../ports/graph-storage.js';
@@ -96,6 +97,13 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
 
   async listThreads(tenant: string, after: string | undefined, limit: number): Promise<string[]> {
     return this.context.redis.zrangebylex(this.context.keys.graphThreads(tenant), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, limit);
+  }
+
+  async deleteCheckpoints(tenant: string, threadId: string, checkpoints: readonly GraphCheckpointRef[]): Promise<void> {
+    if (checkpoints.length === 0) return;
+    const k = this.threadKeys(tenant, threadId);
+    const members = checkpoints.map((c) => checkpointMember(c.ns, c.checkpointId));
+    await this.context.script('deleteGraphCheckpoints', [k.checkpoints, k.records, k.blobs, k.blobRefs, k.writeIndex, k.writes], members);
   }
 
   async deleteThread(tenant: string, threadId: string): Promise<void> {

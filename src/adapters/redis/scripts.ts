@@ -27,6 +27,7 @@ const SCRIPT_FILES = [
   'putGraphCheckpoint-7',
   'putGraphWrites-2',
   'readGraphCheckpoints-5',
+  'deleteGraphCheckpoints-6',
   'putGraphItem-5',
   'deleteGraphItem-5',
 ] as const;

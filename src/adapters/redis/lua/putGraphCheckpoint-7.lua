@@ -19,12 +19,7 @@ local ns = graph_ns(member)
 
 -- Holders are counted before the replaced record lets go, so a blob both hold stays.
 local function release(fields)
-  for _, field in ipairs(fields) do
-    if redis.call('HINCRBY', KEYS[5], field, -1) <= 0 then
-      redis.call('HDEL', KEYS[5], field)
-      redis.call('HDEL', KEYS[4], field)
-    end
-  end
+  graph_release(KEYS[4], KEYS[5], fields)
 end
 for _, field in ipairs(graph_blob_fields(ns, record)) do redis.call('HINCRBY', KEYS[5], field, 1) end
 for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end

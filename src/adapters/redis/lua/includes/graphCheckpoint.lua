@@ -17,6 +17,16 @@ local function graph_blob_fields(ns, record)
   return fields
 end
 
+-- Drops one holder of each blob field; a blob no stored checkpoint holds goes (its value and count).
+local function graph_release(blobs_key, refs_key, fields)
+  for _, field in ipairs(fields) do
+    if redis.call('HINCRBY', refs_key, field, -1) <= 0 then
+      redis.call('HDEL', refs_key, field)
+      redis.call('HDEL', blobs_key, field)
+    end
+  end
+end
+
 -- The fields of a checkpoint's writes (write index KEYS `writeIndex`).
 local function graph_write_fields(write_index, member)
   return redis.call('ZRANGEBYLEX', write_index, '[' .. member .. '\0', '(' .. member .. '\1')
