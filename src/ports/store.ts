@@ -266,6 +266,12 @@ export interface RunStore {
    * the runs that failed so.
    */
   promoteNext(tenant: string, sessionId: string): Promise<Promotion>;
+  /**
+   * Removes an ended run with its approvals, indexes and schedule link, as retention drops
+   * old runs; when it was its session's latest run, the session has none (its latestRun is
+   * null) until the next. Throws `not_found`, or `conflict` for an active run.
+   */
+  deleteRun(tenant: string, runId: string): Promise<void>;
   /** Active runs of every tenant last updated at or before `updatedBeforeMs`, at most `limit`. */
   listActiveRuns(updatedBeforeMs: number, limit: number): Promise<ActiveRun[]>;
 }

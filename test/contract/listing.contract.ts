@@ -129,6 +129,32 @@ export function listingContract(name: string, make: BoundedStoreFactory): void {
       expect((await store.approvals.listDecidedApprovals(OTHER, ALL)).map((x) => x.id)).toEqual([theirs.id]);
     });
 
+    it('deletes an ended run with its decided approval, out of every list; refuses an active one', async () => {
+      const { store, run, ask, ids } = await setUp();
+      const decided = async () => (await store.approvals.listDecidedApprovals(T, ALL)).map((x) => x.id);
+      const kept = await run('human-review');
+      await store.runs.updateRun(T, kept.id, { status: 'completed' });
+      const gone = await run('human-review', kept.session_id);
+      const asked = await ask(gone.id, gone.session_id);
+      await expect(store.runs.deleteRun(T, gone.id)).rejects.toMatchObject({ code: 'conflict' });
+      await store.approvals.decideApproval(T, asked.id, { approved: true, decided_by: 'ana' });
+      await store.runs.updateRun(T, gone.id, { status: 'completed' });
+      await expect(store.runs.deleteRun(OTHER, gone.id)).rejects.toMatchObject({ code: 'not_found' });
+      expect(await decided()).toEqual([asked.id]);
+      await store.runs.deleteRun(T, gone.id);
+      expect(await store.runs.getRun(T, gone.id)).toBeNull();
+      expect(await store.approvals.getApproval(T, asked.id)).toBeNull();
+      expect(await decided()).toEqual([]);
+      expect(await ids()).toEqual([kept.id]);
+      expect(await ids({ status: 'completed', agent_id: 'human-review' })).toEqual([kept.id]);
+      expect((await store.runs.listRuns(T, kept.session_id, ALL)).map((r) => r.id)).toEqual([kept.id]);
+      // It was the session's latest run: the session has none until the next.
+      expect(await store.runs.latestRun(T, kept.session_id)).toBeNull();
+      await expect(store.runs.deleteRun(T, gone.id)).rejects.toMatchObject({ code: 'not_found' });
+      const next = await run('human-review', kept.session_id);
+      expect((await store.runs.latestRun(T, kept.session_id))?.id).toBe(next.id);
+    });
+
     // Each page below is one item deep, behind what was removed: an entry left in an index would
     // come first and make that page short (empty) instead of holding the older item.
     it('takes runs and decided approvals out of the lists with their session: oldest runs dropped, deleted, expired', async () => {

@@ -443,8 +443,16 @@ class MemoryRunStore implements RunStore {
     record.runIds.push(run.id);
     record.currentRunId = run.id;
     // The newest runs are kept; older ones go with their decided approvals and schedule links.
-    const dropped = record.runIds.splice(0, Math.max(0, record.runIds.length - this.t.limits.runsRetain));
-    for (const id of dropped) {
+    this.drop(tenant, record, record.runIds.splice(0, Math.max(0, record.runIds.length - this.t.limits.runsRetain)));
+    record.session.updated_at = now;
+    record.touchedMs = nowMs;
+    return { ...run };
+  }
+
+  /** Removes runs taken out of their session's list, with their decided approvals, indexes and schedule links. */
+  private drop(tenant: string, record: SessionRecord, runIds: readonly string[]): void {
+    const data = this.t.data(tenant);
+    for (const id of runIds) {
       const droppedRun = data.runs.get(id);
       if (droppedRun) data.runIndex.remove(droppedRun);
       data.runs.delete(id);
@@ -457,10 +465,18 @@ class MemoryRunStore implements RunStore {
         }
       }
     }
-    if (dropped.length > 0) this.onDropped(tenant, dropped);
-    record.session.updated_at = now;
-    record.touchedMs = nowMs;
-    return { ...run };
+    if (runIds.length > 0) this.onDropped(tenant, runIds);
+  }
+
+  async deleteRun(tenant: string, runId: string): Promise<void> {
+    const data = this.t.data(tenant);
+    const run = data.runs.get(runId);
+    const record = run && data.sessions.get(run.session_id);
+    if (!run || !record) throw notFound('The run');
+    if (ACTIVE_RUN_STATUSES.includes(run.status)) throw conflict(`The run is ${run.status}.`);
+    record.runIds.splice(record.runIds.indexOf(runId), 1);
+    if (record.currentRunId === runId) delete record.currentRunId;
+    this.drop(tenant, record, [runId]);
   }
 
   private newRun(tenant: string, newRun: NewRun, now: string): Run {

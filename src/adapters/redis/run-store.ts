@@ -188,6 +188,24 @@ export class RedisRunStore implements RunStore {
     return Number(reply[2]) > 0 ? { ...run, queued_behind: true } : run;
   }
 
+  async deleteRun(tenant: string, runId: string): Promise<void> {
+    const { keys } = this.c;
+    const sessionId = (await this.c.redis.hget(keys.run(tenant, runId), 'session_id')) ?? '';
+    // A missing run: the script answers NOT_FOUND for its (empty) hash.
+    await this.c.script(
+      'deleteRun',
+      [
+        keys.session(tenant, sessionId),
+        keys.runs(tenant, sessionId),
+        keys.sessionApprovals(tenant, sessionId),
+        keys.scheduleRuns(tenant),
+        keys.decidedApprovals(tenant),
+        keys.run(tenant, runId),
+      ],
+      [runId, keys.runPrefix(tenant), keys.approvalPrefix(tenant), keys.runIndexPrefix(tenant)],
+    );
+  }
+
   async promoteNext(tenant: string, sessionId: string): Promise<Promotion> {
     const { keys } = this.c;
     const now = this.clock();

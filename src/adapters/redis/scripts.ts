@@ -14,6 +14,7 @@ const SCRIPT_FILES = [
   'deleteSession-20',
   'createRun-14',
   'updateRun-7',
+  'deleteRun-6',
   'promoteRun-6',
   'createApproval-6',
   'decideApproval-6',
@@ -89,6 +90,7 @@ const NOT_FOUND_SUBJECT: Partial<Record<ScriptName, string>> = {
   deleteSession: 'The session',
   updateSessionMetadata: 'The session',
   updateRun: 'The run',
+  deleteRun: 'The run',
   decideApproval: 'The approval request',
 };
 

@@ -57,6 +57,7 @@
 ]]
 --@include constants
 --@include runStatus
+--@include dropRuns
 --@include appendCheckpoint
 --@include sessionMetadata
 if ARGV[19] ~= '' then
@@ -154,22 +155,9 @@ if excess > 0 then
   local dropped = {}
   for _, run_id in ipairs(redis.call('ZRANGE', KEYS[5], 0, excess - 1)) do
     -- Never an active run (the new one, or one queued behind).
-    if not redis.call('ZSCORE', KEYS[11], run_id) then
-      dropped[run_id .. '.'] = true
-      unindex_run(ARGV[17], run_id, ARGV[2], redis.call('HGET', ARGV[12] .. run_id, 'status') or '')
-      redis.call('DEL', ARGV[12] .. run_id)
-      redis.call('HDEL', KEYS[10], run_id)
-      redis.call('ZREM', KEYS[5], run_id)
-    end
+    if not redis.call('ZSCORE', KEYS[11], run_id) then dropped[#dropped + 1] = run_id end
   end
-  -- Approval ids are '<run id>.<seq_num>[.<n>]' (run ids have no dot): those of the dropped runs go too.
-  for _, id in ipairs(redis.call('SMEMBERS', KEYS[9])) do
-    if dropped[string.match(id, '^([^.]*%.)') or ''] and redis.call('HGET', ARGV[13] .. id, 'status') ~= 'pending' then
-      redis.call('DEL', ARGV[13] .. id)
-      redis.call('SREM', KEYS[9], id)
-      redis.call('ZREM', KEYS[13], id)
-    end
-  end
+  drop_runs(dropped, KEYS[5], KEYS[9], KEYS[10], KEYS[13], ARGV[12], ARGV[13], ARGV[17])
 end
 remember_key()
 return {1, created, 0, redis.call('HGETALL', KEYS[4]), 0}
