@@ -1,6 +1,6 @@
-import { machine, sourceRevision, type Machine } from '../runs/report.js';
+import { sourceRevision } from '../runs/report.js';
 import { measureLoop, type Target } from '../langgraph/measure.js';
-import { LangGraphStacks } from '../langgraph/stack.js';
+import { eachBackend, runBench, type LangGraphStacks } from '../langgraph/stack.js';
 import { modeRunner } from './modes.js';
 import { parseOptions, type SdkBenchOptions } from './options.js';
 import { commandLines, ratios, section, table, writeSection, type SdkCell } from './report.js';
@@ -15,12 +15,6 @@ import { commandLines, ratios, section, table, writeSection, type SdkCell } from
  */
 const options = parseOptions(process.argv.slice(2));
 const command = ['npm run bench:langgraph-sdk', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
-const watchdog = setTimeout(() => {
-  console.error(`bench:langgraph-sdk: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
-  process.exit(2);
-}, options.limitSec * 1000);
-
-const stacks = new LangGraphStacks();
 
 /** Every round over every client count and mode, on one backend. */
 async function measureBackend(target: Target, o: SdkBenchOptions, cells: SdkCell[]): Promise<void> {
@@ -44,37 +38,16 @@ async function measureBackend(target: Target, o: SdkBenchOptions, cells: SdkCell
   }
 }
 
-async function main(o: SdkBenchOptions): Promise<void> {
+async function main(stacks: LangGraphStacks, o: SdkBenchOptions): Promise<void> {
   const source = sourceRevision();
   const cells: SdkCell[] = [];
-  let m: Machine | undefined;
   console.log(`bench:langgraph-sdk: ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; modes ${o.modes.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
-  for (const backend of o.backends) {
-    const { target, redisVersion, stop } = await stacks.start(backend, o);
-    try {
-      if (!m || redisVersion) m = machine(redisVersion ?? 'n/a');
-      await measureBackend(target, o, cells);
-    } finally {
-      await stop();
-    }
-  }
+  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells));
   console.log(`\n${table(cells, o)}\n\n${ratios(cells, o).map((r) => r.line).join('\n')}\n\n${commandLines(cells, o).join('\n')}`);
   if (o.write) {
-    writeSection(section(cells, m!, o, command, source));
-    console.log('BENCHMARKS.md: section "## LangGraph Server API (SDK) vs native routes" updated.');
+    writeSection(section(cells, m, o, command, source));
+    console.log('BENCHMARKS.md: section "### LangGraph Server API (SDK) vs native routes" updated.');
   }
 }
 
-let failed = false;
-try {
-  await main(options);
-} catch (error) {
-  failed = true;
-  console.error(error);
-} finally {
-  await stacks.stopAll();
-  clearTimeout(watchdog);
-}
-process.exitCode = failed ? 1 : 0;
-// Should a handle linger (a socket in close), the benchmark still ends by itself.
-setTimeout(() => process.exit(), 2000).unref();
+await runBench('bench:langgraph-sdk', options.limitSec, (stacks) => main(stacks, options));

@@ -1,6 +1,7 @@
 import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 import type { Measurement } from '../langgraph/measure.js';
 import type { LangGraphBackend } from '../langgraph/options.js';
+import { backendLabel, commandsLine, fixed, MEASUREMENT_HEADER, measurementColumns, summarizeRounds, type Summary } from '../langgraph/rounds.js';
 import { percentile } from '../runs/load.js';
 import type { Machine } from '../runs/report.js';
 import { MODES, type ModeId } from './modes.js';
@@ -27,43 +28,20 @@ export interface SdkCell extends Measurement {
   round: number;
 }
 
-const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-const total = (commands: [string, number][]) => commands.reduce((sum, [, n]) => sum + n, 0);
 const label = (mode: ModeId) => MODES.find((m) => m.id === mode)!.label;
-const backendLabel = (backend: LangGraphBackend, o: SdkBenchOptions) =>
-  backend === 'embedded' ? 'embedded (memory)' : `Redis, API + ${o.workers} worker${o.workers > 1 ? 's' : ''}`;
 
-/** The median round (by runs/s) of one mode, backend and client count, with every round's runs/s and the load range. */
-function summarize(cells: SdkCell[], backend: LangGraphBackend, mode: ModeId, clients: number) {
-  const rounds = cells.filter((c) => c.backend === backend && c.mode === mode && c.clients === clients);
-  if (rounds.length === 0) return undefined;
-  const sorted = [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec);
-  const loads = rounds.map((c) => c.loadAvg);
-  return {
-    median: sorted[Math.floor((sorted.length - 1) / 2)]!,
-    rounds: rounds.map((c) => c.runsPerSec),
-    failed: rounds.reduce((n, c) => n + c.failed, 0),
-    loadAvg: [Math.min(...loads), Math.max(...loads)] as const,
-  };
+function summarize(cells: SdkCell[], backend: LangGraphBackend, mode: ModeId, clients: number): Summary<SdkCell> | undefined {
+  return summarizeRounds(cells.filter((c) => c.backend === backend && c.mode === mode && c.clients === clients));
 }
 
+/** One row per backend, client count and mode: median runs/s, the rounds, and the median round's details. */
 export function table(cells: SdkCell[], o: SdkBenchOptions): string {
-  const lines = [
-    '| backend | clients | mode | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run: api · workers · redis | Redis commands/run | load avg |',
-    '|---|---:|---|---:|---|---:|---:|---|---:|---|',
-  ];
+  const lines = [`| backend | clients | mode | ${MEASUREMENT_HEADER.titles}`, `|---|---:|---|${MEASUREMENT_HEADER.align}`];
   for (const backend of o.backends) {
     for (const clients of o.clientCounts) {
       for (const mode of o.modes) {
         const s = summarize(cells, backend, mode, clients);
-        if (!s) continue;
-        const m = s.median;
-        lines.push(
-          `| ${backendLabel(backend, o)} | ${clients} | ${label(mode)} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ` +
-            `${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ` +
-            `${fixed(m.cpuMsPerRun.api, 2)} · ${fixed(m.cpuMsPerRun.workers, 2)} · ${fixed(m.cpuMsPerRun.redis, 2)} | ` +
-            `${m.commandsPerRun.length ? fixed(total(m.commandsPerRun), 1) : 'n/a'} | ${fixed(s.loadAvg[0], 1)}–${fixed(s.loadAvg[1], 1)} |`,
-        );
+        if (s) lines.push(`| ${backendLabel(backend, o.workers)} | ${clients} | ${label(mode)} | ${measurementColumns(s)}`);
       }
     }
   }
@@ -84,7 +62,7 @@ export function ratios(cells: SdkCell[], o: SdkBenchOptions): { line: string; me
         out.push({
           met,
           line:
-            `- ${backendLabel(backend, o)}, ${clients} client${clients > 1 ? 's' : ''}, ${label(pair.sdk)} against ${label(pair.native)}: ` +
+            `- ${backendLabel(backend, o.workers)}, ${clients} client${clients > 1 ? 's' : ''}, ${label(pair.sdk)} against ${label(pair.native)}: ` +
             `${fixed(native.median.runsPerSec, 0)} / ${fixed(sdk.median.runsPerSec, 0)} runs/s = **${fixed(ratio, 2)} ×** ` +
             `(goal ≤ ${GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); p50 ${fixed(percentile(native.median.latencyMs, 50), 1)} against ${fixed(percentile(sdk.median.latencyMs, 50), 1)} ms.`,
         });
@@ -100,8 +78,7 @@ export function commandLines(cells: SdkCell[], o: SdkBenchOptions): string[] {
   return o.modes.flatMap((mode) => {
     const s = summarize(cells, 'redis', mode, clients);
     if (!s || s.median.commandsPerRun.length === 0) return [];
-    const c = s.median.commandsPerRun;
-    return [`- ${label(mode)}: **${fixed(total(c), 1)}** — ${c.slice(0, 12).map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ')}${c.length > 12 ? ', …' : ''}.`];
+    return [commandsLine(label(mode), s.median.commandsPerRun, 12)];
   });
 }
 

@@ -1,8 +1,8 @@
-import { machine, sourceRevision, type Machine } from '../runs/report.js';
+import { sourceRevision } from '../runs/report.js';
 import { AGENTS, measureCell, type Cell, type Target } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
 import { commandLines, ratios, section, table, writeSection } from './report.js';
-import { LangGraphStacks } from './stack.js';
+import { eachBackend, runBench, type LangGraphStacks } from './stack.js';
 
 /**
  * `npm run bench:langgraph`: the `echo` graph of examples/langgraph beside the native `echo`,
@@ -13,12 +13,6 @@ import { LangGraphStacks } from './stack.js';
  */
 const options = parseOptions(process.argv.slice(2));
 const command = ['npm run bench:langgraph', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
-const watchdog = setTimeout(() => {
-  console.error(`bench:langgraph: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
-  process.exit(2);
-}, options.limitSec * 1000);
-
-const stacks = new LangGraphStacks();
 
 /** Every round over every client count and both agents, on one backend. */
 async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: Cell[]): Promise<void> {
@@ -38,37 +32,16 @@ async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: C
   }
 }
 
-async function main(o: LangGraphBenchOptions): Promise<void> {
+async function main(stacks: LangGraphStacks, o: LangGraphBenchOptions): Promise<void> {
   const source = sourceRevision();
   const cells: Cell[] = [];
-  let m: Machine | undefined;
   console.log(`bench:langgraph: ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
-  for (const backend of o.backends) {
-    const { target, redisVersion, stop } = await stacks.start(backend, o);
-    try {
-      if (!m || redisVersion) m = machine(redisVersion ?? 'n/a');
-      await measureBackend(target, o, cells);
-    } finally {
-      await stop();
-    }
-  }
+  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells));
   console.log(`\n${table(cells, o)}\n\n${ratios(cells, o).map((r) => r.line).join('\n')}\n\n${commandLines(cells, o).join('\n')}`);
   if (o.write) {
-    writeSection(section(cells, m!, o, command, source));
+    writeSection(section(cells, m, o, command, source));
     console.log('BENCHMARKS.md: section "## LangGraph graphs" updated.');
   }
 }
 
-let failed = false;
-try {
-  await main(options);
-} catch (error) {
-  failed = true;
-  console.error(error);
-} finally {
-  await stacks.stopAll();
-  clearTimeout(watchdog);
-}
-process.exitCode = failed ? 1 : 0;
-// Should a handle linger (a socket in close), the benchmark still ends by itself.
-setTimeout(() => process.exit(), 2000).unref();
+await runBench('bench:langgraph', options.limitSec, (stacks) => main(stacks, options));

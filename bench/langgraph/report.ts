@@ -3,52 +3,27 @@ import { percentile } from '../runs/load.js';
 import type { Machine } from '../runs/report.js';
 import { AGENTS, type AgentId, type Cell } from './measure.js';
 import type { LangGraphBackend, LangGraphBenchOptions } from './options.js';
+import { backendLabel, commandsLine, fixed, MEASUREMENT_HEADER, measurementColumns, summarizeRounds, type Summary } from './rounds.js';
 
 export const HEADING = '## LangGraph graphs';
 
 /** The goal of issue 26: the LangGraph echo within this factor of the native echo's runs/s. */
 export const GOAL_RATIO = 2;
 
-/** The rounds of one agent, backend and client count: the median round (by runs/s) and every round's runs/s. */
-export interface Summary {
-  median: Cell;
-  rounds: number[];
-  loadAvg: [number, number];
-}
-
-const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-const total = (commands: [string, number][]) => commands.reduce((sum, [, n]) => sum + n, 0);
 const label = (agent: AgentId) => AGENTS.find((a) => a.id === agent)!.label;
-const backendLabel = (backend: LangGraphBackend, o: LangGraphBenchOptions) =>
-  backend === 'embedded' ? 'embedded (memory)' : `Redis, API + ${o.workers} worker${o.workers > 1 ? 's' : ''}`;
 
-export function summarize(cells: Cell[], backend: LangGraphBackend, agent: AgentId, clients: number): Summary | undefined {
-  const rounds = cells.filter((c) => c.backend === backend && c.agent === agent && c.clients === clients);
-  if (rounds.length === 0) return undefined;
-  const sorted = [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec);
-  const loads = rounds.map((c) => c.loadAvg);
-  return { median: sorted[Math.floor((sorted.length - 1) / 2)]!, rounds: rounds.map((c) => c.runsPerSec), loadAvg: [Math.min(...loads), Math.max(...loads)] };
+export function summarize(cells: Cell[], backend: LangGraphBackend, agent: AgentId, clients: number): Summary<Cell> | undefined {
+  return summarizeRounds(cells.filter((c) => c.backend === backend && c.agent === agent && c.clients === clients));
 }
 
 /** One row per backend, client count and agent: median runs/s, the rounds, and the median round's details. */
 export function table(cells: Cell[], o: LangGraphBenchOptions): string {
-  const lines = [
-    '| backend | clients | agent | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run: api · workers · redis | Redis commands/run | load avg |',
-    '|---|---:|---|---:|---|---:|---:|---|---:|---|',
-  ];
+  const lines = [`| backend | clients | agent | ${MEASUREMENT_HEADER.titles}`, `|---|---:|---|${MEASUREMENT_HEADER.align}`];
   for (const backend of o.backends) {
     for (const clients of o.clientCounts) {
       for (const { id } of AGENTS) {
         const s = summarize(cells, backend, id, clients);
-        if (!s) continue;
-        const m = s.median;
-        const failed = cells.filter((c) => c.backend === backend && c.agent === id && c.clients === clients).reduce((n, c) => n + c.failed, 0);
-        lines.push(
-          `| ${backendLabel(backend, o)} | ${clients} | ${label(id)} | ${fixed(m.runsPerSec, 0)}${failed ? ` (${failed} failed)` : ''} | ` +
-            `${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ` +
-            `${fixed(m.cpuMsPerRun.api, 2)} · ${fixed(m.cpuMsPerRun.workers, 2)} · ${fixed(m.cpuMsPerRun.redis, 2)} | ` +
-            `${m.commandsPerRun.length ? fixed(total(m.commandsPerRun), 1) : 'n/a'} | ${fixed(s.loadAvg[0], 1)}–${fixed(s.loadAvg[1], 1)} |`,
-        );
+        if (s) lines.push(`| ${backendLabel(backend, o.workers)} | ${clients} | ${label(id)} | ${measurementColumns(s)}`);
       }
     }
   }
@@ -68,7 +43,7 @@ export function ratios(cells: Cell[], o: LangGraphBenchOptions): { line: string;
       out.push({
         met,
         line:
-          `- ${backendLabel(backend, o)}, ${clients} client${clients > 1 ? 's' : ''}: native ${fixed(native.median.runsPerSec, 0)} runs/s, ` +
+          `- ${backendLabel(backend, o.workers)}, ${clients} client${clients > 1 ? 's' : ''}: native ${fixed(native.median.runsPerSec, 0)} runs/s, ` +
           `LangGraph ${fixed(graph.median.runsPerSec, 0)} runs/s: **${fixed(ratio, 2)} ×** (goal ≤ ${GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); ` +
           `p50 ${fixed(percentile(native.median.latencyMs, 50), 1)} against ${fixed(percentile(graph.median.latencyMs, 50), 1)} ms.`,
       });
@@ -83,8 +58,7 @@ export function commandLines(cells: Cell[], o: LangGraphBenchOptions): string[] 
   return AGENTS.flatMap(({ id }) => {
     const s = summarize(cells, 'redis', id, clients);
     if (!s || s.median.commandsPerRun.length === 0) return [];
-    const c = s.median.commandsPerRun;
-    return [`- ${label(id)}: **${fixed(total(c), 1)}** — ${c.map(([name, n]) => `${name} ${fixed(n, 1)}`).join(', ')}.`];
+    return [commandsLine(label(id), s.median.commandsPerRun)];
   });
 }
 

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { RedisClient } from '../../src/adapters/redis/connection.js';
 import { startNodeProcess, type BenchChild } from '../runs/processes.js';
 import { startBenchRedis, type BenchRedis } from '../runs/redis-backend.js';
+import { machine, type Machine } from '../runs/report.js';
 import type { Target } from './measure.js';
 import type { LangGraphBackend } from './options.js';
 
@@ -77,4 +78,44 @@ export class LangGraphStacks {
     this.started.push(child);
     return child;
   }
+}
+
+/** Starts each backend in turn, runs `measure` on it and stops it; answers the machine the figures come from. */
+export async function eachBackend(stacks: LangGraphStacks, backends: LangGraphBackend[], o: StackOptions, measure: (target: Target) => Promise<void>): Promise<Machine> {
+  let m: Machine | undefined;
+  for (const backend of backends) {
+    const { target, redisVersion, stop } = await stacks.start(backend, o);
+    try {
+      if (!m || redisVersion) m = machine(redisVersion ?? 'n/a');
+      await measure(target);
+    } finally {
+      await stop();
+    }
+  }
+  return m!;
+}
+
+/**
+ * Runs a benchmark's `body`, then stops every process it started whatever happened; past
+ * `limitSec` the whole process exits (2) and takes its children with it. Sets the exit code.
+ */
+export async function runBench(name: string, limitSec: number, body: (stacks: LangGraphStacks) => Promise<void>): Promise<void> {
+  const watchdog = setTimeout(() => {
+    console.error(`${name}: stopped after --limit-sec ${limitSec}; every process it started is killed.`);
+    process.exit(2);
+  }, limitSec * 1000);
+  const stacks = new LangGraphStacks();
+  let failed = false;
+  try {
+    await body(stacks);
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  } finally {
+    await stacks.stopAll();
+    clearTimeout(watchdog);
+  }
+  process.exitCode = failed ? 1 : 0;
+  // Should a handle linger (a socket in close), the benchmark still ends by itself.
+  setTimeout(() => process.exit(), 2000).unref();
 }
