@@ -29,8 +29,10 @@ export function writeGeneratedSection(heading: string, name: string, body: strin
     writeFileSync(BENCHMARKS, `${text.replace(/\n*$/, '\n')}\n${heading}\n\n${body}\n`);
     return;
   }
-  const nextHeading = text.slice(start + 1).search(/^## /m);
-  const stop = nextHeading < 0 ? text.length : start + 1 + nextHeading;
+  // The section ends at the next heading of its level or above: a `###` subsection keeps to itself.
+  const level = /^#+/.exec(heading)![0].length;
+  const nextHeading = text.slice(start + heading.length).search(new RegExp(`^#{1,${level}} `, 'm'));
+  const stop = nextHeading < 0 ? text.length : start + heading.length + nextHeading;
   const section = text.slice(start, stop);
   const from = section.indexOf(begin);
   const to = section.indexOf(end);
