@@ -4,6 +4,7 @@ import type { JsonObject, Multitask, Principal, Run } from '../domain/types.js';
 import type { StartRunRequest } from '../ports/run-control.js';
 import type { Agent } from '../runtime/agent.js';
 import type { AppDeps } from './deps.js';
+import { rollbackActiveRuns } from './langgraph-run-rollback.js';
 import type { RunCreate, RunRecord, StreamMode } from './langgraph-run.js';
 import { assistantIdOf, resolveAssistant } from './routes/langgraph-assistants.js';
 
@@ -30,7 +31,7 @@ export interface StartOptions {
   waited: boolean;
 }
 
-/** `multitask_strategy` as agentplane's multitask; rollback cancels as interrupt does (see the HTTP contract). */
+/** `multitask_strategy` as agentplane's multitask; rollback rolls the active runs back first, then starts as interrupt does. */
 const MULTITASK: Record<string, Multitask> = { reject: 'reject', enqueue: 'enqueue', interrupt: 'interrupt', rollback: 'interrupt' };
 
 /** The error of a paused run cancelled because a new run came on its thread. */
@@ -62,6 +63,7 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
     const { paused } = thread;
     if (paused && !agent.graph) return answerPaused(deps, principal, paused, agent, body, options.waited, modes);
     if (paused) await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
+    else if (body.multitask_strategy === 'rollback') await rollbackActiveRuns(deps, principal, options.threadId);
   }
   const request: StartRunRequest = {
     agent_id: agent.id,

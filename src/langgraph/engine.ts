@@ -533,7 +533,18 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     await store.sessions.appendCheckpoint(tenant, toSessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
   }
 
-  return { execute, updateState, threadState, threadHistory, copyThread };
+  async function rollbackRun(tenant: string, sessionId: string, agentId: string, runId: string): Promise<void> {
+    const source = sourceOf(agentId);
+    if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);
+    if ((await storageOf(tenant).checkpointer.deleteRunCheckpoints(sessionId, runId)) === 0) return;
+    const config = { configurable: { thread_id: sessionId } };
+    const snapshot = await (await graphFor(source, tenant, config)).getState(config);
+    const latest = await store.sessions.getCheckpoint(tenant, sessionId);
+    const values = snapshot.createdAt === undefined ? {} : snapshot.values;
+    await store.sessions.appendCheckpoint(tenant, sessionId, { patch: new StateMirror(latest?.state ?? {}).patch(values), node_id: nodeIdOf(snapshot.next) });
+  }
+
+  return { execute, updateState, threadState, threadHistory, copyThread, rollbackRun };
 }
 
 /** A LangGraph checkpoint reference as LangGraph's server shows it; null without one. */

@@ -98,6 +98,13 @@ export interface GraphEngine {
    * checkpoint (nothing when the source has none): a copied LangGraph thread.
    */
   copyThread(tenant: string, sessionId: string, toSessionId: string, agentId: string): Promise<void>;
+  /**
+   * Takes session `sessionId` (a graph of `agentId`) back to its state before run `runId` (a
+   * LangGraph rollback): the LangGraph checkpoints the run wrote go, and a native checkpoint
+   * mirrors the graph's now-latest values (nulls for keys gone; the native history is only
+   * ever appended to). Nothing when the run wrote none. The run should have ended.
+   */
+  rollbackRun(tenant: string, sessionId: string, agentId: string, runId: string): Promise<void>;
 }
 
 /** Builds the {@link GraphEngine} (src/langgraph/engine.ts, reached through the graph agents). */

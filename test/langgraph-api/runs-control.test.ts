@@ -112,7 +112,8 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: interrupts, cancel, mul
     expect((await api.client.runs.list(thread)).map((r) => r.status)).toEqual(['success', 'success']);
   });
 
-  it.each(['interrupt', 'rollback'] as const)('multitask %s: the running run is interrupted, the new one completes', async (strategy) => {
+  it('multitask interrupt: the running run is interrupted, the new one completes (rollback: runs-rollback.test.ts)', async () => {
+    const strategy = 'interrupt';
     const { thread, run } = await heldRun(api);
     const next = await api.client.runs.create(thread, 'lg-gated', { input: { word: 'new' }, multitaskStrategy: strategy });
     expect(await api.client.runs.join(thread, next.run_id)).toMatchObject({ steps: expect.arrayContaining(['a:new', 'b:new', 'c:new']) });
@@ -139,11 +140,14 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: interrupts, cancel, mul
     await api.runUntil(runId!, 'cancelled');
   });
 
-  it('POST /runs/cancel cancels runs by id; DELETE of a run is refused (a run goes with its thread)', async () => {
+  it('POST /runs/cancel cancels runs by id (kept, interrupted; action rollback deletes them)', async () => {
     const { thread, run } = await heldRun(api);
     await api.client.runs.cancelMany({ threadId: thread, runIds: [run.run_id] });
     expect(await api.client.runs.get(thread, run.run_id)).toMatchObject({ status: 'interrupted' });
-    await expect(api.client.runs.delete(thread, run.run_id)).rejects.toThrow(/409/);
+    const held = await heldRun(api, thread);
+    expect((await api.post('/runs/cancel?action=rollback', { thread_id: thread, run_ids: [held.run.run_id] })).status).toBe(204);
+    await expect(api.client.runs.get(thread, held.run.run_id)).rejects.toThrow(/404/);
+    expect((await api.client.runs.list(thread)).map((r) => r.run_id)).toEqual([run.run_id]);
     expect((await api.post('/runs/cancel', { run_ids: [randomUUID()] })).status).toBe(404);
     expect((await api.post('/runs/cancel', {})).status).toBe(400);
   });

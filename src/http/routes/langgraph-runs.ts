@@ -5,6 +5,7 @@ import { ACTIVE_RUN_STATUSES, type Run, type RunStatus } from '../../domain/type
 import type { AppDeps } from '../deps.js';
 import { LANGGRAPH_RUN_STATUSES, LangGraphRunSchema, recordOf, RunCreateBody, runJsonOf, statusesOf, STREAM_MODES, type RunCreate } from '../langgraph-run.js';
 import { cancelQuietly, joinRun, joinStream, streamRun, threadRun, waitForRun } from '../langgraph-run-flows.js';
+import { rollbackRun } from '../langgraph-run-rollback.js';
 import { startLangGraphRun } from '../langgraph-run-start.js';
 import { FROM_START } from '../langgraph-sse.js';
 import type { AnyRoute, Example } from '../route.js';
@@ -14,7 +15,7 @@ import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
 
 /**
  * Runs of the LangGraph Server API: create, wait, stream (on a thread, or stateless), list,
- * get, join, join the stream (Last-Event-ID), cancel. Each is an agentplane run of the
+ * get, join, join the stream (Last-Event-ID), cancel (or roll back), delete. Each is an agentplane run of the
  * assistant's agent on the thread's session, seen in /api/runs, the console and the inbox.
  */
 
@@ -25,7 +26,10 @@ const Flag = z
   .optional()
   .transform((v) => v === '1' || v === 'true');
 const CancelQuery = z.object({
-  action: z.enum(['interrupt', 'rollback']).optional().meta({ description: 'default `interrupt`; `rollback` cancels as `interrupt` does (see the HTTP contract)' }),
+  action: z
+    .enum(['interrupt', 'rollback'])
+    .optional()
+    .meta({ description: "default `interrupt`; `rollback` also deletes the run and takes its thread back to its state before the run (see the HTTP contract)" }),
 });
 const JoinStreamHeaders = z.object({
   'last-event-id': z
@@ -156,19 +160,21 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       method: 'DELETE',
       path: '/threads/:thread_id/runs/:run_id',
       operationId: 'deleteThreadRun',
-      summary: 'Refused: a run is kept with its thread (LangGraph)',
+      summary: "Delete a run that ended, with the thread's checkpoints it wrote (LangGraph)",
       params: RunParams,
-      responses: { ...langgraphErrors(400, 401, 403, 404, 409, 429) },
+      responses: { 204: { description: 'Deleted' }, ...langgraphErrors(400, 401, 403, 404, 409, 429) },
       handler: async ({ params, principal }) => {
-        await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
-        throw conflict('A run is kept with its thread (its newest 100 runs) and goes with it: delete the thread, or cancel an active run.');
+        const run = await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
+        if (ACTIVE_RUN_STATUSES.includes(run.status)) throw conflict(`Run "${run.id}" is pending, running or interrupted: cancel it first (action rollback also deletes it).`);
+        await rollbackRun(deps, principal, run);
+        return { status: 204, body: null };
       },
     }),
     defineLangGraphRoute({
       method: 'POST',
       path: '/threads/:thread_id/runs/:run_id/cancel',
       operationId: 'cancelThreadRun',
-      summary: 'Cancel a run of a thread (LangGraph); one that ended already is left as it is',
+      summary: 'Cancel (or roll back) a run of a thread (LangGraph); one that ended already is left as it is',
       params: RunParams,
       query: CancelQuery.extend({
         wait: Flag.meta({ description: 'answer 204 once the run ended (else 202 at once)' }),
@@ -177,7 +183,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 202: { description: 'Cancelled (or already ended)' }, 204: { description: 'Cancelled and ended (`wait`)' }, ...reads },
       handler: async ({ params, query, principal }) => {
         const run = await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
-        if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id);
+        if (ACTIVE_RUN_STATUSES.includes(run.status)) await (query.action === 'rollback' ? rollbackRun(deps, principal, run) : cancelQuietly(deps, principal, run.id));
         // The run's status is final once cancelRun answers: there is nothing more to wait for.
         return query.wait ? { status: 204, body: null } : { status: 202, body: '' };
       },
@@ -231,12 +237,14 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
         .refine((body) => (body.run_ids === undefined) !== (body.status === undefined), { path: ['run_ids'], error: 'give either run_ids or status' }),
       bodyExamples: { pending: { summary: 'every pending run of the tenant', value: { status: 'pending' } } },
       responses: { 204: { description: 'Cancelled (runs that ended already are left as they are)' }, ...langgraphErrors(400, 401, 403, 404, 413, 415, 429) },
-      handler: async ({ body, principal }) => {
+      handler: async ({ body, query, principal }) => {
         const { tenant } = principal;
         const runs = body.run_ids
           ? await Promise.all(body.run_ids.map(async (id) => (body.thread_id ? threadRun(deps, tenant, body.thread_id, id) : runOrThrow(deps, tenant, id))))
           : await runsIn(deps, tenant, body.status!, body.thread_id);
-        for (const run of runs) if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id);
+        for (const run of runs) {
+          if (ACTIVE_RUN_STATUSES.includes(run.status)) await (query.action === 'rollback' ? rollbackRun(deps, principal, run) : cancelQuietly(deps, principal, run.id));
+        }
         return { status: 204, body: null };
       },
     }),

@@ -1,0 +1,42 @@
+import { AppError } from '../domain/errors.js';
+import { ACTIVE_RUN_STATUSES, type Principal, type Run } from '../domain/types.js';
+import type { AppDeps } from './deps.js';
+import { cancelQuietly } from './langgraph-run-flows.js';
+
+/** The error of a run cancelled to be rolled back (kept nowhere once it is deleted; said in its `cancelled` event). */
+const ROLLED_BACK_ERROR = 'rolled back (action or multitask_strategy rollback)';
+
+/**
+ * Rolls a run back as LangGraph's server does: cancelled when active, its graph's thread back
+ * to where it was before the run (the run's LangGraph checkpoints removed, the session's state
+ * mirroring what is left), and the run deleted with its approvals. A `defineAgent` agent's
+ * state is left as it is (its checkpoints do not say which run wrote them). Throws AppError
+ * `conflict` when the run was resumed meanwhile and is active again.
+ */
+export async function rollbackRun(deps: AppDeps, principal: Principal, run: Run): Promise<void> {
+  const { tenant } = principal;
+  if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id, ROLLED_BACK_ERROR);
+  if (deps.agents.get(run.agent_id)?.graph && deps.graphs) await deps.graphs.rollbackRun(tenant, run.session_id, run.agent_id, run.id);
+  await deleteQuietly(deps, tenant, run.id);
+}
+
+/**
+ * `multitask_strategy: rollback`: rolls back the thread's queued and running runs (those
+ * queued behind first, so none is promoted meanwhile), as LangGraph rolls back the pending
+ * and running runs of a thread before it starts the new one.
+ */
+export async function rollbackActiveRuns(deps: AppDeps, principal: Principal, threadId: string): Promise<void> {
+  const runs = await deps.store.runs.listRuns(principal.tenant, threadId, { limit: 100, offset: 0 });
+  for (const run of runs) {
+    if (run.status === 'queued' || run.status === 'running') await rollbackRun(deps, principal, run);
+  }
+}
+
+async function deleteQuietly(deps: AppDeps, tenant: string, runId: string): Promise<void> {
+  try {
+    await deps.store.runs.deleteRun(tenant, runId);
+  } catch (error) {
+    // Deleted meanwhile by another rollback (or with its thread): gone either way.
+    if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+  }
+}
