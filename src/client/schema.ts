@@ -621,6 +621,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a stateless cron: each tick runs the assistant on a new thread */
+        post: operations["createCron"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/crons/{cron_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a cron and its trigger; no further fires */
+        delete: operations["deleteCron"];
+        options?: never;
+        head?: never;
+        /** Change a cron: its schedule, time zone, end, run options, metadata (merged) or enabled */
+        patch: operations["updateCron"];
+        trace?: never;
+    };
+    "/runs/crons/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count the crons matching the filters */
+        post: operations["countCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/crons/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search the crons (every schedule of the tenant is one) */
+        post: operations["searchCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/stream": {
         parameters: {
             query?: never;
@@ -808,7 +877,7 @@ export interface paths {
         get: operations["getThreadRun"];
         put?: never;
         post?: never;
-        /** Refused: a run is kept with its thread (LangGraph) */
+        /** Delete a run that ended, with the thread's checkpoints it wrote (LangGraph) */
         delete: operations["deleteThreadRun"];
         options?: never;
         head?: never;
@@ -824,7 +893,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a run of a thread (LangGraph); one that ended already is left as it is */
+        /** Cancel (or roll back) a run of a thread (LangGraph); one that ended already is left as it is */
         post: operations["cancelThreadRun"];
         delete?: never;
         options?: never;
@@ -860,6 +929,23 @@ export interface paths {
         get: operations["joinThreadRunStream"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a cron bound to a thread: each tick runs the assistant on it */
+        post: operations["createThreadCron"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1143,6 +1229,176 @@ export interface components {
                 string,
                 unknown
             ][];
+        };
+        LangGraphCron: {
+            assistant_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description the schedule id */
+            cron_id: string;
+            enabled: boolean;
+            end_time: string | null;
+            /** @description free-form key/value object */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description its next tick; null when disabled or when that tick is past end_time */
+            next_run_date: string | null;
+            /** @description keep for a stateless cron, null for a thread’s */
+            on_run_completed: "keep" | null;
+            /** @description what each fire’s run is started with */
+            payload: {
+                [key: string]: unknown;
+            };
+            schedule: string;
+            /** @description the thread every fire runs on; null for a stateless cron (a new thread each fire) */
+            thread_id: string | null;
+            timezone: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @description always null */
+            user_id: null;
+        };
+        LangGraphCronCreate: {
+            /** @description the assistant id, or the graph (agent) id */
+            assistant_id: string;
+            /** @description accepted and ignored: checkpoints are always written before the next step */
+            checkpoint_during?: boolean;
+            /** @description LangGraph run config: `configurable`, `tags`, `recursion_limit`, `metadata` (other keys are ignored) */
+            config?: {
+                /** @description free-form key/value object */
+                configurable?: {
+                    [key: string]: unknown;
+                };
+                /** @description free-form key/value object */
+                metadata?: {
+                    [key: string]: unknown;
+                };
+                recursion_limit?: number;
+                tags?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+            context?: unknown;
+            /**
+             * @description accepted and ignored: checkpoints are always written before the next step
+             * @enum {string}
+             */
+            durability?: "sync" | "async" | "exit";
+            /** @description false: kept, but its ticks start nothing (default true) */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description no tick after this time fires
+             */
+            end_time?: string;
+            /** @description the graph's input (a native agent's: an object) */
+            input?: unknown;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            /** @description the cron's metadata, given to each of its runs */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description when a tick finds the thread’s run active: reject (the default: the tick is skipped), enqueue, interrupt, rollback (as interrupt)
+             * @enum {string}
+             */
+            multitask_strategy?: "reject" | "interrupt" | "rollback" | "enqueue";
+            /**
+             * @description only `keep`: the threads of stateless crons are kept (and expire as sessions do)
+             * @enum {string}
+             */
+            on_run_completed?: "delete" | "keep";
+            /**
+             * @description a standard 5-field cron expression (400 invalid_cron otherwise)
+             * @example *\/5 * * * *
+             */
+            schedule: string;
+            /** @description accepted and ignored: a cron’s runs publish no stream chunks */
+            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            /** @description accepted and ignored: a cron’s runs publish no stream chunks */
+            stream_resumable?: boolean;
+            /** @description accepted and ignored: a cron’s runs publish no stream chunks */
+            stream_subgraphs?: boolean;
+            /**
+             * @description IANA time zone the expression is read in
+             * @default UTC
+             * @example UTC
+             */
+            timezone: string;
+            /**
+             * Format: uri
+             * @description POST the run here when it ends (completed, failed or cancelled), signed per Standard Webhooks; http or https, at most 2 KiB. Loopback, link-local and private addresses are refused at delivery unless SERVICE_WEBHOOK_ALLOW_PRIVATE is set.
+             */
+            webhook?: string;
+        };
+        LangGraphCronUpdate: {
+            /** @description LangGraph run config: `configurable`, `tags`, `recursion_limit`, `metadata` (other keys are ignored) */
+            config?: {
+                /** @description free-form key/value object */
+                configurable?: {
+                    [key: string]: unknown;
+                };
+                /** @description free-form key/value object */
+                metadata?: {
+                    [key: string]: unknown;
+                };
+                recursion_limit?: number;
+                tags?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+            context?: unknown;
+            /**
+             * @description accepted and ignored: checkpoints are always written before the next step
+             * @enum {string}
+             */
+            durability?: "sync" | "async" | "exit";
+            /** @description false: kept, but its ticks start nothing (default true) */
+            enabled?: boolean;
+            /** @description null removes the end */
+            end_time?: string | null;
+            /** @description the graph's input (a native agent's: an object) */
+            input?: unknown;
+            interrupt_after?: "*" | string[];
+            interrupt_before?: "*" | string[];
+            /** @description the cron's metadata, given to each of its runs */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description only `keep`: the threads of stateless crons are kept (and expire as sessions do)
+             * @enum {string}
+             */
+            on_run_completed?: "delete" | "keep";
+            /**
+             * @description a standard 5-field cron expression (400 invalid_cron otherwise)
+             * @example *\/5 * * * *
+             */
+            schedule?: string;
+            /** @description accepted and ignored: a cron’s runs publish no stream chunks */
+            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            /** @description accepted and ignored: a cron’s runs publish no stream chunks */
+            stream_resumable?: boolean;
+            /** @description accepted and ignored: a cron’s runs publish no stream chunks */
+            stream_subgraphs?: boolean;
+            /**
+             * @description IANA time zone the expression is read in
+             * @example UTC
+             */
+            timezone?: string;
+            /**
+             * Format: uri
+             * @description POST the run here when it ends (completed, failed or cancelled), signed per Standard Webhooks; http or https, at most 2 KiB. Loopback, link-local and private addresses are refused at delivery unless SERVICE_WEBHOOK_ALLOW_PRIVATE is set.
+             */
+            webhook?: string;
         };
         LangGraphError: {
             /** @description the message again: where LangGraph clients read it */
@@ -4757,7 +5013,7 @@ export interface operations {
     cancelRuns: {
         parameters: {
             query?: {
-                /** @description default `interrupt`; `rollback` cancels as `interrupt` does (see the HTTP contract) */
+                /** @description default `interrupt`; `rollback` also deletes the run and takes its thread back to its state before the run (see the HTTP contract) */
                 action?: "interrupt" | "rollback";
             };
             header?: never;
@@ -4815,6 +5071,512 @@ export interface operations {
             };
             /** @description Not found (or owned by another tenant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    createCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphCronCreate"];
+            };
+        };
+        responses: {
+            /** @description The cron */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphCron"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    deleteCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the cron id (a schedule id) */
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    updateCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the cron id (a schedule id) */
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LangGraphCronUpdate"];
+            };
+        };
+        responses: {
+            /** @description The cron as changed; next_run_date counted from now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphCron"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    countCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description only the crons of this assistant (its id, or the graph id) */
+                    assistant_id?: string;
+                    enabled?: boolean;
+                    /** @description metadata holding each of these keys with this value */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description only the crons bound to this thread */
+                    thread_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many match */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": number;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    searchCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description only the crons of this assistant (its id, or the graph id) */
+                    assistant_id?: string;
+                    enabled?: boolean;
+                    /**
+                     * @description page size (1–1000)
+                     * @default 10
+                     */
+                    limit?: number;
+                    /** @description metadata holding each of these keys with this value */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description items to skip
+                     * @default 0
+                     */
+                    offset?: number;
+                    /** @description only these fields of each cron */
+                    select?: ("cron_id" | "assistant_id" | "thread_id" | "on_run_completed" | "end_time" | "schedule" | "timezone" | "created_at" | "updated_at" | "payload" | "user_id" | "next_run_date" | "metadata" | "enabled")[];
+                    /**
+                     * @default created_at
+                     * @enum {string}
+                     */
+                    sort_by?: "cron_id" | "assistant_id" | "thread_id" | "created_at" | "updated_at" | "next_run_date";
+                    /**
+                     * @default desc
+                     * @enum {string}
+                     */
+                    sort_order?: "asc" | "desc";
+                    /** @description only the crons bound to this thread */
+                    thread_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A page of crons, ties by cron id */
+            200: {
+                headers: {
+                    /** @description offset of the next page, when there is one */
+                    "X-Pagination-Next"?: string;
+                    /** @description crons matching */
+                    "X-Pagination-Total"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assistant_id?: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        created_at?: string;
+                        /** @description the schedule id */
+                        cron_id?: string;
+                        enabled?: boolean;
+                        end_time?: string | null;
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description its next tick; null when disabled or when that tick is past end_time */
+                        next_run_date?: string | null;
+                        /** @description keep for a stateless cron, null for a thread’s */
+                        on_run_completed?: "keep" | null;
+                        /** @description what each fire’s run is started with */
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                        schedule?: string;
+                        /** @description the thread every fire runs on; null for a stateless cron (a new thread each fire) */
+                        thread_id?: string | null;
+                        timezone?: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        updated_at?: string;
+                        /** @description always null */
+                        user_id?: null;
+                    }[];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6378,6 +7140,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Malformed query or body */
             400: {
                 headers: {
@@ -6437,7 +7206,7 @@ export interface operations {
     cancelThreadRun: {
         parameters: {
             query?: {
-                /** @description default `interrupt`; `rollback` cancels as `interrupt` does (see the HTTP contract) */
+                /** @description default `interrupt`; `rollback` also deletes the run and takes its thread back to its state before the run (see the HTTP contract) */
                 action?: "interrupt" | "rollback";
                 /** @description accepted and ignored */
                 reason?: string;
@@ -6663,6 +7432,114 @@ export interface operations {
             };
             /** @description Not found (or owned by another tenant) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    createThreadCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LangGraphCronCreate"];
+            };
+        };
+        responses: {
+            /** @description The cron */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphCron"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
