@@ -1457,7 +1457,7 @@ export interface components {
             updated_at: string;
         };
         LangGraphRunCreate: {
-            /** @description only 0: delayed runs are not supported yet */
+            /** @description start the run no sooner than this many seconds from now (it stays `pending` until then; at most 30 days) */
             after_seconds?: number;
             /** @description the assistant id, or the graph (agent) id */
             assistant_id: string;

@@ -71,6 +71,8 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
     multitask: MULTITASK[body.multitask_strategy ?? 'reject'],
     ...(agent.graph ? { graph: graphRequestOf(body, modes) } : { input: (body.input ?? {}) as JsonObject }),
     ...(body.webhook !== undefined ? { webhook: body.webhook } : {}),
+    // LangGraph's after_seconds: the run stays pending (queued) until then.
+    ...((body.after_seconds ?? 0) > 0 ? { delay_ms: Math.round(body.after_seconds! * 1000) } : {}),
   };
   try {
     // A native agent's run takes no command: with no pause to answer, a resume has nothing to go to.
@@ -89,7 +91,6 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
 }
 
 function refuseUnsupported(body: RunCreate): void {
-  if ((body.after_seconds ?? 0) > 0) throw badRequest('after_seconds: delayed runs are not supported yet; use a cron (schedule) or start the run later.');
   const modes = [body.stream_mode ?? []].flat();
   if (modes.includes('messages')) throw badRequest('stream_mode: "messages" (the legacy partial and complete events) is not supported; ask for "messages-tuple".');
 }

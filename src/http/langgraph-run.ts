@@ -56,7 +56,12 @@ export const RunCreateBody = z
     if_not_exists: z.enum(['reject', 'create']).optional().meta({ description: 'a thread that does not exist: 404 (`reject`, the default) or created' }),
     on_disconnect: z.enum(['cancel', 'continue']).optional().meta({ description: 'when the client of a wait or stream leaves first (default `continue`)' }),
     on_completion: z.enum(['delete', 'keep']).optional().meta({ description: 'stateless runs: delete the thread once the run stops (default) or keep it' }),
-    after_seconds: z.number().min(0).optional().meta({ description: 'only 0: delayed runs are not supported yet' }),
+    after_seconds: z
+      .number()
+      .min(0)
+      .max(86_400 * 30)
+      .optional()
+      .meta({ description: 'start the run no sooner than this many seconds from now (it stays `pending` until then; at most 30 days)' }),
     webhook: z.string().optional().meta({ description: 'POST the run to this http(s) URL when it ends (see Run webhooks in the HTTP contract)' }),
     feedback_keys: z.union([z.string(), z.array(z.string())]).optional().meta({ description: 'accepted and ignored (LangSmith)' }),
     langsmith_tracer: z.looseObject({}).optional().meta({ description: 'accepted and ignored (LangSmith)' }),

@@ -11,6 +11,8 @@ export interface StartRunRequest {
   multitask?: Multitask;
   /** Cancel the run with `error: "timeout"` if still active this long after it starts. @defaultValue RUN_TIMEOUT_MS */
   timeout_ms?: number;
+  /** A worker takes the run no sooner than this (it stays `queued` until then; LangGraph's `after_seconds`). */
+  delay_ms?: number;
   /**
    * For a graph agent: what its engine is asked (LangGraph's input or command and run options,
    * JSON), in place of `input`. @defaultValue `{ input }`

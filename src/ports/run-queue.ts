@@ -10,7 +10,8 @@ export type RunHandler = (job: RunJob) => Promise<void>;
  * ids derive from the run (and approval), and the executor ignores runs already finished.
  */
 export interface RunQueue {
-  enqueue(job: RunJob): Promise<void>;
+  /** Queues the job; with `delayMs`, a worker takes it no sooner than that (a delayed start). */
+  enqueue(job: RunJob, options?: { delayMs?: number }): Promise<void>;
   /**
    * True when a job of the run (its start, a resume, or the resume after `approval_id`) is
    * waiting, delayed or active: a run with none and not interrupted is stuck.

@@ -62,7 +62,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
   };
 
   /** Enqueues a created run's job (a run queued behind gets it when promoted); see {@link RunControl.startRun}. */
-  const deliver = async (tenant: string, run: CreatedRun, keyed: boolean): Promise<RunTicket> => {
+  const deliver = async (tenant: string, run: CreatedRun, keyed: boolean, delayMs?: number): Promise<RunTicket> => {
     const ticket: RunTicket = { run_id: run.id, session_id: run.session_id, status: 'queued' };
     const job: RunJob = { kind: 'start', tenant, run_id: run.id, session_id: run.session_id, agent_id: run.agent_id };
     if (run.replayed) {
@@ -77,7 +77,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
     }
     if (!run.behind) {
       try {
-        await queue.enqueue(job);
+        await queue.enqueue(job, delayMs ? { delayMs } : undefined);
       } catch (error) {
         if (!keyed) await abandon(tenant, run.id);
         throw error;
@@ -129,7 +129,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
           await lifecycle.end(tenant, active.id, end);
           continue;
         }
-        return deliver(tenant, run, idempotency !== undefined);
+        return deliver(tenant, run, idempotency !== undefined, request.delay_ms);
       }
     },
 

@@ -16,17 +16,31 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
   private readonly waiting: RunJob[] = [];
   private readonly known = new Set<string>();
   private readonly running = new Set<Promise<void>>();
+  /** Timers of delayed jobs (a start with `delayMs`). */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   private handler: RunHandler | undefined;
   private onFailed: ((job: RunJob, error: Error) => void) | undefined;
   private closed = false;
 
   constructor(private readonly options: MemoryRunQueueOptions = {}) {}
 
-  async enqueue(job: RunJob): Promise<void> {
+  async enqueue(job: RunJob, options: { delayMs?: number } = {}): Promise<void> {
     if (this.closed) throw new Error('The run queue is closed.');
     const id = runJobId(job);
     if (this.known.has(id)) return;
     this.known.add(id);
+    if (options.delayMs && options.delayMs > 0) {
+      // Delayed: known (a live job) until it is due, then queued as any job.
+      const timer = setTimeout(() => {
+        this.delayed.delete(timer);
+        if (this.closed) return;
+        this.waiting.push(job);
+        this.pump();
+      }, options.delayMs);
+      timer.unref();
+      this.delayed.add(timer);
+      return;
+    }
     this.waiting.push(job);
     this.pump();
   }
@@ -63,6 +77,8 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
 
   async close(timeoutMs = 10_000): Promise<void> {
     this.closed = true;
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeoutMs);

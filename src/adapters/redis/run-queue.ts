@@ -46,9 +46,10 @@ export class BullRunQueue implements RunQueue {
     } as const;
   }
 
-  async enqueue(job: RunJob): Promise<void> {
+  async enqueue(job: RunJob, options: { delayMs?: number } = {}): Promise<void> {
     const replicated = this.durable?.track();
-    await this.queue.add(job.kind, job, { ...this.jobOptions, jobId: runJobId(job) });
+    const delay = options.delayMs && options.delayMs > 0 ? { delay: options.delayMs } : {};
+    await this.queue.add(job.kind, job, { ...this.jobOptions, ...delay, jobId: runJobId(job) });
     await replicated?.([this.slotKey]);
   }
 
