@@ -50,7 +50,6 @@ const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
  * under `reject`, another agent's thread, a native agent's resume with nothing to resume).
  */
 export async function startLangGraphRun(deps: AppDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
-  refuseUnsupported(body);
   const agent = resolveAssistant(deps.agents, body.assistant_id);
   if (!agent.graph) refuseGraphOptions(agent, body);
   const modes = modesOf(body, options.defaultModes);
@@ -88,11 +87,6 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
     }
     throw error;
   }
-}
-
-function refuseUnsupported(body: RunCreate): void {
-  const modes = [body.stream_mode ?? []].flat();
-  if (modes.includes('messages')) throw badRequest('stream_mode: "messages" (the legacy partial and complete events) is not supported; ask for "messages-tuple".');
 }
 
 /** A native (defineAgent) agent takes an object as input, and none of a graph's options. */
@@ -180,7 +174,8 @@ function graphRequestOf(body: RunCreate, modes: readonly StreamMode[]): Record<s
       metadata: config.metadata,
     }),
     context: body.context,
-    stream_mode: modes,
+    // The legacy `messages` mode is made of the model's chunks and the values (messages/partial, /complete).
+    stream_mode: modes.includes('messages') ? [...new Set([...modes, 'values'])] : modes,
     stream_subgraphs: body.stream_subgraphs,
     interrupt_before: body.interrupt_before,
     interrupt_after: body.interrupt_after,

@@ -82,6 +82,9 @@ export class LangGraphStream {
   private pausedAt: string | undefined;
   /** Approvals of replayed pauses that were answered when the stream began. */
   private readonly passed = new Set<string>();
+  /** The legacy `messages` mode: each streamed message so far, by id, and the ids sent complete. */
+  private readonly partial = new Map<string, JsonObject>();
+  private readonly completed = new Set<string>();
 
   private follower: RunFollower | undefined;
   private done: (() => void) | undefined;
@@ -151,6 +154,42 @@ export class LangGraphStream {
     this.follower!.follow(this.target!.run_id);
   }
 
+  /**
+   * A chunk as the client asked for it. With the legacy `messages` mode (the run then also
+   * publishes the model's chunks and the values), a model chunk becomes `messages/metadata` (a
+   * message's first) and `messages/partial` (the message so far), and the values' messages not
+   * sent yet `messages/complete`; the chunks themselves go out only in the modes asked.
+   */
+  private writeChunk(stored: StoredEvent, target: StreamTarget): void {
+    const stream = this.stream!;
+    const name = stored.event.name ?? 'values';
+    if (!target.modes.includes('messages')) return void stream.write(chunkFrame(stored));
+    const [mode, ...namespace] = name.split('|');
+    const suffix = namespace.length > 0 ? `|${namespace.join('|')}` : '';
+    if (mode === 'messages') {
+      if (target.modes.includes('messages-tuple')) stream.write(chunkFrame(stored));
+      const [chunk, metadata] = (stored.event.data ?? []) as [JsonObject | undefined, unknown];
+      if (!chunk || typeof chunk.id !== 'string') return;
+      const known = this.partial.get(chunk.id);
+      if (!known) stream.write(frame(`messages/metadata${suffix}`, { [chunk.id]: { metadata } }, stored.id));
+      const merged = known ? mergeChunks(known, chunk) : chunk;
+      this.partial.set(chunk.id, merged);
+      stream.write(frame(`messages/partial${suffix}`, [merged], stored.id));
+      return;
+    }
+    if (mode === 'values') {
+      if (target.modes.includes('values')) stream.write(chunkFrame(stored));
+      const messages = (stored.event.data as { messages?: unknown } | null)?.messages;
+      if (!Array.isArray(messages)) return;
+      const fresh = messages.filter((message: { id?: unknown }) => typeof message?.id === 'string' && !this.completed.has(message.id));
+      if (fresh.length === 0) return;
+      for (const message of fresh) this.completed.add((message as { id: string }).id);
+      stream.write(frame(`messages/complete${suffix}`, fresh, stored.id));
+      return;
+    }
+    stream.write(chunkFrame(stored));
+  }
+
   /** A replayed pause passed over: whether the run paused at it after all (it was not answered when the stream began). */
   private async pausedAgain(): Promise<boolean> {
     const run = await this.deps.store.runs.getRun(this.tenant, this.target!.run_id);
@@ -163,7 +202,7 @@ export class LangGraphStream {
     if (this.lastId !== undefined && compareEventIds(stored.id, this.lastId) <= 0) return;
     this.lastId = stored.id;
     const { event } = stored;
-    if (event.type === 'stream') this.stream!.write(chunkFrame(stored));
+    if (event.type === 'stream') this.writeChunk(stored, target);
     else if (event.type === 'custom' && !target.graph && target.modes.includes('custom')) this.stream!.write(frame('custom', event.data ?? null, stored.id));
     if (!STOP_EVENTS.has(event.type)) return;
     if (event.type === 'interrupted') {
@@ -208,4 +247,18 @@ function failureOf(event: StoredEvent['event']): LangGraphError | undefined {
   if (event.type === 'failed') return errorOf({ status: 'failed', error: event.error });
   if (event.type === 'cancelled') return errorOf({ status: 'cancelled', error: event.error });
   return undefined;
+}
+
+/**
+ * A message chunk added to the message so far (as LangChain's chunk concat does it for what a
+ * client shows): text content and tool-call chunks appended, the other fields the latest.
+ */
+function mergeChunks(known: JsonObject, chunk: JsonObject): JsonObject {
+  const merged: JsonObject = { ...known, ...chunk };
+  const [a, b] = [known.content, chunk.content];
+  if (typeof a === 'string' && typeof b === 'string') merged.content = a + b;
+  else if (Array.isArray(a) && Array.isArray(b)) merged.content = [...a, ...b];
+  else if (b === '' || b === undefined) merged.content = a ?? '';
+  if (Array.isArray(known.tool_call_chunks) && Array.isArray(chunk.tool_call_chunks)) merged.tool_call_chunks = [...known.tool_call_chunks, ...chunk.tool_call_chunks];
+  return merged;
 }

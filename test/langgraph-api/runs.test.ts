@@ -79,6 +79,24 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect(last.messages.map((m) => [m.type, m.content])).toEqual([['human', 'hello'], ['ai', 'hi!']]);
   });
 
+  it('runs.stream in the legacy messages mode: messages/metadata once per message, messages/partial growing to the answer, messages/complete with the values\' new messages', async () => {
+    const parts = await collect(
+      api.client.runs.stream(randomUUID(), 'lg-chat', { input: { messages: [{ type: 'human', content: 'hello', id: 'human-1' }] }, streamMode: 'messages', ifNotExists: 'create' }),
+    );
+    const events = parts.map((p) => p.event);
+    // Only what the mode makes: no values or tuple frames (the run published them for it).
+    expect(new Set(events)).toEqual(new Set(['metadata', 'messages/metadata', 'messages/partial', 'messages/complete']));
+    expect(events.filter((e) => e === 'messages/metadata')).toHaveLength(1);
+    const partials = parts.filter((p) => p.event === 'messages/partial').map((p) => (p.data as { content: string }[])[0]!.content);
+    expect(partials.length).toBeGreaterThan(1);
+    expect(partials.at(-1)).toBe('hi!');
+    // Each partial extends the one before it.
+    for (let i = 1; i < partials.length; i += 1) expect(partials[i]!.startsWith(partials[i - 1]!)).toBe(true);
+    const completed = parts.filter((p) => p.event === 'messages/complete').flatMap((p) => p.data as { type: string; content: string }[]);
+    expect(completed.map((m) => [m.type, m.content])).toEqual([['human', 'hello'], ['ai', 'hi!']]);
+    expect(events.indexOf('messages/metadata')).toBeLessThan(events.indexOf('messages/partial'));
+  });
+
   it('runs.stream with subgraphs names a subgraph\'s chunks mode|namespace', async () => {
     const parts = await collect(api.client.runs.stream(randomUUID(), 'lg-parent', { input: { word: 'p' }, streamMode: 'updates', streamSubgraphs: true, ifNotExists: 'create' }));
     const names = parts.map((p) => p.event);
