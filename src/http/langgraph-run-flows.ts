@@ -3,6 +3,7 @@ import { AppError, notFound } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, type Principal, type Run, type StoredEvent } from '../domain/types.js';
 import type { AppDeps } from './deps.js';
 import type { RunCreate, StreamMode } from './langgraph-run.js';
+import { cancelQuietly } from './langgraph-run-rollback.js';
 import { startLangGraphRun, type LangGraphStart } from './langgraph-run-start.js';
 import { LangGraphStream } from './langgraph-sse.js';
 import { keptAlive, valuesOf } from './langgraph-wait.js';
@@ -156,16 +157,6 @@ export async function joinStream(
     },
   });
   return 'handled';
-}
-
-/** Cancels a run unless it ended already (or is gone). */
-export async function cancelQuietly(deps: AppDeps, principal: Principal, runId: string, error?: string): Promise<void> {
-  try {
-    await deps.runs.cancelRun(principal.tenant, runId, principal.subject, error);
-  } catch (failure) {
-    if (failure instanceof AppError && (failure.code === 'conflict' || failure.code === 'not_found')) return;
-    deps.logger.warn({ err: failure, run_id: runId }, 'could not cancel a LangGraph run');
-  }
 }
 
 /** Removes a stateless run's thread once its run stopped (a paused run is cancelled first). */

@@ -1,7 +1,6 @@
 import { AppError } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, type Principal, type Run } from '../domain/types.js';
 import type { AppDeps } from './deps.js';
-import { cancelQuietly } from './langgraph-run-flows.js';
 
 /** The error of a run cancelled to be rolled back (kept nowhere once it is deleted; said in its `cancelled` event). */
 const ROLLED_BACK_ERROR = 'rolled back (action or multitask_strategy rollback)';
@@ -38,5 +37,15 @@ async function deleteQuietly(deps: AppDeps, tenant: string, runId: string): Prom
   } catch (error) {
     // Deleted meanwhile by another rollback (or with its thread): gone either way.
     if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+  }
+}
+
+/** Cancels a run unless it ended already (or is gone). */
+export async function cancelQuietly(deps: AppDeps, principal: Principal, runId: string, error?: string): Promise<void> {
+  try {
+    await deps.runs.cancelRun(principal.tenant, runId, principal.subject, error);
+  } catch (failure) {
+    if (failure instanceof AppError && (failure.code === 'conflict' || failure.code === 'not_found')) return;
+    deps.logger.warn({ err: failure, run_id: runId }, 'could not cancel a LangGraph run');
   }
 }
