@@ -6,7 +6,7 @@ import type { EventBus } from '../ports/event-bus.js';
 import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
-import type { GraphEngine } from '../runtime/graph-engine.js';
+import type { GraphThreads } from '../runtime/graph-engine.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { RunWatch } from '../runtime/run-watch.js';
 import type { ScheduleControl } from '../runtime/schedule-control.js';
@@ -34,7 +34,7 @@ export interface AppDeps {
   /** LangGraph cross-thread memory items per tenant (the /store routes of the LangGraph Server API). */
   graphItems: GraphItemStore;
   /** The engine of graph agents (LangGraph), when the registry has any: their state edits go through it. */
-  graphs?: GraphEngine;
+  graphs?: GraphThreads;
   logger: Logger;
   metrics: Metrics;
   lifecycle: Lifecycle;

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { END, START } from '@langchain/langgraph';
-import type { Agent, NodeSpec } from '../runtime/agent.js';
+import type { GraphAgent } from '../runtime/agent.js';
 import type { GraphSource } from '../runtime/graph-engine.js';
 import { importAgentsModule } from '../runtime/import-module.js';
 import { describeLoadError } from '../runtime/load-error.js';
@@ -55,11 +55,11 @@ const firstLine = (error: unknown): string => String(error instanceof Error ? er
  * Every fault is a ConfigError of LANGGRAPH_CONFIG in one line; an error a graph module
  * throws while loading is named with its file and line.
  */
-export async function loadGraphAgents(configPath: string): Promise<Agent[]> {
+export async function loadGraphAgents(configPath: string): Promise<GraphAgent[]> {
   const config = readLangGraphJson(configPath);
   applyEnv(config.env);
   const modules = new Map<string, Promise<Record<string, unknown>>>();
-  const agents: Agent[] = [];
+  const agents: GraphAgent[] = [];
   for (const entry of config.graphs) {
     const fail = (detail: string) => configError(config.path, `graph "${entry.id}" (${entry.spec}): ${detail}`);
     if (!existsSync(entry.file)) throw fail(`no file at ${entry.file}`);
@@ -129,31 +129,16 @@ async function nodeNames(graph: CompiledGraph): Promise<string[]> {
 
 /**
  * A graph as an agent the registry, the routes and the run lifecycle know: its id, its node
- * names (GET /api/agents), and the {@link GraphSource} the LangGraph engine runs. Its nodes,
- * edges and `next` are never run by the native executor: they throw if they are.
+ * names (GET /api/agents), and the {@link GraphSource} the LangGraph engine runs.
  */
-function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load']): Agent {
-  const byEngine = `Graph "${entry.id}" is run by the LangGraph engine`;
-  const specs = new Map<string, Readonly<NodeSpec>>();
-  for (const name of names) {
-    const run = () => {
-      throw new Error(`${byEngine}, not node by node: "${name}" cannot run alone.`);
-    };
-    specs.set(name, Object.freeze({ run }));
-  }
+function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load']): GraphAgent {
   const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, load, createEngine: createGraphEngine });
   return Object.freeze({
+    kind: 'graph',
     id: entry.id,
     description: entry.description ?? `LangGraph graph ${entry.spec}`,
     entry: START,
-    nodes: Object.freeze(Object.fromEntries([...specs].map(([name, spec]) => [name, spec.run]))),
-    edges: Object.freeze({}),
+    nodeNames: Object.freeze([...names]),
     graph,
-    next(): string {
-      throw new Error(`${byEngine}: it has no edges of its own.`);
-    },
-    node(name: string): Readonly<NodeSpec> | undefined {
-      return specs.get(name);
-    },
   });
 }

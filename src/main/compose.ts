@@ -9,9 +9,11 @@ import { runJsonOf } from '../http/langgraph-run.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
-import { createExecutor, type Execute } from '../runtime/executor.js';
-import { graphEngineOf, type GraphEngine } from '../runtime/graph-engine.js';
+import { graphEngineOf, type GraphThreads } from '../runtime/graph-engine.js';
+import { createNativeEngine } from '../runtime/native/engine.js';
+import { createRunDriver } from '../runtime/run/run-driver.js';
 import { startExpiring } from '../runtime/expiry.js';
+import { isGraphAgent } from '../runtime/agent.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
 import { createReaper } from '../runtime/reaper.js';
@@ -52,8 +54,8 @@ export interface Composition {
   readonly lifecycle: RunLifecycle;
   /** Run webhooks: enqueued by whatever ends a run here, delivered by {@link startExecuting}. */
   readonly webhooks: RunWebhooks;
-  /** The engine of the graph agents (LangGraph), when the registry has any. */
-  readonly graphs?: GraphEngine;
+  /** The thread operations of the graph agents' sessions (LangGraph), when the registry has any. */
+  readonly graphs?: GraphThreads;
   /**
    * Executes run jobs from the backend's queue in this process, with what keeps runs from
    * hanging: cancel signals, run deadlines and approval expiries (every second), and the
@@ -105,12 +107,9 @@ export function compose(config: Config, options: ComposeOptions): Composition {
   const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
   const schedules = createScheduleControl({ store, scheduler, agents });
   // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
-  const graphs = graphEngineOf(agents)?.({
+  const graphEngine = graphEngineOf(agents)?.({
     store,
     agents,
-    lifecycle,
-    journal: backend.journal,
-    logger,
     checkpoints: backend.graphCheckpoints,
     items: backend.graphItems,
     retain: config.SERVICE_CHECKPOINTS_RETAIN,
@@ -132,15 +131,20 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     schedules,
     lifecycle,
     webhooks,
-    ...(graphs ? { graphs } : {}),
+    ...(graphEngine ? { graphs: graphEngine.threads } : {}),
     embedded: backend.mode === 'memory',
     startExecuting() {
       if (executing) return;
       executing = true;
       const signals = new RunSignals(events);
-      const native = createExecutor({ store, journal: backend.journal, agents, lifecycle, signals, logger, stepLimit: config.RUN_STEP_LIMIT });
-      // The engine per agent: a graph agent's runs go to the graph engine, the others to the executor.
-      const execute: Execute = (job) => (graphs && agents.get(job.agent_id)?.graph ? graphs.execute(job, signals) : native(job));
+      const native = createNativeEngine({ agents, stepLimit: config.RUN_STEP_LIMIT });
+      // The engine by the agent's kind: a graph agent's runs go to the graph engine, the others to the node loop.
+      const engineOf = (agentId: string) => {
+        const agent = agents.get(agentId);
+        if (!agent) return undefined;
+        return isGraphAgent(agent) ? graphEngine?.engine : native;
+      };
+      const execute = createRunDriver({ store, journal: backend.journal, lifecycle, signals, logger, engineOf });
       const jobs = createRunJobHandler({ execute, lifecycle, logger });
       backend.consumer().start(jobs.handle, jobs.failed);
       backend.webhookConsumer().start(webhooks.deliver, webhooks.gaveUp);

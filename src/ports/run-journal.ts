@@ -41,12 +41,13 @@ export interface StepResult {
 export interface RunJournal {
   /**
    * The run becomes `running` (from queued, or running when its job is re-delivered) and the
-   * `node_start` event of the node its session runs next is published (none at `__end__`).
+   * `node_start` event of the node its session runs next is published (none at `__end__`, nor
+   * with `announce` false: an engine that announces its own tasks).
    * Throws `not_found`, or `conflict` when the run is in another status. Resolves with the run
    * and the event published, if any, and its latest checkpoint when reading it was cheap (the
    * caller reads it otherwise).
    */
-  begin(tenant: string, run: Pick<Run, 'id' | 'session_id' | 'agent_id'>): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }>;
+  begin(tenant: string, run: Pick<Run, 'id' | 'session_id' | 'agent_id'>, options?: { announce?: boolean }): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }>;
   /**
    * Records a step: its checkpoint (`conflict` unless the run is the session's running current
    * run: it was cancelled), the spans and `node_end` events of the nodes that returned; then the

@@ -1,5 +1,5 @@
 import { END_NODE } from '../domain/types.js';
-import type { Agent } from './agent.js';
+import type { NativeAgent } from './agent.js';
 
 /** A node of a drawn agent, as LangChain's `Graph.toJSON()` writes a graph's nodes. */
 export interface DrawnNode {
@@ -22,7 +22,7 @@ export interface DrawnEdge {
  * function as conditional edges to every other node and `__end__` (what LangGraph draws for a
  * branch without a path map: the function's targets are only known at run time).
  */
-export function drawAgent(agent: Agent): { nodes: DrawnNode[]; edges: DrawnEdge[] } {
+export function drawAgent(agent: NativeAgent): { nodes: DrawnNode[]; edges: DrawnEdge[] } {
   const names = Object.keys(agent.nodes);
   const edges: DrawnEdge[] = [{ source: '__start__', target: agent.entry, conditional: false }];
   for (const name of names) {

@@ -107,13 +107,40 @@ export interface GraphSource {
   readonly createEngine?: unknown;
 }
 
-export interface Agent extends Readonly<AgentDefinition> {
-  /** Set for an agent another engine runs (a LangGraph graph); `nodes` then only names its nodes. */
-  readonly graph?: GraphSource;
+/** An agent made with {@link defineAgent}: its nodes run one by one (src/runtime/native/). */
+export interface NativeAgent extends Readonly<AgentDefinition> {
+  readonly kind: 'native';
+  /** Never set on a native agent (see {@link GraphAgent}). */
+  readonly graph?: undefined;
   /** The node after `node` for the given state; throws for an edge to an unknown node. */
   next(node: string, state: JsonObject): string;
   /** The node `name` with its options, or undefined when the agent has no such node. */
   node(name: string): Readonly<NodeSpec> | undefined;
+}
+
+/** An agent another engine runs whole (a LangGraph graph of `langgraph.json`): the runtime knows only its id and node names. */
+export interface GraphAgent {
+  readonly kind: 'graph';
+  readonly id: string;
+  readonly description: string;
+  /** Where its sessions start: `__start__`. */
+  readonly entry: string;
+  /** Its node names, as its graph draws them (GET /api/agents). */
+  readonly nodeNames: readonly string[];
+  readonly graph: GraphSource;
+}
+
+/** What the registry holds: an agent of either kind; ask `kind` (or {@link isGraphAgent}) which. */
+export type Agent = NativeAgent | GraphAgent;
+
+/** Whether `agent` is run by another engine (an agent module made with an older `defineAgent` has no `kind`: native). */
+export function isGraphAgent(agent: Agent | undefined): agent is GraphAgent {
+  return agent?.kind === 'graph';
+}
+
+/** The names of an agent's nodes. */
+export function nodeNamesOf(agent: Agent): readonly string[] {
+  return isGraphAgent(agent) ? agent.nodeNames : Object.keys(agent.nodes);
 }
 
 function toSpec(id: string, name: string, node: AgentNode | NodeSpec): Readonly<NodeSpec> {
@@ -135,7 +162,7 @@ function toSpec(id: string, name: string, node: AgentNode | NodeSpec): Readonly<
  * Validates an agent graph at definition time (fail fast): the entry and every fixed edge
  * target must be nodes, every edge must start at a node, and node options must be sound.
  */
-export function defineAgent(definition: AgentDefinition): Agent {
+export function defineAgent(definition: AgentDefinition): NativeAgent {
   const { id, entry, nodes, edges } = definition;
   const known = (name: string) => name === END_NODE || Object.hasOwn(nodes, name);
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new Error(`Agent id "${id}" is not a valid id.`);
@@ -147,6 +174,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
   const specs = new Map(Object.entries(nodes).map(([name, node]) => [name, toSpec(id, name, node)]));
   return Object.freeze({
     ...definition,
+    kind: 'native' as const,
     next(node: string, state: JsonObject): string {
       const edge = edges[node];
       const target = edge === undefined ? END_NODE : typeof edge === 'string' ? edge : edge(state);

@@ -1,23 +1,16 @@
-import type { Logger } from 'pino';
-import type { Checkpoint, JsonObject, Run, RunJob } from '../domain/types.js';
+import type { Checkpoint, JsonObject } from '../domain/types.js';
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
-import type { RunJournal } from '../ports/run-journal.js';
 import type { Store } from '../ports/store.js';
-import type { RunLifecycle } from './run-lifecycle.js';
-import type { RunSignals } from './run-signals.js';
-import type { GraphSource } from './agent.js';
+import type { GraphAgent, GraphSource } from './agent.js';
+import type { RunEngine } from './run/run-engine.js';
 
 export type { GraphSource } from './agent.js';
 
 /** What the engine of another kind of agent (a LangGraph graph) is built from. */
 export interface GraphEngineDeps {
   store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
-  /** The graph of an agent id (the registry's agents with `graph` set). */
-  agents: { get(id: string): { graph?: GraphSource } | undefined };
-  lifecycle: RunLifecycle;
-  /** The run path: a step (checkpoint, spans, node events; the last completes the run) in one round trip on Redis. */
-  journal: RunJournal;
-  logger: Logger;
+  /** The graph agent of an agent id (the registry's). */
+  agents: { graph(id: string): GraphAgent | undefined };
   /** The backend's LangGraph storage: checkpoints per thread (a session), memory items per tenant. */
   checkpoints: GraphCheckpointStore;
   items: GraphItemStore;
@@ -52,7 +45,7 @@ export interface GraphRunInput {
   webhook?: string;
 }
 
-/** Options of a state edit ({@link GraphEngine.updateState}). */
+/** Options of a state edit ({@link GraphThreads.updateState}). */
 export interface GraphStateEdit {
   /** Apply only when the session's latest checkpoint has this seq_num (If-Match), else `precondition_failed`. */
   ifSeq?: number;
@@ -68,12 +61,10 @@ export interface GraphStateEdit {
 }
 
 /**
- * Runs the agents another engine executes (`Agent.graph`), under the one run lifecycle: the
- * composition root routes their run jobs here, and the state edits of their sessions.
+ * What the LangGraph Server API does to the sessions of graph agents besides running them:
+ * state edits through the graph, state and history reads, copies and rollbacks.
  */
-export interface GraphEngine {
-  /** Executes one run job of a graph agent; resolves with the run as the job left it, or undefined when it did not run it. */
-  execute(job: RunJob, signals: RunSignals): Promise<Run | undefined>;
+export interface GraphThreads {
   /**
    * Edits a graph session's state through the graph (`updateState`: its reducers apply) and
    * records the new checkpoint; `conflict` while a run of the session is running.
@@ -107,8 +98,11 @@ export interface GraphEngine {
   rollbackRun(tenant: string, sessionId: string, agentId: string, runId: string): Promise<void>;
 }
 
-/** Builds the {@link GraphEngine} (src/langgraph/engine.ts, reached through the graph agents). */
-export type CreateGraphEngine = (deps: GraphEngineDeps) => GraphEngine;
+/**
+ * Builds what src/langgraph/engine.ts brings (reached through the graph agents): the
+ * {@link RunEngine} of graph agents' runs, and the {@link GraphThreads} of their sessions.
+ */
+export type CreateGraphEngine = (deps: GraphEngineDeps) => { engine: RunEngine; threads: GraphThreads };
 
 /**
  * The engine the graph agents bring (src/langgraph: the loader sets `GraphSource.createEngine`),

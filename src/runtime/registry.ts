@@ -1,5 +1,5 @@
 import { builtInAgents } from '../agents/index.js';
-import type { Agent } from './agent.js';
+import { isGraphAgent, type Agent, type GraphAgent, type NativeAgent } from './agent.js';
 import { importAgentsModule } from './import-module.js';
 import { AgentsModuleError, describeLoadError } from './load-error.js';
 
@@ -23,6 +23,18 @@ export class AgentRegistry {
     return this.byId.get(id);
   }
 
+  /** The agent `id` when it is a native agent (made with `defineAgent`). */
+  native(id: string): NativeAgent | undefined {
+    const agent = this.byId.get(id);
+    return agent && !isGraphAgent(agent) ? agent : undefined;
+  }
+
+  /** The agent `id` when it is a graph agent. */
+  graph(id: string): GraphAgent | undefined {
+    const agent = this.byId.get(id);
+    return isGraphAgent(agent) ? agent : undefined;
+  }
+
   list(): Agent[] {
     return [...this.byId.values()];
   }
@@ -37,8 +49,8 @@ function byIdOf(agents: readonly Agent[]): ReadonlyMap<string, Agent> {
   return byId;
 }
 
-function isAgent(value: unknown): value is Agent {
-  const v = value as Partial<Agent> | null;
+function isAgent(value: unknown): value is NativeAgent {
+  const v = value as Partial<NativeAgent> | null;
   return typeof v === 'object' && v !== null && typeof v.id === 'string' && typeof v.next === 'function';
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { clip, MAX_ERROR_CHARS } from '../domain/types.js';
 import type { RunHandler, RunJob } from '../ports/run-queue.js';
-import type { Execute } from './executor.js';
+import type { Execute } from './run/run-driver.js';
 import type { RunLifecycle } from './run-lifecycle.js';
 
 export interface RunJobHandlerOptions {

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { loadGraphAgents } from '../../src/langgraph/load.js';
-import type { Agent } from '../../src/runtime/agent.js';
+import { nodeNamesOf, type GraphAgent } from '../../src/runtime/agent.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
 
 /*
  * loadGraphAgents on real graphs (test/fixtures/langgraph/): the four kinds of export, the
@@ -26,19 +27,19 @@ interface Invokable {
   invoke(input: unknown, config?: unknown): Promise<Record<string, unknown>>;
 }
 
-const byId = (agents: Agent[], id: string): Agent => agents.find((agent) => agent.id === id)!;
-const graphOf = async (agent: Agent, config: Record<string, unknown> = {}): Promise<Invokable> => (await agent.graph!.load(config)) as Invokable;
+const byId = (agents: GraphAgent[], id: string): GraphAgent => agents.find((agent) => agent.id === id)!;
+const graphOf = async (agent: GraphAgent, config: Record<string, unknown> = {}): Promise<Invokable> => (await agent.graph.load(config)) as Invokable;
 
 describe('the graphs of a langgraph.json', () => {
   it('become agents, in order, with their ids, descriptions, node names and the LangGraph start as entry', async () => {
     const agents = await loadGraphAgents(CONFIG);
-    const listed = agents.map((a) => ({ id: a.id, description: a.description, entry: a.entry, nodes: Object.keys(a.nodes), edges: a.edges }));
+    const listed = agents.map((a) => ({ id: a.id, description: a.description, entry: a.entry, nodes: a.nodeNames }));
     expect(listed).toEqual([
-      { id: 'echo', description: 'LangGraph graph ./compiled.ts:graph', entry: '__start__', nodes: ['greet', 'sign'], edges: {} },
-      { id: 'greeter', description: 'LangGraph graph ./compiled.ts:graph', entry: '__start__', nodes: ['greet', 'sign'], edges: {} },
-      { id: 'counter', description: 'LangGraph graph ./state-graph.mts:builder', entry: '__start__', nodes: ['increment', 'double'], edges: {} },
-      { id: 'shouter', description: 'LangGraph graph ./factory.js:make', entry: '__start__', nodes: ['shout'], edges: {} },
-      { id: 'planner', description: 'Plans an answer.', entry: '__start__', nodes: ['think', 'answer'], edges: {} },
+      { id: 'echo', description: 'LangGraph graph ./compiled.ts:graph', entry: '__start__', nodes: ['greet', 'sign'] },
+      { id: 'greeter', description: 'LangGraph graph ./compiled.ts:graph', entry: '__start__', nodes: ['greet', 'sign'] },
+      { id: 'counter', description: 'LangGraph graph ./state-graph.mts:builder', entry: '__start__', nodes: ['increment', 'double'] },
+      { id: 'shouter', description: 'LangGraph graph ./factory.js:make', entry: '__start__', nodes: ['shout'] },
+      { id: 'planner', description: 'Plans an answer.', entry: '__start__', nodes: ['think', 'answer'] },
     ]);
     expect(agents.map((a) => a.graph && { kind: a.graph.kind, graphId: a.graph.graphId, spec: a.graph.spec })).toEqual([
       { kind: 'langgraph', graphId: 'echo', spec: './compiled.ts:graph' },
@@ -50,13 +51,16 @@ describe('the graphs of a langgraph.json', () => {
     expect(agents.every((agent) => Object.isFrozen(agent) && typeof agent.graph?.createEngine === 'function')).toBe(true);
   });
 
-  it('leave running to the LangGraph engine: their nodes and next() throw, node() names only their nodes', async () => {
-    const counter = byId(await loadGraphAgents(CONFIG), 'counter');
-    expect(counter.node('increment')?.run).toBe(counter.nodes.increment);
-    expect(counter.node('__start__')).toBeUndefined();
-    expect(counter.node('nowhere')).toBeUndefined();
-    expect(() => (counter.nodes.increment as () => void)()).toThrow(/Graph "counter" is run by the LangGraph engine/);
-    expect(() => counter.next('increment', {})).toThrow(/Graph "counter" is run by the LangGraph engine/);
+  it('leave running to the LangGraph engine: graph agents, never native ones, with only their node names', async () => {
+    const agents = await loadGraphAgents(CONFIG);
+    const counter = byId(agents, 'counter');
+    expect(counter.kind).toBe('graph');
+    expect(counter).not.toHaveProperty('nodes');
+    expect(counter).not.toHaveProperty('next');
+    const registry = new AgentRegistry(agents);
+    expect(registry.graph('counter')).toBe(counter);
+    expect(registry.native('counter')).toBeUndefined();
+    expect(nodeNamesOf(counter)).toEqual(['increment', 'double']);
   });
 
   it('loads a compiled export as it is: the same graph for every run, one module for two graphs of one file', async () => {
@@ -77,7 +81,7 @@ describe('the graphs of a langgraph.json', () => {
 
   it('calls a sync function export with the run config for each run, its nodes as it answers for { configurable: {} }', async () => {
     const shouter = byId(await loadGraphAgents(CONFIG), 'shouter');
-    expect(Object.keys(shouter.nodes)).toEqual(['shout']);
+    expect(shouter.nodeNames).toEqual(['shout']);
     const polite = await graphOf(shouter, { configurable: { polite: true } });
     expect(await polite.invoke({ text: 'hi' })).toEqual({ text: 'hi', shouted: 'HI, THANKS' });
     const plain = await graphOf(shouter, { configurable: {} });

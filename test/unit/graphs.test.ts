@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { builtInAgents } from '../../src/agents/index.js';
 import { ConfigError } from '../../src/config.js';
-import { defineAgent, type Agent } from '../../src/runtime/agent.js';
+import type { GraphAgent } from '../../src/runtime/agent.js';
 import { missingLangGraph, withGraphs } from '../../src/runtime/graphs.js';
 
 const work = mkdtempSync(join(tmpdir(), 'agentplane-peers-'));
@@ -59,9 +59,13 @@ describe('missingLangGraph: importing src/langgraph/ without the optional peer d
 });
 
 /** A stand-in for a graph agent: what withGraphs reads of one is its id and its spec. */
-const graphAgent = (id: string): Agent =>
+const graphAgent = (id: string): GraphAgent =>
   Object.freeze({
-    ...defineAgent({ id, description: `LangGraph graph ./${id}.ts:graph`, entry: 'n', nodes: { n: () => ({}) }, edges: {} }),
+    kind: 'graph' as const,
+    id,
+    description: `LangGraph graph ./${id}.ts:graph`,
+    entry: '__start__',
+    nodeNames: ['n'],
     graph: { kind: 'langgraph' as const, graphId: id, spec: `./${id}.ts:graph`, load: async () => ({}) },
   });
 

@@ -16,10 +16,10 @@ export class MemoryRunJournal implements RunJournal {
     private readonly events: EventBus,
   ) {}
 
-  async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
+  async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>, options: { announce?: boolean } = {}): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
     const run = await this.store.runs.updateRun(tenant, ref.id, { status: 'running', from: ['queued', 'running'] });
     const checkpoint = (await this.store.sessions.getCheckpoint(tenant, ref.session_id)) ?? undefined;
-    if (!checkpoint || checkpoint.node_id === END_NODE) return checkpoint ? { run, checkpoint } : { run };
+    if (!checkpoint || checkpoint.node_id === END_NODE || options.announce === false) return checkpoint ? { run, checkpoint } : { run };
     const published = runEvent(ref, { type: 'node_start', node: checkpoint.node_id });
     await this.events.publish(tenant, published);
     return { run, published, checkpoint };

@@ -22,11 +22,11 @@ export class RedisRunJournal implements RunJournal {
     private readonly options: RedisRunJournalOptions,
   ) {}
 
-  async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
+  async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>, options: { announce?: boolean } = {}): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
     const { keys } = this.c;
     const now = Date.now();
     const ts = nowIso(() => now);
-    // The event is built here but for its node, which the script reads: `{"type":"node_start","node":…` + tail.
+    // The event is built here but for its node, which the script reads: `{"type":"node_start","node":…` + tail ('' announces nothing).
     const tail = JSON.stringify({ session: ref.session_id, run_id: ref.id, agent_id: ref.agent_id, ts }).slice(1);
     const reply = await this.c.script<unknown[]>(
       'beginRun',
@@ -38,7 +38,7 @@ export class RedisRunJournal implements RunJournal {
         keys.state(tenant, ref.session_id),
         keys.checkpoints(tenant, ref.session_id),
       ],
-      [ref.id, ts, now, this.options.eventsRetain, this.c.announceChannel(tenant), JSON.stringify(tenant), `,${tail}`, keys.runIndexPrefix(tenant)],
+      [ref.id, ts, now, this.options.eventsRetain, this.c.announceChannel(tenant), JSON.stringify(tenant), options.announce === false ? '' : `,${tail}`, keys.runIndexPrefix(tenant)],
     );
     const run = toRun(flatToObject(reply[0] as unknown[]))!;
     const node = String(reply[1]);

@@ -7,6 +7,7 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import { errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, Timestamp } from '../schemas.js';
 import { pageQuery } from '../validate.js';
 import { STOP_EVENTS } from '../../runtime/run-follower.js';
+import { nodeNamesOf } from '../../runtime/agent.js';
 import { beginFollowing, DEFAULT_WAIT_MS, holdForRun, WaitMs, waitedRun } from '../run-wait.js';
 import type { SseStream } from '../sse.js';
 import { RunEventSchema } from './events.js';
@@ -98,7 +99,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       handler: async () => ({
         status: 200,
         body: {
-          agents: agents.list().map((a) => ({ id: a.id, description: a.description, nodes: Object.keys(a.nodes), entry: a.entry })),
+          agents: agents.list().map((a) => ({ id: a.id, description: a.description, nodes: nodeNamesOf(a), entry: a.entry })),
         },
       }),
     }),

@@ -1,14 +1,14 @@
 --[[
   A worker takes a run: it becomes running (from queued, or running when its job is
   re-delivered after a crash) and the `node_start` event of the node its session runs next is
-  published (none when the session is at __end__), in one round trip.
+  published (none when the session is at __end__, or ARGV[7] is ''), in one round trip.
 
   KEYS[1] run hash   KEYS[2] session hash   KEYS[3] active-runs sorted set of the tenant
   KEYS[4] the tenant's event stream   KEYS[5] state hash   KEYS[6] checkpoints list
 
   ARGV[1] run id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)
   ARGV[4] events retained   ARGV[5] events channel   ARGV[6] tenant as a JSON string
-  ARGV[7] the node_start event's JSON after its "node" value (`,"session":…}`)
+  ARGV[7] the node_start event's JSON after its "node" value (`,"session":…}`); '' publishes none
   ARGV[8] prefix of the tenant's run indexes
 
   Returns {run hash as a flat array, the node of the node_start event ('' when none), and when
@@ -29,7 +29,7 @@ if current ~= 'queued' and current ~= 'running' then return {RUN_STATUS, current
 local session = redis.call('HMGET', KEYS[2], 'run_id', 'node_id', 'seq', 'state_keys')
 set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[8], ARGV[1], 'running', ARGV[2], ARGV[3], nil, before, session)
 local node = session[2]
-if node and node ~= '__end__' then
+if node and node ~= '__end__' and ARGV[7] ~= '' then
   publish_event(KEYS[4], ARGV[4], ARGV[5], ARGV[6], '{"type":"node_start","node":' .. cjson.encode(node) .. ARGV[7])
 else
   node = ''

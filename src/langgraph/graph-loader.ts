@@ -1,0 +1,41 @@
+import type { Pregel } from '@langchain/langgraph';
+import { AppError } from '../domain/errors.js';
+import type { GraphEngineDeps, GraphSource } from '../runtime/graph-engine.js';
+import { tenantGraphStorage, withTenantStorage, type TenantGraphStorage } from './graph-storage.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any compiled graph, whatever its channels
+export type AnyGraph = Pregel<any, any>;
+
+/** How the LangGraph engine and the thread operations get a tenant's graph on agentplane's storage. */
+export interface GraphLoader {
+  /** The tenant's checkpointer and store. */
+  storageOf(tenant: string): TenantGraphStorage;
+  /** The graph of an agent id, when it is a graph agent of this process. */
+  sourceOf(agentId: string): GraphSource | undefined;
+  /** {@link sourceOf}, else `unknown_agent`. */
+  requireSource(agentId: string): GraphSource;
+  /** The graph for `config`, keeping its checkpoints and items in the tenant's storage. */
+  graphFor(source: GraphSource, tenant: string, config: Record<string, unknown>): Promise<AnyGraph>;
+  /** The recursion limit of a run: the graph's own (`withConfig`), else RUN_STEP_LIMIT. */
+  recursionLimitOf(graph: AnyGraph): number;
+}
+
+export function graphLoader(deps: GraphEngineDeps): GraphLoader {
+  const storageOf = (tenant: string) =>
+    tenantGraphStorage({ tenant, checkpoints: deps.checkpoints, items: deps.items, retain: deps.retain, maxCheckpointBytes: deps.maxCheckpointBytes });
+  const sourceOf = (agentId: string) => deps.agents.graph(agentId)?.graph;
+  return {
+    storageOf,
+    sourceOf,
+    requireSource(agentId) {
+      const source = sourceOf(agentId);
+      if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);
+      return source;
+    },
+    async graphFor(source, tenant, config) {
+      const graph = (await source.load(config)) as AnyGraph;
+      return withTenantStorage(graph, storageOf(tenant));
+    },
+    recursionLimitOf: (graph) => (graph.config?.recursionLimit as number | undefined) ?? deps.stepLimit,
+  };
+}

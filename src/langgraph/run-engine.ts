@@ -1,0 +1,273 @@
+import { Command, GraphRecursionError } from '@langchain/langgraph';
+import { AppError, isUnavailable } from '../domain/errors.js';
+import { nowIso } from '../domain/time.js';
+import { END_NODE, errorMessage, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
+import type { EndedNode, NodeStep } from '../ports/run-journal.js';
+import type { RunAttempt } from '../runtime/run/run-attempt.js';
+import type { RunEngine } from '../runtime/run/run-engine.js';
+import type { GraphLoader } from './graph-loader.js';
+import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
+import { eventData, nodeIdOf, StateMirror } from './values.js';
+
+/** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
+const STREAM_MODES = ['tasks', 'checkpoints', 'custom', 'messages'] as const;
+/** The LangGraph stream modes a run may publish for a LangGraph client (`messages-tuple` is `messages`). */
+const LIBRARY_MODES: ReadonlySet<string> = new Set(['values', 'updates', 'messages', 'custom', 'debug', 'tasks', 'checkpoints']);
+
+/**
+ * Reads a stream as fast as it comes into a buffer and hands its chunks out in order. LangGraph
+ * drops the chunks not yet read when a graph fails; the engine writes to storage per chunk, so
+ * it reads them all first: a failed run still records every step before its failure.
+ */
+async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<{ chunk: T; at: string }> {
+  /** Each chunk with when it came (a task's start and end times, however late they are handled). */
+  const chunks: { chunk: T; at: string }[] = [];
+  let done = false;
+  let failure: { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  void (async () => {
+    try {
+      for await (const chunk of stream) {
+        chunks.push({ chunk, at: nowIso() });
+        wake?.();
+      }
+    } catch (error) {
+      failure = { error };
+    } finally {
+      done = true;
+      wake?.();
+    }
+  })();
+  for (;;) {
+    if (chunks.length > 0) {
+      yield chunks.shift()!;
+      continue;
+    }
+    if (done) break;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+  if (failure) throw failure.error;
+}
+
+/**
+ * The LangGraph engine: drives a run of a graph agent by streaming the compiled graph with
+ * agentplane's checkpointer and store (`thread_id` = the session id, the run's abort signal).
+ * Per superstep of the root graph, one journal step: a native checkpoint mirroring the values,
+ * the spans and `node_end` of the tasks that returned, the `node_start` of the tasks planned;
+ * `custom` events for `config.writer` data (`custom`) and chat model tokens (`messages`); every
+ * `interrupt()` a pending approval; a re-delivered job continues from the last checkpoint.
+ */
+export function createGraphRunEngine(graphs: GraphLoader): RunEngine {
+  return { announcesNext: false, drive: (attempt) => drive(attempt, graphs) };
+}
+
+async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | undefined> {
+  const { job, run, signal, tenant, store } = attempt;
+  const source = graphs.sourceOf(job.agent_id);
+  if (!source) return attempt.fail(`Agent "${job.agent_id}" is not registered on this worker.`);
+
+  // What the run was asked: its input or command, and a LangGraph client's run options.
+  const asked = parseRunInput(await store.runs.getRunInput(tenant, run.id));
+  // The thread's latest checkpoint is where the engine reads and goes on from; a client's
+  // `checkpoint_id` (a fork) is where a fresh run starts, only.
+  const { checkpoint_id: forkFrom, ...given } = asked.config?.configurable ?? {};
+  const configurable = { ...given, thread_id: job.session_id, run_id: run.id };
+  const graph = await graphs.graphFor(source, tenant, { configurable });
+  const config = { configurable };
+  /** The LangGraph stream modes a LangGraph client asked for: their chunks go out as `stream` events. */
+  const wanted = new Set((asked.stream_mode ?? []).map((mode) => (mode === 'messages-tuple' ? 'messages' : mode)).filter((mode) => LIBRARY_MODES.has(mode)));
+  // The first mirrored checkpoint writes every value; the state of a graph session is only ever
+  // the graph's, so nothing needs reading first.
+  const mirror = new StateMirror({});
+
+  // What to stream: the run's input or command; a resume's answers; null to go on from the
+  // last checkpoint (a re-delivered job whose run got that far, a session resumed).
+  let input: unknown = null;
+  /** The checkpoint the graph goes on from when it is not given new input: LangGraph streams it again, already recorded. */
+  let resumedFrom: unknown;
+  /** A run starting (not resumed, not taken over): it starts from the fork's checkpoint when one was given. */
+  let fresh = false;
+  if (job.approval_id) {
+    const snapshot = await graph.getState(config);
+    resumedFrom = snapshot.config?.configurable?.checkpoint_id;
+    const resume: Record<string, unknown> = {};
+    const unanswered: PendingInterrupt[] = [];
+    const interrupts = interruptsOf(snapshot);
+    for (const pending of interrupts) {
+      const answer = answerOf(await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id)));
+      if (answer) resume[pending.id] = answer.value;
+      else unanswered.push(pending);
+    }
+    // A pause on several interrupts resumes once each is answered.
+    if (unanswered.length > 0) return pause(unanswered);
+    if (Object.keys(resume).length > 0) {
+      input = new Command({ resume });
+    } else if (interrupts.length === 0) {
+      // The state was edited during the pause: the new checkpoint's task asks afresh (another
+      // interrupt id), and its first interrupt() takes the answer given.
+      const answer = answerOf(await store.approvals.getApproval(tenant, job.approval_id));
+      if (answer) input = new Command({ resume: answer.value });
+    }
+  } else {
+    const saved = await graphs.storageOf(tenant).checkpointer.getTuple(config);
+    const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
+    if (started) resumedFrom = saved?.config.configurable?.checkpoint_id;
+    else {
+      input = streamInputOf(asked);
+      fresh = true;
+    }
+  }
+
+  // The graph stops when the run is cancelled, or when a write finds the run no longer running.
+  const halt = new AbortController();
+  const graphSignal = AbortSignal.any([signal, halt.signal]);
+  /** Tasks of the root graph under way: their node and start. */
+  const tasks = new Map<string, { node: string; start: string }>();
+  /** Tasks of the root graph that returned since the last checkpoint: recorded with the next one. */
+  const ended: EndedNode[] = [];
+  /** The last checkpoint (nothing next): the run completes with it once the graph is done. */
+  let last: { patch: JsonObject } | undefined;
+  let next: string[] = [];
+  let sawInterrupt = false;
+  /** The node a writer or model event came from: the metadata's node, else the one root task under way. */
+  const nodeOf = (metadata?: Record<string, unknown>): string => {
+    const named = metadata?.langgraph_node;
+    if (typeof named === 'string') return named;
+    return tasks.size === 1 ? [...tasks.values()][0]!.node : '';
+  };
+  /** Records what the step so far has not: tasks that returned, and tasks still open with `status`. */
+  const flushTasks = async (status: string, error?: string) => {
+    for (const done of ended.splice(0)) {
+      await attempt.addSpan(done.span);
+      await attempt.publish({ type: 'node_end', node: done.node, status: 'ok' });
+    }
+    for (const [id, task] of tasks) {
+      tasks.delete(id);
+      await attempt.addSpan(attempt.span(task.node, task.start, status, { error }));
+      if (status === 'error') await attempt.publish({ type: 'node_end', node: task.node, status: 'error' });
+    }
+  };
+  /** The graph failed with `message`: its open tasks' spans say so, the run fails. */
+  const failed = async (message: string, error?: unknown) => {
+    await flushTasks('error', message);
+    attempt.logger.warn({ err: error ?? message, run_id: run.id }, 'graph run failed');
+    return attempt.fail(message);
+  };
+  /** A step of the journal (checkpoint, spans, node events in one round trip), with the tasks that returned since the last. */
+  const step = (patch: JsonObject, nodeId: string, starts?: readonly string[]) => {
+    const recorded: NodeStep = { ended: ended.splice(0), patch, next: nodeId, ...(starts ? { starts } : {}) };
+    return attempt.step(recorded);
+  };
+
+  try {
+    const stream = await graph.stream(input, {
+      ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
+      ...(asked.config?.tags ? { tags: asked.config.tags } : {}),
+      ...(asked.config?.metadata ? { metadata: asked.config.metadata } : {}),
+      ...(asked.context !== undefined && asked.context !== null ? { context: asked.context as Record<string, unknown> } : {}),
+      ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
+      ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
+      signal: graphSignal,
+      recursionLimit: asked.config?.recursion_limit ?? graphs.recursionLimitOf(graph),
+      // Each checkpoint is stored before the next step starts: a step is announced (and
+      // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
+      durability: 'sync',
+      streamMode: [...new Set([...STREAM_MODES, ...wanted])] as (typeof STREAM_MODES)[number][],
+      subgraphs: true,
+    });
+    for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
+      const [namespace, mode, data] = chunk;
+      const root = namespace.length === 0;
+      if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
+        await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(data, MAX_STREAM_EVENT_BYTES) });
+      }
+      if (mode === 'tasks' && root) {
+        const task = data as { id: string; name: string; input?: unknown; error?: unknown; interrupts?: unknown[] };
+        if ('input' in task) {
+          tasks.set(task.id, { node: task.name, start: at });
+          continue;
+        }
+        const began = tasks.get(task.id);
+        tasks.delete(task.id);
+        const start = began?.start ?? at;
+        if (task.error) {
+          await attempt.addSpan(attempt.span(task.name, start, 'error', { error: errorMessage(task.error), end: at }));
+          await attempt.publish({ type: 'node_end', node: task.name, status: 'error' });
+        } else if ((task.interrupts?.length ?? 0) > 0) {
+          sawInterrupt = true;
+          await attempt.addSpan(attempt.span(task.name, start, 'interrupted', { end: at }));
+        } else {
+          ended.push({ node: task.name, span: attempt.span(task.name, start, 'ok', { end: at }) });
+        }
+      } else if (mode === 'checkpoints' && root) {
+        const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string }; config?: { configurable?: { checkpoint_id?: unknown } } };
+        next = checkpoint.next;
+        // The run's first native checkpoint (at __start__) stands for LangGraph's input checkpoint.
+        if (checkpoint.metadata?.source === 'input') continue;
+        // The checkpoint a resumed or taken-over run goes on from is recorded already: only its tasks start again.
+        if (resumedFrom !== undefined && checkpoint.config?.configurable?.checkpoint_id === resumedFrom) {
+          resumedFrom = undefined;
+          mirror.patch(checkpoint.values);
+          for (const node of next) await attempt.publish({ type: 'node_start', node });
+          continue;
+        }
+        const patch = mirror.patch(checkpoint.values);
+        // Nothing next: the run completes with this checkpoint once the graph has stored it.
+        if (next.length === 0) {
+          last = { patch };
+          continue;
+        }
+        const recorded = await step(patch, nodeIdOf(next), next);
+        if (recorded.kind === 'stopped') return stopped();
+        if (recorded.kind === 'refused') return failed(recorded.message);
+      } else if (mode === 'custom') {
+        await attempt.publish({ type: 'custom', node: nodeOf(), name: 'custom', data: eventData(data) });
+      } else if (mode === 'messages') {
+        const [message, metadata] = data as [unknown, Record<string, unknown> | undefined];
+        await attempt.publish({ type: 'custom', node: nodeOf(metadata), name: 'messages', data: eventData(message) });
+      }
+    }
+  } catch (error) {
+    // Cancelled (the run's signal, or a write refused once the run was no longer running).
+    if (graphSignal.aborted || (error instanceof AppError && error.code === 'conflict')) return stopped();
+    if (isUnavailable(error)) throw error;
+    const message =
+      error instanceof GraphRecursionError
+        ? `The graph exceeded its step limit (recursionLimit ${graphs.recursionLimitOf(graph)}): ${errorMessage(error)}`
+        : errorMessage(error);
+    return failed(message, error);
+  }
+  if (signal.aborted) return stopped();
+
+  if (sawInterrupt || (next.length > 0 && !last)) {
+    const pending = interruptsOf(await graph.getState(config));
+    if (pending.length > 0) {
+      // Tasks that returned in the paused step keep their writes: they are not run again.
+      await flushTasks('interrupted');
+      return pause(pending);
+    }
+  }
+  if (last) {
+    const recorded = await step(last.patch, END_NODE);
+    if (recorded.kind === 'stopped') return stopped();
+    if (recorded.kind === 'refused') return failed(recorded.message);
+    if (recorded.result.completed) return attempt.completedBy({ ...recorded.result, completed: recorded.result.completed });
+  }
+  // Stopped without a last checkpoint (an interrupt_before with nothing pending): the run completes as it is.
+  await flushTasks('ok');
+  return attempt.complete();
+
+  /** The run was cancelled: the open tasks' spans say so; the canceller ended the run. */
+  async function stopped(): Promise<Run | undefined> {
+    halt.abort();
+    await flushTasks('cancelled');
+    return attempt.current();
+  }
+
+  /** The run pauses: one pending approval per interrupt (a run paused on several resumes once each is answered). */
+  async function pause(interrupts: PendingInterrupt[]): Promise<Run | undefined> {
+    const paused = await attempt.pause(interrupts.map((pending) => pauseRequestOf(run.id, pending)));
+    return paused.kind === 'paused' ? paused.run : attempt.current();
+  }
+}

@@ -1,0 +1,95 @@
+import { AppError, badRequest, notFound } from '../domain/errors.js';
+import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.js';
+import type { GraphEngineDeps, GraphStateEdit, GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphLoader } from './graph-loader.js';
+import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
+
+/**
+ * What the LangGraph Server API does to a graph session beside running it: state edits through
+ * the graph (its reducers apply), state and history reads as LangGraph's server shows them,
+ * copies and rollbacks, each keeping the session's native checkpoints a mirror of the graph's.
+ */
+export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs: GraphLoader): GraphThreads {
+  const { store } = deps;
+
+  async function updateState(tenant: string, sessionId: string, values: JsonObject, edit: GraphStateEdit = {}): Promise<Checkpoint> {
+    const session = await store.sessions.getSession(tenant, sessionId);
+    if (!session) throw notFound('The session');
+    // A session no run has bound yet (a LangGraph thread before its first run) has no native checkpoint either.
+    const agentId = session.agent_id || edit.agentId || '';
+    const source = graphs.requireSource(agentId);
+    const latest = await store.sessions.getCheckpoint(tenant, sessionId);
+    if (!latest && session.agent_id !== '') throw notFound('A checkpoint of this session');
+    if (edit.ifSeq !== undefined && edit.ifSeq !== latest?.seq_num) {
+      throw new AppError('precondition_failed', `The latest checkpoint is seq_num ${latest?.seq_num ?? 'none'}, not ${edit.ifSeq}.`);
+    }
+    const run = await store.runs.latestRun(tenant, sessionId);
+    if (run?.status === 'running') throw new AppError('conflict', 'A run of this session is running.');
+    const config = { configurable: { thread_id: sessionId } };
+    const graph = await graphs.graphFor(source, tenant, config);
+    try {
+      await graph.updateState(edit.checkpointId ? { configurable: { ...config.configurable, checkpoint_id: edit.checkpointId } } : config, values, edit.asNode);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw badRequest(`The graph refused the update: ${errorMessage(error)}`);
+    }
+    const snapshot = await graph.getState(config);
+    const written = await store.sessions.appendCheckpoint(tenant, sessionId, {
+      patch: new StateMirror(latest?.state ?? {}).patch(snapshot.values),
+      node_id: nodeIdOf(snapshot.next),
+      ...(latest ? { ifSeq: latest.seq_num } : {}),
+      rejectWhileRunning: true,
+    });
+    return (await store.sessions.getCheckpoint(tenant, sessionId, written.seq_num)) ?? { ...written, state: (toJson(snapshot.values) ?? {}) as JsonObject };
+  }
+
+  async function threadState(tenant: string, sessionId: string, agentId: string, read: { checkpointId?: string; subgraphs?: boolean } = {}): Promise<JsonObject | null> {
+    const source = graphs.requireSource(agentId);
+    const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
+    const graph = await graphs.graphFor(source, tenant, { configurable });
+    const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
+    // LangGraph answers an empty snapshot of the config asked for when it holds no checkpoint there.
+    if (snapshot.createdAt === undefined) return null;
+    return threadStateOf(snapshot);
+  }
+
+  async function threadHistory(
+    tenant: string,
+    sessionId: string,
+    agentId: string,
+    read: { limit: number; before?: string; checkpointId?: string; metadata?: Record<string, unknown> },
+  ): Promise<JsonObject[]> {
+    const source = graphs.requireSource(agentId);
+    const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
+    const graph = await graphs.graphFor(source, tenant, { configurable });
+    const states: JsonObject[] = [];
+    const options = {
+      limit: read.limit,
+      ...(read.before ? { before: { configurable: { thread_id: sessionId, checkpoint_id: read.before } } } : {}),
+      ...(read.metadata ? { filter: read.metadata } : {}),
+    };
+    for await (const snapshot of graph.getStateHistory({ configurable }, options)) states.push(threadStateOf(snapshot));
+    return states;
+  }
+
+  async function copyThread(tenant: string, sessionId: string, toSessionId: string, agentId: string): Promise<void> {
+    const source = graphs.requireSource(agentId);
+    await graphs.storageOf(tenant).checkpointer.copyThread(sessionId, toSessionId);
+    const config = { configurable: { thread_id: toSessionId } };
+    const snapshot = await (await graphs.graphFor(source, tenant, config)).getState(config);
+    if (snapshot.createdAt === undefined) return;
+    await store.sessions.appendCheckpoint(tenant, toSessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
+  }
+
+  async function rollbackRun(tenant: string, sessionId: string, agentId: string, runId: string): Promise<void> {
+    const source = graphs.requireSource(agentId);
+    if ((await graphs.storageOf(tenant).checkpointer.deleteRunCheckpoints(sessionId, runId)) === 0) return;
+    const config = { configurable: { thread_id: sessionId } };
+    const snapshot = await (await graphs.graphFor(source, tenant, config)).getState(config);
+    const latest = await store.sessions.getCheckpoint(tenant, sessionId);
+    const values = snapshot.createdAt === undefined ? {} : snapshot.values;
+    await store.sessions.appendCheckpoint(tenant, sessionId, { patch: new StateMirror(latest?.state ?? {}).patch(values), node_id: nodeIdOf(snapshot.next) });
+  }
+
+  return { updateState, threadState, threadHistory, copyThread, rollbackRun };
+}

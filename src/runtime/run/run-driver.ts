@@ -1,0 +1,69 @@
+import type { Logger } from 'pino';
+import { AppError, isUnavailable } from '../../domain/errors.js';
+import { errorMessage, type Checkpoint, type Run, type RunJob } from '../../domain/types.js';
+import type { RunJournal } from '../../ports/run-journal.js';
+import type { Store } from '../../ports/store.js';
+import type { RunLifecycle } from '../run-lifecycle.js';
+import type { RunSignals } from '../run-signals.js';
+import { RunAttempt } from './run-attempt.js';
+import type { RunEngine } from './run-engine.js';
+
+export interface RunDriverOptions {
+  store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
+  /** The run path: taking a run, recording each step (one round trip each on Redis). */
+  journal: RunJournal;
+  lifecycle: RunLifecycle;
+  signals: RunSignals;
+  logger: Logger;
+  /** The engine of an agent id by its kind; undefined for an agent this worker does not know. */
+  engineOf(agentId: string): RunEngine | undefined;
+  /** @defaultValue Date.now */
+  clock?: () => number;
+}
+
+/** Executes one run job; resolves with the run as the job left it, or undefined when it did not run it. */
+export type Execute = (job: RunJob) => Promise<Run | undefined>;
+
+/**
+ * Executes run jobs, whatever the agent's kind: takes the run (running, from queued, or running
+ * when its job is re-delivered after a crash: the engine goes on from the latest checkpoint),
+ * opens its abort signal, and hands the agent's engine a {@link RunAttempt}. A job for a run
+ * already ended, or gone, is ignored (runs are at-least-once). Whatever goes wrong outside the
+ * engine's own handling ends the run `failed`, except an infrastructure failure (Redis
+ * unreachable), which the queue retries.
+ */
+export function createRunDriver(options: RunDriverOptions): Execute {
+  const { journal, lifecycle, signals, logger } = options;
+  const deps = { store: options.store, journal, lifecycle, logger, clock: options.clock ?? Date.now };
+
+  return async function execute(job: RunJob): Promise<Run | undefined> {
+    const engine = options.engineOf(job.agent_id);
+    const taken = await take(job, engine?.announcesNext ?? false);
+    if (!taken) return undefined;
+    const controller = signals.open(taken.run.id);
+    const attempt = new RunAttempt(deps, job, taken.run, controller.signal, taken.checkpoint);
+    try {
+      if (!engine) return await attempt.fail(`Agent "${job.agent_id}" is not registered on this worker.`);
+      return await engine.drive(attempt);
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      logger.error({ err: error, run_id: taken.run.id }, 'run failed outside its nodes');
+      return attempt.fail(errorMessage(error));
+    } finally {
+      signals.release(taken.run.id, controller);
+    }
+  };
+
+  /** The run taken (and its session's next node announced when `announce`), or undefined when it is not to run. */
+  async function take(job: RunJob, announce: boolean): Promise<{ run: Run; checkpoint?: Checkpoint } | undefined> {
+    try {
+      const begun = await journal.begin(job.tenant, { id: job.run_id, session_id: job.session_id, agent_id: job.agent_id }, { announce });
+      if (begun.published) lifecycle.counted([begun.published]);
+      return begun;
+    } catch (error) {
+      // Ended (or taken back) meanwhile, or deleted: nothing to run.
+      if (error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found')) return undefined;
+      throw error;
+    }
+  }
+}
