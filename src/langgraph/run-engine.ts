@@ -2,10 +2,11 @@ import { Command, GraphRecursionError } from '@langchain/langgraph';
 import { AppError, isUnavailable } from '../domain/errors.js';
 import { nowIso } from '../domain/time.js';
 import { END_NODE, errorMessage, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
-import type { EndedNode, NodeStep } from '../ports/run-journal.js';
-import type { RunAttempt } from '../runtime/run/run-attempt.js';
+import type { EndedNode } from '../ports/run-journal.js';
+import type { GraphRunInput } from '../runtime/graph-engine.js';
+import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
 import type { RunEngine } from '../runtime/run/run-engine.js';
-import type { GraphLoader } from './graph-loader.js';
+import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
 import { eventData, nodeIdOf, StateMirror } from './values.js';
 
@@ -81,83 +82,25 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   // the graph's, so nothing needs reading first.
   const mirror = new StateMirror({});
 
-  // What to stream: the run's input or command; a resume's answers; null to go on from the
-  // last checkpoint (a re-delivered job whose run got that far, a session resumed).
-  let input: unknown = null;
+  const start = await startOf(attempt, graphs, graph, config, asked);
+  if (start.kind === 'pause') return pause(start.pending);
+  const { input, fresh } = start;
   /** The checkpoint the graph goes on from when it is not given new input: LangGraph streams it again, already recorded. */
-  let resumedFrom: unknown;
-  /** A run starting (not resumed, not taken over): it starts from the fork's checkpoint when one was given. */
-  let fresh = false;
-  if (job.approval_id) {
-    const snapshot = await graph.getState(config);
-    resumedFrom = snapshot.config?.configurable?.checkpoint_id;
-    const resume: Record<string, unknown> = {};
-    const unanswered: PendingInterrupt[] = [];
-    const interrupts = interruptsOf(snapshot);
-    for (const pending of interrupts) {
-      const answer = answerOf(await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id)));
-      if (answer) resume[pending.id] = answer.value;
-      else unanswered.push(pending);
-    }
-    // A pause on several interrupts resumes once each is answered.
-    if (unanswered.length > 0) return pause(unanswered);
-    if (Object.keys(resume).length > 0) {
-      input = new Command({ resume });
-    } else if (interrupts.length === 0) {
-      // The state was edited during the pause: the new checkpoint's task asks afresh (another
-      // interrupt id), and its first interrupt() takes the answer given.
-      const answer = answerOf(await store.approvals.getApproval(tenant, job.approval_id));
-      if (answer) input = new Command({ resume: answer.value });
-    }
-  } else {
-    const saved = await graphs.storageOf(tenant).checkpointer.getTuple(config);
-    const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
-    if (started) resumedFrom = saved?.config.configurable?.checkpoint_id;
-    else {
-      input = streamInputOf(asked);
-      fresh = true;
-    }
-  }
+  let resumedFrom = start.resumedFrom;
 
   // The graph stops when the run is cancelled, or when a write finds the run no longer running.
   const halt = new AbortController();
   const graphSignal = AbortSignal.any([signal, halt.signal]);
-  /** Tasks of the root graph under way: their node and start. */
-  const tasks = new Map<string, { node: string; start: string }>();
-  /** Tasks of the root graph that returned since the last checkpoint: recorded with the next one. */
-  const ended: EndedNode[] = [];
+  const steps = new SuperstepRecorder(attempt);
   /** The last checkpoint (nothing next): the run completes with it once the graph is done. */
   let last: { patch: JsonObject } | undefined;
   let next: string[] = [];
   let sawInterrupt = false;
-  /** The node a writer or model event came from: the metadata's node, else the one root task under way. */
-  const nodeOf = (metadata?: Record<string, unknown>): string => {
-    const named = metadata?.langgraph_node;
-    if (typeof named === 'string') return named;
-    return tasks.size === 1 ? [...tasks.values()][0]!.node : '';
-  };
-  /** Records what the step so far has not: tasks that returned, and tasks still open with `status`. */
-  const flushTasks = async (status: string, error?: string) => {
-    for (const done of ended.splice(0)) {
-      await attempt.addSpan(done.span);
-      await attempt.publish({ type: 'node_end', node: done.node, status: 'ok' });
-    }
-    for (const [id, task] of tasks) {
-      tasks.delete(id);
-      await attempt.addSpan(attempt.span(task.node, task.start, status, { error }));
-      if (status === 'error') await attempt.publish({ type: 'node_end', node: task.node, status: 'error' });
-    }
-  };
   /** The graph failed with `message`: its open tasks' spans say so, the run fails. */
   const failed = async (message: string, error?: unknown) => {
-    await flushTasks('error', message);
+    await steps.flush('error', message);
     attempt.logger.warn({ err: error ?? message, run_id: run.id }, 'graph run failed');
     return attempt.fail(message);
-  };
-  /** A step of the journal (checkpoint, spans, node events in one round trip), with the tasks that returned since the last. */
-  const step = (patch: JsonObject, nodeId: string, starts?: readonly string[]) => {
-    const recorded: NodeStep = { ended: ended.splice(0), patch, next: nodeId, ...(starts ? { starts } : {}) };
-    return attempt.step(recorded);
   };
 
   try {
@@ -183,23 +126,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
         await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(data, MAX_STREAM_EVENT_BYTES) });
       }
       if (mode === 'tasks' && root) {
-        const task = data as { id: string; name: string; input?: unknown; error?: unknown; interrupts?: unknown[] };
-        if ('input' in task) {
-          tasks.set(task.id, { node: task.name, start: at });
-          continue;
-        }
-        const began = tasks.get(task.id);
-        tasks.delete(task.id);
-        const start = began?.start ?? at;
-        if (task.error) {
-          await attempt.addSpan(attempt.span(task.name, start, 'error', { error: errorMessage(task.error), end: at }));
-          await attempt.publish({ type: 'node_end', node: task.name, status: 'error' });
-        } else if ((task.interrupts?.length ?? 0) > 0) {
-          sawInterrupt = true;
-          await attempt.addSpan(attempt.span(task.name, start, 'interrupted', { end: at }));
-        } else {
-          ended.push({ node: task.name, span: attempt.span(task.name, start, 'ok', { end: at }) });
-        }
+        if ((await steps.task(data as TaskChunk, at)) === 'interrupted') sawInterrupt = true;
       } else if (mode === 'checkpoints' && root) {
         const checkpoint = data as { values: unknown; next: string[]; metadata?: { source?: string }; config?: { configurable?: { checkpoint_id?: unknown } } };
         next = checkpoint.next;
@@ -218,14 +145,14 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
           last = { patch };
           continue;
         }
-        const recorded = await step(patch, nodeIdOf(next), next);
+        const recorded = await steps.step(patch, nodeIdOf(next), next);
         if (recorded.kind === 'stopped') return stopped();
         if (recorded.kind === 'refused') return failed(recorded.message);
       } else if (mode === 'custom') {
-        await attempt.publish({ type: 'custom', node: nodeOf(), name: 'custom', data: eventData(data) });
+        await attempt.publish({ type: 'custom', node: steps.nodeOf(), name: 'custom', data: eventData(data) });
       } else if (mode === 'messages') {
         const [message, metadata] = data as [unknown, Record<string, unknown> | undefined];
-        await attempt.publish({ type: 'custom', node: nodeOf(metadata), name: 'messages', data: eventData(message) });
+        await attempt.publish({ type: 'custom', node: steps.nodeOf(metadata), name: 'messages', data: eventData(message) });
       }
     }
   } catch (error) {
@@ -244,24 +171,24 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     const pending = interruptsOf(await graph.getState(config));
     if (pending.length > 0) {
       // Tasks that returned in the paused step keep their writes: they are not run again.
-      await flushTasks('interrupted');
+      await steps.flush('interrupted');
       return pause(pending);
     }
   }
   if (last) {
-    const recorded = await step(last.patch, END_NODE);
+    const recorded = await steps.step(last.patch, END_NODE);
     if (recorded.kind === 'stopped') return stopped();
     if (recorded.kind === 'refused') return failed(recorded.message);
     if (recorded.result.completed) return attempt.completedBy({ ...recorded.result, completed: recorded.result.completed });
   }
   // Stopped without a last checkpoint (an interrupt_before with nothing pending): the run completes as it is.
-  await flushTasks('ok');
+  await steps.flush('ok');
   return attempt.complete();
 
   /** The run was cancelled: the open tasks' spans say so; the canceller ended the run. */
   async function stopped(): Promise<Run | undefined> {
     halt.abort();
-    await flushTasks('cancelled');
+    await steps.flush('cancelled');
     return attempt.current();
   }
 
@@ -269,5 +196,114 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   async function pause(interrupts: PendingInterrupt[]): Promise<Run | undefined> {
     const paused = await attempt.pause(interrupts.map((pending) => pauseRequestOf(run.id, pending)));
     return paused.kind === 'paused' ? paused.run : attempt.current();
+  }
+}
+
+/** Where a run starts: new input (a fresh run), the answers of a resume, null to go on; or a pause still waiting on answers. */
+type Start = { kind: 'stream'; input: unknown; resumedFrom: unknown; fresh: boolean } | { kind: 'pause'; pending: PendingInterrupt[] };
+
+/**
+ * What to stream for a run: its input or command (a fresh run); a resume's answers; null to go
+ * on from the last checkpoint (a re-delivered job whose run got that far, a session resumed).
+ */
+async function startOf(attempt: RunAttempt, graphs: GraphLoader, graph: AnyGraph, config: { configurable: Record<string, unknown> }, asked: GraphRunInput): Promise<Start> {
+  const { job, run, tenant, store } = attempt;
+  if (!job.approval_id) {
+    const saved = await graphs.storageOf(tenant).checkpointer.getTuple(config);
+    const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
+    if (started) return { kind: 'stream', input: null, resumedFrom: saved?.config.configurable?.checkpoint_id, fresh: false };
+    return { kind: 'stream', input: streamInputOf(asked), resumedFrom: undefined, fresh: true };
+  }
+  const snapshot = await graph.getState(config);
+  const resumedFrom = snapshot.config?.configurable?.checkpoint_id;
+  const resume: Record<string, unknown> = {};
+  const unanswered: PendingInterrupt[] = [];
+  const interrupts = interruptsOf(snapshot);
+  for (const pending of interrupts) {
+    const answer = answerOf(await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id)));
+    if (answer) resume[pending.id] = answer.value;
+    else unanswered.push(pending);
+  }
+  // A pause on several interrupts resumes once each is answered.
+  if (unanswered.length > 0) return { kind: 'pause', pending: unanswered };
+  let input: unknown = null;
+  if (Object.keys(resume).length > 0) {
+    input = new Command({ resume });
+  } else if (interrupts.length === 0) {
+    // The state was edited during the pause: the new checkpoint's task asks afresh (another
+    // interrupt id), and its first interrupt() takes the answer given.
+    const answer = answerOf(await store.approvals.getApproval(tenant, job.approval_id));
+    if (answer) input = new Command({ resume: answer.value });
+  }
+  return { kind: 'stream', input, resumedFrom, fresh: false };
+}
+
+/** A `tasks` chunk of the root graph: a task planned (with its input) or one that returned. */
+interface TaskChunk {
+  id: string;
+  name: string;
+  input?: unknown;
+  error?: unknown;
+  interrupts?: unknown[];
+}
+
+/**
+ * The tasks of the root graph between two checkpoints: their spans and node events, recorded
+ * with the superstep's journal step (tasks that returned) or on their own (errors, interrupts).
+ */
+class SuperstepRecorder {
+  /** Tasks under way: their node and start. */
+  private readonly tasks = new Map<string, { node: string; start: string }>();
+  /** Tasks that returned since the last checkpoint: recorded with the next one. */
+  private readonly ended: EndedNode[] = [];
+
+  constructor(private readonly attempt: RunAttempt) {}
+
+  /** Takes a task's start or end; an end with an error or an interrupt is recorded at once. */
+  async task(task: TaskChunk, at: string): Promise<'planned' | 'ok' | 'error' | 'interrupted'> {
+    const { attempt } = this;
+    if ('input' in task) {
+      this.tasks.set(task.id, { node: task.name, start: at });
+      return 'planned';
+    }
+    const start = this.tasks.get(task.id)?.start ?? at;
+    this.tasks.delete(task.id);
+    if (task.error) {
+      await attempt.addSpan(attempt.span(task.name, start, 'error', { error: errorMessage(task.error), end: at }));
+      await attempt.publish({ type: 'node_end', node: task.name, status: 'error' });
+      return 'error';
+    }
+    if ((task.interrupts?.length ?? 0) > 0) {
+      await attempt.addSpan(attempt.span(task.name, start, 'interrupted', { end: at }));
+      return 'interrupted';
+    }
+    this.ended.push({ node: task.name, span: attempt.span(task.name, start, 'ok', { end: at }) });
+    return 'ok';
+  }
+
+  /** The node a writer or model event came from: the metadata's node, else the one task under way. */
+  nodeOf(metadata?: Record<string, unknown>): string {
+    const named = metadata?.langgraph_node;
+    if (typeof named === 'string') return named;
+    return this.tasks.size === 1 ? [...this.tasks.values()][0]!.node : '';
+  }
+
+  /** A step of the journal (checkpoint, spans, node events in one round trip), with the tasks that returned since the last. */
+  step(patch: JsonObject, nodeId: string, starts?: readonly string[]): Promise<StepOutcome> {
+    return this.attempt.step({ ended: this.ended.splice(0), patch, next: nodeId, ...(starts ? { starts } : {}) });
+  }
+
+  /** Records what the steps so far have not: tasks that returned, and tasks still open with `status`. */
+  async flush(status: string, error?: string): Promise<void> {
+    const { attempt } = this;
+    for (const done of this.ended.splice(0)) {
+      await attempt.addSpan(done.span);
+      await attempt.publish({ type: 'node_end', node: done.node, status: 'ok' });
+    }
+    for (const [id, task] of this.tasks) {
+      this.tasks.delete(id);
+      await attempt.addSpan(attempt.span(task.node, task.start, status, { error }));
+      if (status === 'error') await attempt.publish({ type: 'node_end', node: task.node, status: 'error' });
+    }
   }
 }
