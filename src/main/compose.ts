@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { WEBHOOK_ATTEMPTS } from '../domain/run-webhook.js';
 import { standardWebhooksKey } from '../domain/standard-webhooks.js';
 import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
-import { runJsonOf } from '../http/langgraph-run.js';
+import { runJsonOf } from '../langgraph-server/run-json.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';

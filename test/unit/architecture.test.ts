@@ -95,6 +95,33 @@ describe('architecture', () => {
     expect(importers((t) => t.startsWith('src/langgraph/')).filter((e) => !e.startsWith('src/langgraph/'))).toEqual([]);
   });
 
+  it('keeps the LangGraph Server API services free of the transport: no Koa, nothing of src/http', () => {
+    const transport = (t: string) => t === 'koa' || t.startsWith('koa-') || t.startsWith('@koa/') || t.startsWith('src/http/');
+    expect(importers(transport).filter((e) => e.startsWith('src/langgraph-server/'))).toEqual([]);
+  });
+
+  it('has the composition root take the services, not the transport: compose.ts imports nothing of src/http', () => {
+    expect(importers((t) => t.startsWith('src/http/')).filter((e) => e.startsWith('src/main/compose.ts'))).toEqual([]);
+  });
+
+  it('lets only route files and the apps that assemble them into routers import a route file', () => {
+    const isRoute = (path: string) => path.startsWith('src/http/routes/') || /^src\/http\/langgraph\/[^/]+-routes\.ts$/.test(path);
+    const assemblers = ['src/http/app.ts', 'src/main/service-app.ts'];
+    const outside = importers(isRoute).filter((edge) => {
+      const from = edge.split(' → ')[0]!;
+      return !isRoute(from) && !assemblers.includes(from);
+    });
+    expect(outside).toEqual([]);
+    expect([...graph.keys()].filter(isRoute).length).toBeGreaterThan(10);
+  });
+
+  it('names no file of src/http/langgraph/ as a service of src/langgraph-server/ (no name twins)', () => {
+    const names = (dir: string) => new Set([...graph.keys()].filter((f) => f.startsWith(dir)).map((f) => f.slice(dir.length)));
+    const services = names('src/langgraph-server/');
+    expect(services.size).toBeGreaterThan(5);
+    expect([...names('src/http/langgraph/')].filter((name) => services.has(name))).toEqual([]);
+  });
+
   it('keeps the domain free of the rest of agentplane', () => {
     const outward = importers((t) => t.startsWith('src/') && !t.startsWith('src/domain/'));
     expect(outward.filter((e) => e.startsWith('src/domain/'))).toEqual([]);

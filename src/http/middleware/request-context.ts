@@ -3,10 +3,12 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { AppError } from '../../domain/errors.js';
 import { renderError, toAppError } from '../errors.js';
-import { PROBE_PATHS } from '../routes/probes.js';
 import type { Metrics } from '../../observability/metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The paths of the probes and /metrics: asked every few seconds, so their requests are logged at debug. */
+const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/health', '/health/live', '/health/ready', '/metrics']);
 
 export interface RequestContextOptions {
   logger: Logger;

@@ -5,9 +5,6 @@ import { HealthSchema, ReadySchema } from '../schemas.js';
 
 const READY_TIMEOUT_MS = 1000;
 
-/** The paths of the probes and /metrics: asked every few seconds, so their requests are logged at debug. */
-export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/health', '/health/live', '/health/ready', '/metrics']);
-
 /** Liveness, readiness and metrics: always public, never rate limited. */
 export function probeRoutes(deps: Pick<AppDeps, 'readiness' | 'lifecycle' | 'metrics'>): AnyRoute[] {
   const live = (path: string, operationId: string) =>

@@ -1,12 +1,13 @@
 import type { Context } from 'koa';
-import { compareEventIds } from '../domain/event-ids.js';
-import type { JsonObject, Principal, StoredEvent } from '../domain/types.js';
-import { STOP_EVENTS, type RunFollower } from '../runtime/run-follower.js';
-import type { AppDeps } from './deps.js';
-import type { StreamMode } from './langgraph-run.js';
-import { errorOf, valuesOf, type LangGraphError } from './langgraph-wait.js';
-import { beginFollowing, waitedRun } from './run-wait.js';
-import type { SseStream } from './sse.js';
+import { compareEventIds } from '../../domain/event-ids.js';
+import type { JsonObject, Principal, StoredEvent } from '../../domain/types.js';
+import { errorOf, valuesOf, type LangGraphError } from '../../langgraph-server/run-stops.js';
+import { pausedAt } from '../../langgraph-server/runs.js';
+import type { StreamMode } from '../../langgraph-server/types.js';
+import { STOP_EVENTS, type RunFollower } from '../../runtime/run-follower.js';
+import type { AppDeps } from '../deps.js';
+import { beginFollowing, waitedRun } from '../run-wait.js';
+import type { SseStream } from '../sse.js';
 
 /**
  * A run's events as the server-sent events a LangGraph client reads: first `metadata`
@@ -192,8 +193,8 @@ export class LangGraphStream {
 
   /** A replayed pause passed over: whether the run paused at it after all (it was not answered when the stream began). */
   private async pausedAgain(): Promise<boolean> {
-    const run = await this.deps.store.runs.getRun(this.tenant, this.target!.run_id);
-    return run?.status === 'interrupted' && this.passed.has(run.approval_id ?? '');
+    const approval = await pausedAt(this.deps, this.tenant, this.target!.run_id);
+    return approval !== undefined && this.passed.has(approval);
   }
 
   private deliver(stored: StoredEvent, replayed = false): void {

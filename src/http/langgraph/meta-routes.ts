@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
-import { defineLangGraphRoute } from './langgraph-route.js';
+import { defineLangGraphRoute } from './define.js';
 
 export interface LangGraphMetaOptions {
   /** agentplane's version, answered as the server's. */

@@ -1,7 +1,8 @@
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Checkpoint, type JsonObject, type Run, type Session } from '../domain/types.js';
-import { graphAgentOf, interruptsOf, nativeInterrupt, nativeTaskId, type ThreadStateDeps } from './langgraph-thread-state.js';
-import { assistantIdOf } from './routes/langgraph-assistants.js';
+import { assistantIdOf } from './assistants.js';
+import { graphAgentOf, interruptsOf, nativeInterrupt, nativeTaskId, type ThreadStateDeps } from './thread-state.js';
+import type { ThreadStatus } from './types.js';
 
 /**
  * LangGraph threads over agentplane sessions: a thread is a session (`thread_id` = session
@@ -9,9 +10,6 @@ import { assistantIdOf } from './routes/langgraph-assistants.js';
  * (a graph session's mirrors the graph's values), and a search is a bounded scan of the
  * tenant's newest sessions (THREAD_SCAN_LIMIT): nothing is indexed beyond what sessions have.
  */
-
-export const THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const;
-export type ThreadStatus = (typeof THREAD_STATUSES)[number];
 
 /** A thread as LangGraph's server answers it. */
 export interface Thread {

@@ -1,7 +1,7 @@
 import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Approval, type Checkpoint, type JsonObject, type Session } from '../domain/types.js';
-import type { AppDeps } from './deps.js';
+import type { LangGraphDeps } from './deps.js';
 
 /**
  * A LangGraph thread's state (`ThreadState`) over an agentplane session. A graph agent's
@@ -11,10 +11,10 @@ import type { AppDeps } from './deps.js';
  * and the task of the latest carries the run's pending approval or failure.
  */
 
-export type ThreadStateDeps = Pick<AppDeps, 'store' | 'graphs' | 'agents' | 'config'>;
+export type ThreadStateDeps = Pick<LangGraphDeps, 'store' | 'graphs' | 'agents' | 'config'>;
 
 /** The session of a thread; `not_found` (the thread) when the tenant has none of that id. */
-export async function threadSession(deps: Pick<AppDeps, 'store'>, tenant: string, threadId: string): Promise<Session> {
+export async function threadSession(deps: Pick<LangGraphDeps, 'store'>, tenant: string, threadId: string): Promise<Session> {
   const session = await deps.store.sessions.getSession(tenant, threadId);
   if (!session) throw notFound(`Thread "${threadId}"`);
   return session;
@@ -36,7 +36,7 @@ export const EMPTY_THREAD_STATE: JsonObject = Object.freeze({
  * `graph_id` its metadata names before its first run; undefined for a native agent's thread,
  * a thread naming no graph, or without the LangGraph engine.
  */
-export function graphAgentOf(deps: Pick<AppDeps, 'agents' | 'graphs'>, session: Session): string | undefined {
+export function graphAgentOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, session: Session): string | undefined {
   const agent = deps.agents.get(agentNamed(session));
   return agent?.graph && deps.graphs ? agent.id : undefined;
 }

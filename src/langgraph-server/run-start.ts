@@ -1,12 +1,14 @@
 import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
 import { newId } from '../domain/time.js';
-import type { JsonObject, Multitask, Principal, Run } from '../domain/types.js';
+import type { JsonObject, Principal, Run } from '../domain/types.js';
 import type { StartRunRequest } from '../ports/run-control.js';
 import type { Agent } from '../runtime/agent.js';
-import type { AppDeps } from './deps.js';
-import { rollbackActiveRuns } from './langgraph-run-rollback.js';
-import type { RunCreate, RunRecord, StreamMode } from './langgraph-run.js';
-import { assistantIdOf, resolveAssistant } from './routes/langgraph-assistants.js';
+import { assistantIdOf, resolveAssistant } from './assistants.js';
+import type { LangGraphDeps } from './deps.js';
+import { rollbackActiveRuns } from './run-rollback.js';
+import { definedOf, multitaskOf, type RunCreate, type RunRecord, type StreamMode } from './types.js';
+
+type StartDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'graphs' | 'logger'>;
 
 /** A run a LangGraph client started, or the native agent's paused run its `command.resume` resumed. */
 export interface LangGraphStart {
@@ -31,9 +33,6 @@ export interface StartOptions {
   waited: boolean;
 }
 
-/** `multitask_strategy` as agentplane's multitask; rollback rolls the active runs back first, then starts as interrupt does. */
-const MULTITASK: Record<string, Multitask> = { reject: 'reject', enqueue: 'enqueue', interrupt: 'interrupt', rollback: 'interrupt' };
-
 /** The error of a paused run cancelled because a new run came on its thread. */
 const REPLACED_ERROR = 'interrupted by a new run on its thread';
 /** The error of a paused run cancelled because a new run resumes its interrupt (`command.resume`). */
@@ -49,7 +48,7 @@ const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
  * does not support, or a native agent asked for graph options), `conflict` (a busy thread
  * under `reject`, another agent's thread, a native agent's resume with nothing to resume).
  */
-export async function startLangGraphRun(deps: AppDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
+export async function startLangGraphRun(deps: StartDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
   const agent = resolveAssistant(deps.agents, body.assistant_id);
   if (!agent.graph) refuseGraphOptions(agent, body);
   const modes = modesOf(body, options.defaultModes);
@@ -67,7 +66,8 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
   const request: StartRunRequest = {
     agent_id: agent.id,
     session_id: sessionId,
-    multitask: MULTITASK[body.multitask_strategy ?? 'reject'],
+    // rollback: the thread's active runs were rolled back above; the start then acts as interrupt.
+    multitask: multitaskOf(body.multitask_strategy),
     ...(agent.graph ? { graph: graphRequestOf(body, modes) } : { input: (body.input ?? {}) as JsonObject }),
     ...(body.webhook !== undefined ? { webhook: body.webhook } : {}),
     // LangGraph's after_seconds: the run stays pending (queued) until then.
@@ -115,7 +115,7 @@ function resumeOnly(body: RunCreate): boolean {
  * The thread exists (`created` by this request when `create` says so) and is not another
  * agent's; `paused`: its latest run, when that one waits at an approval.
  */
-async function prepareThread(deps: AppDeps, tenant: string, threadId: string, agent: Agent, create: boolean): Promise<{ created: boolean; paused?: Run }> {
+async function prepareThread(deps: StartDeps, tenant: string, threadId: string, agent: Agent, create: boolean): Promise<{ created: boolean; paused?: Run }> {
   const session = await deps.store.sessions.getSession(tenant, threadId);
   if (!session) {
     if (!create) throw notFound(`Thread "${threadId}"`);
@@ -136,7 +136,7 @@ async function prepareThread(deps: AppDeps, tenant: string, threadId: string, ag
 }
 
 /** A new run on a paused thread: the paused run is cancelled (its approvals closed) first. */
-async function replacePaused(deps: AppDeps, principal: Principal, paused: Run, error: string): Promise<void> {
+async function replacePaused(deps: StartDeps, principal: Principal, paused: Run, error: string): Promise<void> {
   try {
     await deps.runs.cancelRun(principal.tenant, paused.id, principal.subject, error);
   } catch (error) {
@@ -146,7 +146,7 @@ async function replacePaused(deps: AppDeps, principal: Principal, paused: Run, e
 }
 
 /** A native agent's paused run: a resume answers its pending approval and the run goes on; anything else is a new run (409 while paused). */
-async function answerPaused(deps: AppDeps, principal: Principal, paused: Run, agent: Agent, body: RunCreate, waited: boolean, modes: readonly StreamMode[]): Promise<LangGraphStart> {
+async function answerPaused(deps: StartDeps, principal: Principal, paused: Run, agent: Agent, body: RunCreate, waited: boolean, modes: readonly StreamMode[]): Promise<LangGraphStart> {
   if (!resumeOnly(body) || !paused.approval_id) {
     throw conflict(`Thread "${paused.session_id}" waits for an answer to its interrupt: resume it (command.resume) or cancel its run first.`);
   }
@@ -160,14 +160,14 @@ function graphRequestOf(body: RunCreate, modes: readonly StreamMode[]): Record<s
   const { config = {}, checkpoint } = body;
   const configurable = {
     ...config.configurable,
-    ...(checkpoint ? withoutUndefined({ checkpoint_id: checkpoint.checkpoint_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_map: checkpoint.checkpoint_map }) : {}),
+    ...(checkpoint ? definedOf({ checkpoint_id: checkpoint.checkpoint_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_map: checkpoint.checkpoint_map }) : {}),
     ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}),
   };
   const record: RunRecord = { metadata: body.metadata ?? {}, multitask_strategy: body.multitask_strategy ?? 'reject' };
-  return withoutUndefined({
+  return definedOf({
     input: body.input,
     command: body.command,
-    config: withoutUndefined({
+    config: definedOf({
       configurable: Object.keys(configurable).length > 0 ? configurable : undefined,
       tags: config.tags,
       recursion_limit: config.recursion_limit,
@@ -181,8 +181,4 @@ function graphRequestOf(body: RunCreate, modes: readonly StreamMode[]): Record<s
     interrupt_after: body.interrupt_after,
     ...record,
   });
-}
-
-function withoutUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

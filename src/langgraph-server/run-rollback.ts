@@ -1,6 +1,8 @@
 import { AppError } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, type Principal, type Run } from '../domain/types.js';
-import type { AppDeps } from './deps.js';
+import type { LangGraphDeps } from './deps.js';
+
+type RollbackDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'graphs' | 'logger'>;
 
 /** The error of a run cancelled to be rolled back (kept nowhere once it is deleted; said in its `cancelled` event). */
 const ROLLED_BACK_ERROR = 'rolled back (action or multitask_strategy rollback)';
@@ -12,7 +14,7 @@ const ROLLED_BACK_ERROR = 'rolled back (action or multitask_strategy rollback)';
  * state is left as it is (its checkpoints do not say which run wrote them). Throws AppError
  * `conflict` when the run was resumed meanwhile and is active again.
  */
-export async function rollbackRun(deps: AppDeps, principal: Principal, run: Run): Promise<void> {
+export async function rollbackRun(deps: RollbackDeps, principal: Principal, run: Run): Promise<void> {
   const { tenant } = principal;
   if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id, ROLLED_BACK_ERROR);
   if (deps.agents.get(run.agent_id)?.graph && deps.graphs) await deps.graphs.rollbackRun(tenant, run.session_id, run.agent_id, run.id);
@@ -24,14 +26,14 @@ export async function rollbackRun(deps: AppDeps, principal: Principal, run: Run)
  * queued behind first, so none is promoted meanwhile), as LangGraph rolls back the pending
  * and running runs of a thread before it starts the new one.
  */
-export async function rollbackActiveRuns(deps: AppDeps, principal: Principal, threadId: string): Promise<void> {
+export async function rollbackActiveRuns(deps: RollbackDeps, principal: Principal, threadId: string): Promise<void> {
   const runs = await deps.store.runs.listRuns(principal.tenant, threadId, { limit: 100, offset: 0 });
   for (const run of runs) {
     if (run.status === 'queued' || run.status === 'running') await rollbackRun(deps, principal, run);
   }
 }
 
-async function deleteQuietly(deps: AppDeps, tenant: string, runId: string): Promise<void> {
+async function deleteQuietly(deps: RollbackDeps, tenant: string, runId: string): Promise<void> {
   try {
     await deps.store.runs.deleteRun(tenant, runId);
   } catch (error) {
@@ -41,7 +43,7 @@ async function deleteQuietly(deps: AppDeps, tenant: string, runId: string): Prom
 }
 
 /** Cancels a run unless it ended already (or is gone). */
-export async function cancelQuietly(deps: AppDeps, principal: Principal, runId: string, error?: string): Promise<void> {
+export async function cancelQuietly(deps: Pick<LangGraphDeps, 'runs' | 'logger'>, principal: Principal, runId: string, error?: string): Promise<void> {
   try {
     await deps.runs.cancelRun(principal.tenant, runId, principal.subject, error);
   } catch (failure) {

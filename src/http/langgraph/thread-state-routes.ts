@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import type { JsonObject } from '../../domain/types.js';
-import { readThreadHistory, readThreadState, threadSession, updateThreadState, type ThreadStateDeps } from '../langgraph-thread-state.js';
+import { readThreadHistory, readThreadState, threadSession, updateThreadState, type ThreadStateDeps } from '../../langgraph-server/thread-state.js';
 import type { AnyRoute } from '../route.js';
 import { IdParam, JsonObjectSchema, Timestamp } from '../schemas.js';
-import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
+import { defineLangGraphRoute, langgraphErrors } from './define.js';
 
 const CheckpointRefSchema = z
   .object({

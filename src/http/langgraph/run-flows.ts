@@ -1,39 +1,24 @@
 import type { Context } from 'koa';
-import { AppError, notFound } from '../domain/errors.js';
-import { ACTIVE_RUN_STATUSES, type Principal, type Run, type StoredEvent } from '../domain/types.js';
-import type { AppDeps } from './deps.js';
-import type { RunCreate, StreamMode } from './langgraph-run.js';
-import { cancelQuietly } from './langgraph-run-rollback.js';
-import { startLangGraphRun, type LangGraphStart } from './langgraph-run-start.js';
-import { LangGraphStream } from './langgraph-sse.js';
-import { keptAlive, valuesOf } from './langgraph-wait.js';
-import type { RouteResult } from './route.js';
-import { holdForRun, waitedRun } from './run-wait.js';
+import { ACTIVE_RUN_STATUSES, type Principal, type Run, type StoredEvent } from '../../domain/types.js';
+import { afterwardsOf, cancelLeft, discardThread, valuesOf } from '../../langgraph-server/run-stops.js';
+import { startLangGraphRun, type LangGraphStart } from '../../langgraph-server/run-start.js';
+import { threadRun } from '../../langgraph-server/runs.js';
+import type { RunCreate, StreamMode } from '../../langgraph-server/types.js';
+import type { AppDeps } from '../deps.js';
+import type { RouteResult } from '../route.js';
+import { holdForRun, waitedRun } from '../run-wait.js';
+import { keptAlive } from './keep-alive.js';
+import { LangGraphStream } from './sse.js';
 
 /**
- * The LangGraph run requests that follow a run (waits, joins, streams): subscribed before the
- * run starts or is read, answered from its events, whichever replica or worker has it.
+ * The LangGraph run requests that hold their connection while a run goes on (waits, joins,
+ * streams): subscribed before the run starts or is read, answered from its events, whichever
+ * replica or worker has it. What happens to the run and its thread is the services'
+ * (src/langgraph-server/); this is the connection's part.
  */
 
 /** A LangGraph wait has no deadline of its own: it holds until the run stops (the longest timer Node keeps). */
 const UNTIL_STOPPED_MS = 2_147_483_647;
-
-/** The error of a run cancelled because the client that waited for or streamed it left (`on_disconnect: cancel`). */
-const LEFT_ERROR = 'cancelled: its client disconnected (on_disconnect: cancel)';
-
-/** What a run creation does once the run stopped, or its client left first. */
-interface Afterwards {
-  /** The run was started without a thread: removed with its new thread once it stops (`on_completion: delete`). */
-  discard: boolean;
-  /** Cancel the run when the client leaves before it stops. */
-  cancelOnLeave: boolean;
-}
-
-function afterwardsOf(body: RunCreate, threadId: string | undefined): Afterwards {
-  const discard = threadId === undefined && body.on_completion !== 'keep';
-  // A run whose thread goes with it has no reader left once its client leaves.
-  return { discard, cancelOnLeave: discard || body.on_disconnect === 'cancel' };
-}
 
 /** `Content-Location` of a started run (the SDK reads the run id from it); a discarded thread's run is `/runs/<id>`. */
 function locate(ctx: Context, started: LangGraphStart, discard: boolean): void {
@@ -60,7 +45,7 @@ export async function waitForRun(deps: AppDeps, principal: Principal, ctx: Conte
     try {
       held.follow(started.run_id, staleOf(started));
       const stop = await held.until(UNTIL_STOPPED_MS);
-      if (!stop && after.cancelOnLeave && !deps.lifecycle.draining) await cancelQuietly(deps, principal, started.run_id, LEFT_ERROR);
+      if (!stop && after.cancelOnLeave && !deps.lifecycle.draining) await cancelLeft(deps, principal, started.run_id);
       return await valuesOf(deps, tenant, await waitedRun(deps, tenant, started, stop));
     } finally {
       held.done();
@@ -87,20 +72,13 @@ export async function streamRun(deps: AppDeps, principal: Principal, ctx: Contex
   stream.begin(ctx, { ...started, graph: started.agent.graph !== undefined }, {
     onLeft: () => {
       if (!after.cancelOnLeave) return;
-      void cancelQuietly(deps, principal, started.run_id, LEFT_ERROR).then(async () => {
+      void cancelLeft(deps, principal, started.run_id).then(async () => {
         if (after.discard) await discardThread(deps, principal, started.session_id);
       });
     },
     ...(after.discard ? { onStopped: () => void discardThread(deps, principal, started.session_id) } : {}),
   });
   return 'handled';
-}
-
-/** The run of a thread, or `not_found` (another thread's run, or none). */
-export async function threadRun(deps: AppDeps, tenant: string, threadId: string, runId: string): Promise<Run> {
-  const run = await deps.store.runs.getRun(tenant, runId);
-  if (!run || run.session_id !== threadId) throw notFound(`Run "${runId}"`);
-  return run;
 }
 
 const isActive = (run: Run) => ACTIVE_RUN_STATUSES.includes(run.status) && run.status !== 'interrupted';
@@ -122,7 +100,7 @@ export async function joinRun(deps: AppDeps, principal: Principal, ctx: Context,
       if (isActive(run)) {
         held.follow(run.id);
         stop = await held.until(UNTIL_STOPPED_MS);
-        if (!stop && cancelOnLeave && !deps.lifecycle.draining) await cancelQuietly(deps, principal, run.id, LEFT_ERROR);
+        if (!stop && cancelOnLeave && !deps.lifecycle.draining) await cancelLeft(deps, principal, run.id);
       }
       return await valuesOf(deps, tenant, await waitedRun(deps, tenant, { run_id: run.id, session_id: run.session_id }, stop));
     } finally {
@@ -153,21 +131,8 @@ export async function joinStream(
     stopped: !isActive(run),
     ...(run.status === 'interrupted' && run.approval_id ? { pausedAt: run.approval_id } : {}),
     onLeft: () => {
-      if (ref.cancelOnLeave) void cancelQuietly(deps, principal, run.id, LEFT_ERROR);
+      if (ref.cancelOnLeave) void cancelLeft(deps, principal, run.id);
     },
   });
   return 'handled';
-}
-
-/** Removes a stateless run's thread once its run stopped (a paused run is cancelled first). */
-async function discardThread(deps: AppDeps, principal: Principal, sessionId: string): Promise<void> {
-  const { tenant } = principal;
-  try {
-    const latest = await deps.store.runs.latestRun(tenant, sessionId);
-    if (latest && ACTIVE_RUN_STATUSES.includes(latest.status)) await cancelQuietly(deps, principal, latest.id);
-    await deps.store.sessions.deleteSession(tenant, sessionId);
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'not_found') return;
-    deps.logger.warn({ err: error, session_id: sessionId }, 'could not remove the thread of a stateless LangGraph run');
-  }
 }

@@ -1,15 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AppError, conflict, notFound } from '../../domain/errors.js';
-import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, type JsonObject, type Session } from '../../domain/types.js';
-import type { AppDeps } from '../deps.js';
-import { graphAgentOf, threadSession } from '../langgraph-thread-state.js';
-import { countThreads, searchThreads, THREAD_SCAN_LIMIT, THREAD_STATUSES, ThreadFacts, threadMetadata } from '../langgraph-threads.js';
+import { copyThread, createThread, deleteThread, getThread, patchThread, type ThreadDeps } from '../../langgraph-server/thread-actions.js';
+import { countThreads, searchThreads, THREAD_SCAN_LIMIT } from '../../langgraph-server/threads.js';
+import { THREAD_STATUSES } from '../../langgraph-server/types.js';
 import type { AnyRoute } from '../route.js';
 import { IdParam, JsonObjectSchema, Timestamp } from '../schemas.js';
-import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
+import { defineLangGraphRoute, langgraphErrors } from './define.js';
 
-type ThreadDeps = Pick<AppDeps, 'store' | 'graphs' | 'agents' | 'config' | 'runs' | 'logger'>;
+/** The routes of LangGraph threads (src/langgraph-server/threads.ts, thread-actions.ts). */
 
 export const ThreadSchema = z
   .object({
@@ -36,23 +33,8 @@ const Filters = {
   status: z.enum(THREAD_STATUSES).optional(),
 };
 
-/** Deleting a thread cancels its active runs and tries again this many times when a run became active meanwhile. */
-const DELETE_ATTEMPTS = 3;
-
-/** A `graph_id` in a thread's metadata names a registered agent (the graph its state and runs use). */
-function checkGraphId(deps: Pick<AppDeps, 'agents'>, metadata: JsonObject | undefined): void {
-  const graphId = metadata?.graph_id;
-  if (graphId === undefined || graphId === null) return;
-  if (typeof graphId !== 'string' || !deps.agents.get(graphId)) {
-    throw new AppError('unknown_agent', `metadata.graph_id: Agent ${JSON.stringify(graphId)} is not registered.`);
-  }
-}
-
-const threadOf = (deps: ThreadDeps, tenant: string, session: Session) => new ThreadFacts(deps, tenant, session).thread();
-
 /** POST /threads (create), search, count; GET, PATCH, DELETE a thread; copy one. */
 export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
-  const { store } = deps;
   const one = langgraphErrors(400, 401, 403, 404, 429);
   return [
     defineLangGraphRoute({
@@ -68,20 +50,7 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       }),
       bodyExamples: { empty: { summary: 'a new thread', value: { metadata: { user: 'ana' }, if_exists: 'raise' } } },
       responses: { 200: { description: 'The thread', schema: ThreadSchema }, ...langgraphErrors(400, 401, 403, 409, 413, 415, 429) },
-      handler: async ({ body, principal }) => {
-        checkGraphId(deps, body.metadata);
-        const sessionId = body.thread_id ?? randomUUID();
-        let session: Session;
-        try {
-          session = await store.sessions.createSession(principal.tenant, { session_id: sessionId, metadata: body.metadata ?? {} });
-        } catch (error) {
-          const existing = error instanceof AppError && error.code === 'conflict' ? await store.sessions.getSession(principal.tenant, sessionId) : null;
-          if (!existing) throw error;
-          if (body.if_exists === 'raise') throw conflict(`Thread "${sessionId}" already exists.`);
-          session = existing;
-        }
-        return { status: 200, body: await threadOf(deps, principal.tenant, session) };
-      },
+      handler: async ({ body, principal }) => ({ status: 200, body: await createThread(deps, principal.tenant, body) }),
     }),
     defineLangGraphRoute({
       method: 'POST',
@@ -135,7 +104,7 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       summary: 'One thread',
       params: ThreadParams,
       responses: { 200: { description: 'The thread', schema: ThreadSchema }, ...one },
-      handler: async ({ params, principal }) => ({ status: 200, body: await threadOf(deps, principal.tenant, await threadSession(deps, principal.tenant, params.thread_id)) }),
+      handler: async ({ params, principal }) => ({ status: 200, body: await getThread(deps, principal.tenant, params.thread_id) }),
     }),
     defineLangGraphRoute({
       method: 'PATCH',
@@ -146,15 +115,7 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       body: z.strictObject({ metadata: JsonObjectSchema.optional() }),
       bodyExamples: { tag: { summary: 'add a key', value: { metadata: { reviewed: true } } } },
       responses: { 200: { description: 'The thread', schema: ThreadSchema }, ...one, ...langgraphErrors(413, 415) },
-      handler: async ({ params, body, principal }) => {
-        checkGraphId(deps, body.metadata);
-        const session = body.metadata
-          ? await store.sessions.updateSessionMetadata(principal.tenant, params.thread_id, body.metadata).catch((error: unknown) => {
-              throw error instanceof AppError && error.code === 'not_found' ? notFound(`Thread "${params.thread_id}"`) : error;
-            })
-          : await threadSession(deps, principal.tenant, params.thread_id);
-        return { status: 200, body: await threadOf(deps, principal.tenant, session) };
-      },
+      handler: async ({ params, body, principal }) => ({ status: 200, body: await patchThread(deps, principal.tenant, params.thread_id, body.metadata) }),
     }),
     defineLangGraphRoute({
       method: 'DELETE',
@@ -175,55 +136,7 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       summary: "Copy a thread: a new thread with its metadata and its state's checkpoints",
       params: ThreadParams,
       responses: { 200: { description: 'The new thread', schema: ThreadSchema }, ...one, ...langgraphErrors(413) },
-      handler: async ({ params, principal }) => {
-        const copy = await copyThread(deps, principal.tenant, await threadSession(deps, principal.tenant, params.thread_id));
-        return { status: 200, body: await threadOf(deps, principal.tenant, copy) };
-      },
+      handler: async ({ params, principal }) => ({ status: 200, body: await copyThread(deps, principal.tenant, params.thread_id) }),
     }),
   ];
-}
-
-/** Deletes the session, cancelling its active runs first when it has any (as LangGraph's server deletes a busy thread). */
-async function deleteThread(deps: ThreadDeps, tenant: string, threadId: string, by: string): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await deps.store.sessions.deleteSession(tenant, threadId);
-      return;
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'not_found') throw notFound(`Thread "${threadId}"`);
-      if (!(error instanceof AppError && error.code === 'conflict') || attempt === DELETE_ATTEMPTS) throw error;
-    }
-    for (const status of ACTIVE_RUN_STATUSES) {
-      const runs = await deps.store.runs.findRuns(tenant, { session_id: threadId, status, limit: MAX_QUEUED_BEHIND + 1, offset: 0 });
-      for (const run of runs) {
-        await deps.runs.cancelRun(tenant, run.id, by).catch((error: unknown) => {
-          // Ended meanwhile: nothing left to cancel.
-          if (!(error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found'))) throw error;
-        });
-      }
-    }
-  }
-}
-
-/**
- * A new session with the thread's metadata (its graph_id naming the graph) and its state: a
- * graph's LangGraph checkpoints are copied (history, tasks and interrupts included), a native
- * session's latest checkpoint. Runs, approvals and traces stay with the source.
- */
-async function copyThread(deps: ThreadDeps, tenant: string, source: Session): Promise<Session> {
-  const copy = await deps.store.sessions.createSession(tenant, { session_id: randomUUID(), metadata: threadMetadata(source) });
-  try {
-    const graphId = graphAgentOf(deps, source);
-    if (graphId) {
-      await deps.graphs!.copyThread(tenant, source.id, copy.id, graphId);
-    } else {
-      const latest = await deps.store.sessions.getCheckpoint(tenant, source.id);
-      if (latest) await deps.store.sessions.appendCheckpoint(tenant, copy.id, { patch: latest.state, node_id: latest.node_id });
-    }
-  } catch (error) {
-    // A copy that failed half-way is not left behind.
-    await deps.store.sessions.deleteSession(tenant, copy.id).catch((cleanup: unknown) => deps.logger.warn({ err: cleanup, thread_id: copy.id }, 'a failed thread copy was not removed'));
-    throw error;
-  }
-  return (await deps.store.sessions.getSession(tenant, copy.id)) ?? copy;
 }

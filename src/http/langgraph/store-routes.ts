@@ -1,24 +1,11 @@
 import { z } from 'zod';
-import { badRequest } from '../../domain/errors.js';
-import {
-  listGraphNamespaces,
-  namespaceProblem,
-  parseGraphItem,
-  searchGraphItems,
-  type NamespaceCondition,
-  type ParsedGraphItem,
-} from '../../runtime/graph-item-queries.js';
+import { deleteStoreItem, getStoreItem, listStoreNamespaces, putStoreItem, searchStoreItems } from '../../langgraph-server/store-items.js';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { JsonObjectSchema, Timestamp } from '../schemas.js';
-import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
+import { defineLangGraphRoute, langgraphErrors } from './define.js';
 
-/**
- * The store of the LangGraph Server API: the tenant's cross-thread memory, the items graphs
- * read and write through `config.store` (the backend's GraphItemStore, capped per tenant).
- * No vector index: a search's `query` and a put's `index` are ignored, as by LangGraph's
- * InMemoryStore without embeddings. Items do not expire: a `ttl` is refused.
- */
+/** The routes of the LangGraph Server API's store (src/langgraph-server/store-items.ts), scoped to the caller's tenant. */
 
 const Labels = z.array(z.string());
 
@@ -32,26 +19,10 @@ export const StoreItemSchema = z
   })
   .meta({ id: 'StoreItem' });
 
-const toWire = (item: ParsedGraphItem) => ({
-  namespace: item.namespace,
-  key: item.key,
-  value: item.value,
-  created_at: new Date(item.createdAt).toISOString(),
-  updated_at: new Date(item.updatedAt).toISOString(),
-});
-
-/** The namespace as LangGraph's rules allow it for this use, else a 400 naming the field. */
-function checked(field: string, namespace: string[], options: Parameters<typeof namespaceProblem>[1]): string[] {
-  const problem = namespaceProblem(namespace, options);
-  if (problem) throw badRequest(`${field}: ${problem}`);
-  return namespace;
-}
-
 const ItemKey = z.object({ namespace: Labels, key: z.string() });
 
-/** PUT, GET and DELETE /store/items, POST /store/items/search and /store/namespaces, scoped to the caller's tenant. */
+/** PUT, GET and DELETE /store/items, POST /store/items/search and /store/namespaces. */
 export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRoute[] {
-  const items = deps.graphItems;
   const reads = langgraphErrors(400, 401, 403, 429);
   const bodies = langgraphErrors(413, 415);
   return [
@@ -73,8 +44,7 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
         ...langgraphErrors('payload_too_large', 415),
       },
       handler: async ({ body, principal }) => {
-        const namespace = checked('body.namespace', body.namespace, {});
-        await items.putItem(principal.tenant, namespace, body.key, JSON.stringify(body.value));
+        await putStoreItem(deps, principal.tenant, { field: 'body.namespace', namespace: body.namespace }, body.key, body.value);
         return { status: 204, body: undefined };
       },
     }),
@@ -90,12 +60,11 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
       }),
       responses: { 200: { description: 'The item; null when there is none', schema: StoreItemSchema.nullable() }, ...reads },
       handler: async ({ query, principal, ctx }) => {
-        const namespace = query.namespace ? checked('query.namespace', query.namespace.split('.'), { allowReservedRoot: true }) : [];
-        const found = await items.getItem(principal.tenant, namespace, query.key);
+        const found = await getStoreItem(deps, principal.tenant, { field: 'query.namespace', namespace: query.namespace ? query.namespace.split('.') : [] }, query.key);
         ctx.status = 200;
         // A null body would otherwise turn into 204: JSON null is LangGraph's answer for none.
         ctx.type = 'application/json';
-        ctx.body = found ? toWire(parseGraphItem(found)) : null;
+        ctx.body = found;
         return 'handled';
       },
     }),
@@ -108,7 +77,7 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
       bodyExamples: { delete: { summary: 'the preference of a user', value: { namespace: ['users', 'ana'], key: 'prefs' } } },
       responses: { 204: { description: 'Deleted, or there was none' }, ...reads, ...bodies },
       handler: async ({ body, principal }) => {
-        await items.deleteItem(principal.tenant, checked('body.namespace', body.namespace, { allowReservedRoot: true }), body.key);
+        await deleteStoreItem(deps, principal.tenant, { field: 'body.namespace', namespace: body.namespace }, body.key);
         return { status: 204, body: undefined };
       },
     }),
@@ -129,9 +98,9 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
       bodyExamples: { prefix: { summary: 'the items of a user', value: { namespace_prefix: ['users', 'ana'], limit: 10, offset: 0 } } },
       responses: { 200: { description: 'A page of items', schema: z.object({ items: z.array(StoreItemSchema) }) }, ...reads, ...bodies },
       handler: async ({ body, principal }) => {
-        const prefix = checked('body.namespace_prefix', body.namespace_prefix, { allowEmpty: true, allowReservedRoot: true });
-        const found = await searchGraphItems(items, principal.tenant, { prefix, filter: body.filter, offset: body.offset, limit: body.limit });
-        return { status: 200, body: { items: found.map(toWire) } };
+        const prefix = { field: 'body.namespace_prefix', namespace: body.namespace_prefix };
+        const items = await searchStoreItems(deps, principal.tenant, { prefix, filter: body.filter, offset: body.offset, limit: body.limit });
+        return { status: 200, body: { items } };
       },
     }),
     defineLangGraphRoute({
@@ -150,10 +119,13 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
       bodyExamples: { all: { summary: 'every namespace', value: { limit: 100, offset: 0 } } },
       responses: { 200: { description: 'A page of namespaces', schema: z.object({ namespaces: z.array(z.array(z.string())) }) }, ...reads, ...bodies },
       handler: async ({ body, principal }) => {
-        const conditions: NamespaceCondition[] = [];
-        if (body.prefix?.length) conditions.push({ matchType: 'prefix', path: checked('body.prefix', body.prefix, { allowReservedRoot: true }) });
-        if (body.suffix?.length) conditions.push({ matchType: 'suffix', path: checked('body.suffix', body.suffix, { allowReservedRoot: true }) });
-        const namespaces = await listGraphNamespaces(items, principal.tenant, { conditions, maxDepth: body.max_depth, offset: body.offset, limit: body.limit });
+        const namespaces = await listStoreNamespaces(deps, principal.tenant, {
+          ...(body.prefix ? { prefix: { field: 'body.prefix', namespace: body.prefix } } : {}),
+          ...(body.suffix ? { suffix: { field: 'body.suffix', namespace: body.suffix } } : {}),
+          maxDepth: body.max_depth,
+          offset: body.offset,
+          limit: body.limit,
+        });
         return { status: 200, body: { namespaces } };
       },
     }),

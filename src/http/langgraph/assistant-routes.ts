@@ -1,28 +1,21 @@
-import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { conflict, notFound } from '../../domain/errors.js';
-import { uuid5 } from '../../domain/uuid5.js';
-import type { Agent } from '../../runtime/agent.js';
-import { drawAgent } from '../../runtime/agent-drawing.js';
-import type { AgentRegistry } from '../../runtime/registry.js';
+import {
+  ASSISTANT_FIELDS,
+  assistantGraph,
+  assistantOf,
+  assistantSchemas,
+  assistantVersions,
+  matchingAssistants,
+  refuseAssistantChange,
+  resolveAssistant,
+  searchAssistants,
+} from '../../langgraph-server/assistants.js';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { JsonObjectSchema, Timestamp } from '../schemas.js';
-import { defineLangGraphRoute, langgraphErrors, searchAnswer } from './langgraph-route.js';
+import { defineLangGraphRoute, langgraphErrors, searchAnswer } from './define.js';
 
-/**
- * Assistants of the LangGraph Server API. Every agent of the registry (graph agents and
- * defineAgent agents) is one assistant, derived, never stored: `graph_id` is the agent id,
- * `assistant_id` the UUIDv5 the LangGraph server gives a graph's default assistant. They are
- * the configured agents, so they cannot be created, changed or deleted through the API.
- */
-
-/** LangGraph's namespace of assistant ids (`NAMESPACE_GRAPH` of @langchain/langgraph-api). */
-const ASSISTANT_NAMESPACE = '6ba7b821-9dad-11d1-80b4-00c04fd430c8';
-/** Every assistant's created_at and updated_at: when this process loaded its routes. */
-const STARTED_AT = new Date().toISOString();
-
-const FIELDS = ['assistant_id', 'graph_id', 'name', 'description', 'config', 'context', 'metadata', 'version', 'created_at', 'updated_at'] as const;
+/** The routes of the LangGraph Server API's assistants (src/langgraph-server/assistants.ts): every agent is one. */
 
 export const AssistantSchema = z
   .object({
@@ -39,60 +32,11 @@ export const AssistantSchema = z
   })
   .meta({ id: 'Assistant' });
 
-export type Assistant = z.infer<typeof AssistantSchema>;
-
-const ids = new Map<string, string>();
-
-/** The assistant id of a graph id, as the LangGraph server derives it. */
-export function assistantIdOf(graphId: string): string {
-  let id = ids.get(graphId);
-  if (id === undefined) ids.set(graphId, (id = uuid5(graphId, ASSISTANT_NAMESPACE)));
-  return id;
-}
-
-/** The assistant an agent is. */
-export function assistantOf(agent: Agent): Assistant {
-  return {
-    assistant_id: assistantIdOf(agent.id),
-    graph_id: agent.id,
-    name: agent.id,
-    description: agent.description,
-    config: {},
-    context: {},
-    metadata: { created_by: 'system' },
-    version: 1,
-    created_at: STARTED_AT,
-    updated_at: STARTED_AT,
-  };
-}
-
-/**
- * The agent an assistant id names: a graph id (agent id) as it is, or an assistant id derived
- * from one. Throws AppError `not_found` otherwise.
- */
-export function resolveAssistant(agents: Pick<AgentRegistry, 'get' | 'list'>, idOrGraphId: string): Agent {
-  const agent = agents.get(idOrGraphId) ?? agents.list().find((a) => assistantIdOf(a.id) === idOrGraphId.toLowerCase());
-  if (!agent) throw notFound(`Assistant "${idOrGraphId}"`);
-  return agent;
-}
-
 const Filters = {
   graph_id: z.string().optional().meta({ description: 'only this graph (agent id)' }),
   name: z.string().optional().meta({ description: 'names holding this, case-insensitively' }),
   metadata: JsonObjectSchema.optional().meta({ description: 'metadata holding each of these keys with this value' }),
 };
-type AssistantFilters = { graph_id?: string; name?: string; metadata?: Record<string, unknown> };
-
-const matching = (agents: AgentRegistry, filters: AssistantFilters): Assistant[] =>
-  agents
-    .list()
-    .map(assistantOf)
-    .filter(
-      (a) =>
-        (filters.graph_id === undefined || a.graph_id === filters.graph_id) &&
-        (filters.name === undefined || a.name.toLowerCase().includes(filters.name.toLowerCase())) &&
-        Object.entries(filters.metadata ?? {}).every(([key, value]) => isDeepStrictEqual(a.metadata[key], value)),
-    );
 
 const AssistantParams = z.object({ assistant_id: z.string().meta({ description: 'assistant id, or the graph id' }) });
 const Page = {
@@ -124,15 +68,6 @@ const GraphSchema = z
   })
   .meta({ id: 'AssistantGraph' });
 
-/** A graph agent's compiled graph and what src/langgraph/ tells about it (loaded only for graph agents). */
-async function introspect(agent: Agent) {
-  const graph = await agent.graph!.load({ configurable: {} });
-  return { graph, describe: await import('../../langgraph/introspect.js') };
-}
-
-const unchangeable = (what: string) =>
-  conflict(`Assistants are the configured agents and graphs (AGENTS_MODULE, LANGGRAPH_CONFIG): they cannot be ${what} through the API.`);
-
 /** POST /assistants/search and /count, GET an assistant, its graph, schemas and subgraphs; create, update and delete refused. */
 export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRoute[] {
   const { agents } = deps;
@@ -150,7 +85,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
         ...Page,
         sort_by: z.enum(['assistant_id', 'graph_id', 'name', 'created_at', 'updated_at']).default('created_at'),
         sort_order: z.enum(['asc', 'desc']).default('desc'),
-        select: z.array(z.enum(FIELDS)).min(1).optional().meta({ description: 'only these fields of each assistant' }),
+        select: z.array(z.enum(ASSISTANT_FIELDS)).min(1).optional().meta({ description: 'only these fields of each assistant' }),
       }),
       bodyExamples: { all: { summary: 'the first ten, newest first', value: { limit: 10, offset: 0, sort_by: 'created_at', sort_order: 'desc' } } },
       responses: {
@@ -161,11 +96,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
         },
         ...langgraphErrors(400, 401, 403, 413, 415, 429),
       },
-      handler: async ({ body }) => {
-        const { sort_by: by, sort_order: order } = body;
-        const sign = order === 'asc' ? 1 : -1;
-        return searchAnswer(matching(agents, body).sort((a, b) => sign * a[by].localeCompare(b[by]) || a.graph_id.localeCompare(b.graph_id)), body);
-      },
+      handler: async ({ body }) => searchAnswer(searchAssistants(agents, body), body),
     }),
     defineLangGraphRoute({
       method: 'POST',
@@ -176,7 +107,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       body: z.strictObject(Filters),
       bodyExamples: { all: { summary: 'every assistant', value: {} } },
       responses: { 200: { description: 'How many match', schema: z.number().int() }, ...langgraphErrors(400, 401, 403, 413, 415, 429) },
-      handler: async ({ body }) => ({ status: 200, body: matching(agents, body).length }),
+      handler: async ({ body }) => ({ status: 200, body: matchingAssistants(agents, body).length }),
     }),
     defineLangGraphRoute({
       method: 'GET',
@@ -195,12 +126,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       params: AssistantParams,
       query: z.object({ xray: Xray }),
       responses: { 200: { description: 'Nodes and edges, as LangGraph draws a graph', schema: GraphSchema }, ...one },
-      handler: async ({ params, query }) => {
-        const agent = resolveAssistant(agents, params.assistant_id);
-        if (!agent.graph) return { status: 200, body: drawAgent(agent) };
-        const { graph, describe } = await introspect(agent);
-        return { status: 200, body: await describe.drawGraph(graph, query.xray) };
-      },
+      handler: async ({ params, query }) => ({ status: 200, body: await assistantGraph(agents, params.assistant_id, query.xray) }),
     }),
     defineLangGraphRoute({
       method: 'GET',
@@ -209,18 +135,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       summary: "The JSON schemas of the assistant's state, input, output, config and context",
       params: AssistantParams,
       responses: { 200: { description: 'Schemas; {} (any object) for an agent whose state is open, null where none is declared', schema: SchemasSchema }, ...one },
-      handler: async ({ params }) => {
-        const agent = resolveAssistant(agents, params.assistant_id);
-        if (!agent.graph) {
-          const body = { graph_id: agent.id, state_schema: {}, input_schema: {}, output_schema: {}, config_schema: null, context_schema: null };
-          return { status: 200, body };
-        }
-        const { graph, describe } = await introspect(agent);
-        const schemas = await describe.graphSchemas(graph);
-        // As the LangGraph server: a JS graph's config and context schemas are one.
-        const body = { graph_id: agent.id, state_schema: schemas.state, input_schema: schemas.input, output_schema: schemas.output, config_schema: schemas.config, context_schema: schemas.config };
-        return { status: 200, body };
-      },
+      handler: async ({ params }) => ({ status: 200, body: await assistantSchemas(agents, params.assistant_id) }),
     }),
     ...['/assistants/:assistant_id/subgraphs', '/assistants/:assistant_id/subgraphs/:namespace'].map((path) =>
       defineLangGraphRoute({
@@ -247,11 +162,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       body: z.strictObject({ metadata: Filters.metadata, ...Page }),
       bodyExamples: { all: { summary: 'the first ten versions', value: { limit: 10, offset: 0 } } },
       responses: { 200: { description: 'Versions, newest first', schema: z.array(AssistantSchema.omit({ updated_at: true })) }, ...langgraphErrors(400, 401, 403, 404, 413, 415, 429) },
-      handler: async ({ params, body }) => {
-        const { updated_at: _updated, ...version } = assistantOf(resolveAssistant(agents, params.assistant_id));
-        const kept = Object.entries(body.metadata ?? {}).every(([key, value]) => isDeepStrictEqual(version.metadata[key], value)) ? [version] : [];
-        return { status: 200, body: kept.slice(body.offset, body.offset + body.limit) };
-      },
+      handler: async ({ params, body }) => ({ status: 200, body: assistantVersions(agents, params.assistant_id, body) }),
     }),
     defineLangGraphRoute({
       method: 'POST',
@@ -261,9 +172,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       body: z.object({ graph_id: z.string() }).loose(),
       bodyExamples: { echo: { summary: 'another assistant of echo (refused)', value: { graph_id: 'echo' } } },
       responses: { ...read, ...langgraphErrors(409, 413, 415) },
-      handler: async () => {
-        throw unchangeable('created');
-      },
+      handler: async () => refuseAssistantChange(agents, 'created'),
     }),
     defineLangGraphRoute({
       method: 'PATCH',
@@ -274,10 +183,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       body: JsonObjectSchema,
       bodyExamples: { rename: { summary: 'a new name (refused)', value: { name: 'renamed' } } },
       responses: { ...one, ...langgraphErrors(409, 413, 415) },
-      handler: async ({ params }) => {
-        resolveAssistant(agents, params.assistant_id);
-        throw unchangeable('changed');
-      },
+      handler: async ({ params }) => refuseAssistantChange(agents, 'changed', params.assistant_id),
     }),
     defineLangGraphRoute({
       method: 'DELETE',
@@ -287,10 +193,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents'>): AnyRout
       params: AssistantParams,
       query: z.object({ delete_threads: z.enum(['true', 'false']).optional() }),
       responses: { ...one, ...langgraphErrors(409) },
-      handler: async ({ params }) => {
-        resolveAssistant(agents, params.assistant_id);
-        throw unchangeable('deleted');
-      },
+      handler: async ({ params }) => refuseAssistantChange(agents, 'deleted', params.assistant_id),
     }),
   ];
 }

@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import { conflict, notFound } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
-import { ACTIVE_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
+import { cancelRuns, cancelThreadRun, createRun, deleteEndedRun, describeRun, listThreadRuns, threadRun } from '../../langgraph-server/runs.js';
+import { LANGGRAPH_RUN_STATUSES, STREAM_MODES } from '../../langgraph-server/types.js';
 import type { AppDeps } from '../deps.js';
-import { LANGGRAPH_RUN_STATUSES, LangGraphRunSchema, recordOf, RunCreateBody, runJsonOf, statusesOf, STREAM_MODES, type RunCreate } from '../langgraph-run.js';
-import { joinRun, joinStream, streamRun, threadRun, waitForRun } from '../langgraph-run-flows.js';
-import { cancelQuietly, rollbackRun } from '../langgraph-run-rollback.js';
-import { startLangGraphRun } from '../langgraph-run-start.js';
-import { FROM_START } from '../langgraph-sse.js';
 import type { AnyRoute, Example } from '../route.js';
 import { IdParam, JsonObjectSchema } from '../schemas.js';
 import { intQuery } from '../validate.js';
-import { defineLangGraphRoute, langgraphErrors } from './langgraph-route.js';
+import { defineLangGraphRoute, langgraphErrors } from './define.js';
+import { joinRun, joinStream, streamRun, waitForRun } from './run-flows.js';
+import { LangGraphRunSchema, RunCreateBody } from './schemas.js';
+import { FROM_START } from './sse.js';
 
 /**
  * Runs of the LangGraph Server API: create, wait, stream (on a thread, or stateless), list,
@@ -47,20 +45,18 @@ const STREAM_DESCRIPTION =
   'subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends ' +
   'or pauses at an interrupt. `: keep-alive` comments meanwhile.';
 
-const EXAMPLES: Record<string, Example<RunCreate>> = {
+const EXAMPLES: Record<string, Example<z.infer<typeof RunCreateBody>>> = {
   echo: { summary: 'echo on this thread (created when it does not exist)', value: { assistant_id: 'echo', input: { text: 'hello' }, if_not_exists: 'create' } },
   resume: { summary: 'resume the interrupt the thread waits on', value: { assistant_id: 'human-review', command: { resume: { approved: true } } } },
 };
-const STATELESS_EXAMPLES: Record<string, Example<RunCreate>> = {
+const STATELESS_EXAMPLES: Record<string, Example<z.infer<typeof RunCreateBody>>> = {
   echo: { summary: 'echo on a thread of its own, removed afterwards', value: { assistant_id: 'echo', input: { text: 'hello' } } },
 };
 
 /** The LangGraph runs routes. */
 export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
-  const { store } = deps;
   const starts = langgraphErrors(400, 401, 403, 404, 409, 413, 415, 429, 503);
   const reads = langgraphErrors(400, 401, 403, 404, 429);
-  const asRun = async (tenant: string, run: Run) => runJsonOf(run, recordOf(await store.runs.getRunInput(tenant, run.id)));
   return [
     defineLangGraphRoute({
       method: 'POST',
@@ -71,11 +67,9 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       body: RunCreateBody,
       bodyExamples: EXAMPLES,
       responses: { 200: { description: 'The run, pending', schema: LangGraphRunSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
-      handler: async ({ params, body, principal, ctx }) => {
-        const started = await startLangGraphRun(deps, principal, body, { threadId: params.thread_id, defaultModes: ['values'], waited: false });
-        const run = await threadRun(deps, principal.tenant, started.session_id, started.run_id);
-        ctx.set('Content-Location', `/threads/${started.session_id}/runs/${started.run_id}`);
-        return { status: 200, body: await asRun(principal.tenant, run) };
+      handler: async ({ params, body, principal }) => {
+        const run = await createRun(deps, principal, body, params.thread_id);
+        return { status: 200, body: run, headers: { 'Content-Location': `/threads/${run.thread_id}/runs/${run.run_id}` } };
       },
     }),
     defineLangGraphRoute({
@@ -139,13 +133,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
         status: z.enum(LANGGRAPH_RUN_STATUSES).optional().meta({ description: 'only the runs with this LangGraph status' }),
       }),
       responses: { 200: { description: 'A page of runs', schema: z.array(LangGraphRunSchema) }, ...reads },
-      handler: async ({ params, query, principal }) => {
-        const { tenant } = principal;
-        if (!(await store.sessions.getSession(tenant, params.thread_id))) throw notFound(`Thread "${params.thread_id}"`);
-        const all = await store.runs.listRuns(tenant, params.thread_id, { limit: 100, offset: 0 });
-        const page = (query.status ? all.filter(statusesOf(query.status)) : all).slice(query.offset, query.offset + query.limit);
-        return { status: 200, body: await Promise.all(page.map((run) => asRun(tenant, run))) };
-      },
+      handler: async ({ params, query, principal }) => ({ status: 200, body: await listThreadRuns(deps, principal.tenant, params.thread_id, query) }),
     }),
     defineLangGraphRoute({
       method: 'GET',
@@ -154,7 +142,10 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'One run of a thread (LangGraph)',
       params: RunParams,
       responses: { 200: { description: 'The run', schema: LangGraphRunSchema }, ...reads },
-      handler: async ({ params, principal }) => ({ status: 200, body: await asRun(principal.tenant, await threadRun(deps, principal.tenant, params.thread_id, params.run_id)) }),
+      handler: async ({ params, principal }) => ({
+        status: 200,
+        body: await describeRun(deps, principal.tenant, await threadRun(deps, principal.tenant, params.thread_id, params.run_id)),
+      }),
     }),
     defineLangGraphRoute({
       method: 'DELETE',
@@ -164,9 +155,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       params: RunParams,
       responses: { 204: { description: 'Deleted' }, ...langgraphErrors(400, 401, 403, 404, 409, 429) },
       handler: async ({ params, principal }) => {
-        const run = await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
-        if (ACTIVE_RUN_STATUSES.includes(run.status)) throw conflict(`Run "${run.id}" is pending, running or interrupted: cancel it first (action rollback also deletes it).`);
-        await rollbackRun(deps, principal, run);
+        await deleteEndedRun(deps, principal, params.thread_id, params.run_id);
         return { status: 204, body: null };
       },
     }),
@@ -182,8 +171,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       }),
       responses: { 202: { description: 'Cancelled (or already ended)' }, 204: { description: 'Cancelled and ended (`wait`)' }, ...reads },
       handler: async ({ params, query, principal }) => {
-        const run = await threadRun(deps, principal.tenant, params.thread_id, params.run_id);
-        if (ACTIVE_RUN_STATUSES.includes(run.status)) await (query.action === 'rollback' ? rollbackRun(deps, principal, run) : cancelQuietly(deps, principal, run.id));
+        await cancelThreadRun(deps, principal, params.thread_id, params.run_id, query.action);
         // The run's status is final once cancelRun answers: there is nothing more to wait for.
         return query.wait ? { status: 204, body: null } : { status: 202, body: '' };
       },
@@ -238,28 +226,9 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       bodyExamples: { pending: { summary: 'every pending run of the tenant', value: { status: 'pending' } } },
       responses: { 204: { description: 'Cancelled (runs that ended already are left as they are)' }, ...langgraphErrors(400, 401, 403, 404, 413, 415, 429) },
       handler: async ({ body, query, principal }) => {
-        const { tenant } = principal;
-        const runs = body.run_ids
-          ? await Promise.all(body.run_ids.map(async (id) => (body.thread_id ? threadRun(deps, tenant, body.thread_id, id) : runOrThrow(deps, tenant, id))))
-          : await runsIn(deps, tenant, body.status!, body.thread_id);
-        for (const run of runs) {
-          if (ACTIVE_RUN_STATUSES.includes(run.status)) await (query.action === 'rollback' ? rollbackRun(deps, principal, run) : cancelQuietly(deps, principal, run.id));
-        }
+        await cancelRuns(deps, principal, body, query.action);
         return { status: 204, body: null };
       },
     }),
   ];
-}
-
-async function runOrThrow(deps: AppDeps, tenant: string, runId: string): Promise<Run> {
-  const run = await deps.store.runs.getRun(tenant, runId);
-  if (!run) throw notFound(`Run "${runId}"`);
-  return run;
-}
-
-/** The tenant's (or a thread's) runs in a LangGraph status: pending (queued), running, or both. */
-async function runsIn(deps: AppDeps, tenant: string, status: 'pending' | 'running' | 'all', threadId?: string): Promise<Run[]> {
-  const statuses: RunStatus[] = status === 'pending' ? ['queued'] : status === 'running' ? ['running'] : ['queued', 'running'];
-  const found = await Promise.all(statuses.map((s) => deps.store.runs.findRuns(tenant, { status: s, ...(threadId ? { session_id: threadId } : {}), limit: 500, offset: 0 })));
-  return found.flat();
 }

@@ -1,19 +1,12 @@
 import { z } from 'zod';
-import { TIMEOUT_ERROR, type Run } from '../domain/types.js';
-import { assistantIdOf } from './routes/langgraph-assistants.js';
-import { JsonObjectSchema, Timestamp } from './schemas.js';
+import { LANGGRAPH_RUN_STATUSES, MULTITASK_STRATEGIES, STREAM_MODES } from '../../langgraph-server/types.js';
+import { JsonObjectSchema, Timestamp, WebhookUrlSchema } from '../schemas.js';
 
 /**
- * The wire shapes of the LangGraph Server API's runs (what `@langchain/langgraph-sdk` sends and
- * reads): the body that creates a run, the Run, and how an agentplane run is shown as one.
+ * The wire shapes of the LangGraph Server API's runs and crons (what `@langchain/langgraph-sdk`
+ * sends and reads), validated here and described in the OpenAPI document; the services of
+ * src/langgraph-server/ take what they read of them.
  */
-
-/** Stream modes a run can be asked for; `events` and `tools` are refused (400). */
-export const STREAM_MODES = ['values', 'updates', 'messages', 'messages-tuple', 'custom', 'debug', 'tasks', 'checkpoints'] as const;
-export type StreamMode = (typeof STREAM_MODES)[number];
-
-export const MULTITASK_STRATEGIES = ['reject', 'interrupt', 'rollback', 'enqueue'] as const;
-export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
 
 const NodeList = z.union([z.literal('*'), z.array(z.string())]);
 const GotoItem = z.union([z.string(), z.strictObject({ node: z.string(), input: z.unknown().optional() })]);
@@ -71,11 +64,6 @@ export const RunCreateBody = z
   })
   .meta({ id: 'LangGraphRunCreate' });
 
-export type RunCreate = z.infer<typeof RunCreateBody>;
-
-export const LANGGRAPH_RUN_STATUSES = ['pending', 'running', 'error', 'success', 'timeout', 'interrupted'] as const;
-export type LangGraphRunStatus = (typeof LANGGRAPH_RUN_STATUSES)[number];
-
 export const LangGraphRunSchema = z
   .object({
     run_id: z.string(),
@@ -89,56 +77,58 @@ export const LangGraphRunSchema = z
   })
   .meta({ id: 'LangGraphRun' });
 
-/**
- * A run's LangGraph status: queued → pending, running → running, paused at an approval →
- * interrupted, completed → success, failed → error, cancelled → interrupted (timeout when its
- * deadline cancelled it).
- */
-export function langgraphStatusOf(run: Pick<Run, 'status' | 'error'>): LangGraphRunStatus {
-  switch (run.status) {
-    case 'queued':
-      return 'pending';
-    case 'running':
-      return 'running';
-    case 'completed':
-      return 'success';
-    case 'failed':
-      return 'error';
-    case 'cancelled':
-      return run.error === TIMEOUT_ERROR ? 'timeout' : 'interrupted';
-    case 'interrupted':
-      return 'interrupted';
-  }
-}
+const IGNORED = 'accepted and ignored: a cron’s runs publish no stream chunks';
 
-/** The run's statuses a LangGraph status stands for (a filter of the runs list). */
-export function statusesOf(status: LangGraphRunStatus): (run: Run) => boolean {
-  return (run) => langgraphStatusOf(run) === status;
-}
+/** The run options a cron keeps for its fires, as a run creation takes them. */
+const RunOptions = RunCreateBody.pick({ input: true, config: true, context: true, interrupt_before: true, interrupt_after: true }).extend({
+  metadata: JsonObjectSchema.optional().meta({ description: "the cron's metadata, given to each of its runs" }),
+  webhook: WebhookUrlSchema.optional(),
+  on_run_completed: z.enum(['delete', 'keep']).optional().meta({ description: 'only `keep`: the threads of stateless crons are kept (and expire as sessions do)' }),
+  enabled: z.boolean().optional().meta({ description: 'false: kept, but its ticks start nothing (default true)' }),
+  stream_mode: RunCreateBody.shape.stream_mode.meta({ description: IGNORED }),
+  stream_subgraphs: z.boolean().optional().meta({ description: IGNORED }),
+  stream_resumable: z.boolean().optional().meta({ description: IGNORED }),
+  durability: z.enum(['sync', 'async', 'exit']).optional().meta({ description: 'accepted and ignored: checkpoints are always written before the next step' }),
+});
 
-/** What a LangGraph run keeps beside the engine's options in its stored input: its metadata and strategy. */
-export interface RunRecord {
-  metadata?: Record<string, unknown>;
-  multitask_strategy?: MultitaskStrategy;
-}
+const CronExpression = z.string().max(200).meta({ description: 'a standard 5-field cron expression (400 invalid_cron otherwise)', example: '*/5 * * * *' });
+const Timezone = z.string().max(64).meta({ description: 'IANA time zone the expression is read in', example: 'UTC' });
+const EndTime = z.iso.datetime({ offset: true }).meta({ description: 'no tick after this time fires' });
 
-/** The stored `graph_input` of a run as a {@link RunRecord} (a native agent's run has none). */
-export function recordOf(graphInput: string | null): RunRecord {
-  if (graphInput === null) return {};
-  const parsed = JSON.parse(graphInput) as RunRecord;
-  return { metadata: parsed.metadata, multitask_strategy: parsed.multitask_strategy };
-}
+/** `POST /runs/crons` and `POST /threads/{id}/runs/crons`. */
+export const CronCreateBody = RunOptions.extend({
+  assistant_id: z.string().min(1).meta({ description: 'the assistant id, or the graph (agent) id' }),
+  schedule: CronExpression,
+  timezone: Timezone.optional().meta({ default: 'UTC' }),
+  end_time: EndTime.optional(),
+  multitask_strategy: RunCreateBody.shape.multitask_strategy.meta({
+    description: 'when a tick finds the thread’s run active: reject (the default: the tick is skipped), enqueue, interrupt, rollback (as interrupt)',
+  }),
+  checkpoint_during: z.boolean().optional().meta({ description: 'accepted and ignored: checkpoints are always written before the next step' }),
+}).meta({ id: 'LangGraphCronCreate' });
 
-/** An agentplane run as LangGraph's Run. */
-export function runJsonOf(run: Run, record: RunRecord): z.infer<typeof LangGraphRunSchema> {
-  return {
-    run_id: run.id,
-    thread_id: run.session_id,
-    assistant_id: assistantIdOf(run.agent_id),
-    created_at: run.created_at,
-    updated_at: run.updated_at,
-    status: langgraphStatusOf(run),
-    metadata: record.metadata ?? {},
-    multitask_strategy: record.multitask_strategy ?? 'reject',
-  };
-}
+/** `PATCH /runs/crons/{id}`: what is given replaces what the cron has; `metadata` is merged (null removes a key). */
+export const CronUpdateBody = RunOptions.extend({
+  schedule: CronExpression.optional(),
+  timezone: Timezone.optional(),
+  end_time: EndTime.nullable().optional().meta({ description: 'null removes the end' }),
+}).meta({ id: 'LangGraphCronUpdate' });
+
+export const CronSchema = z
+  .object({
+    cron_id: z.string().meta({ description: 'the schedule id' }),
+    assistant_id: z.string(),
+    thread_id: z.string().nullable().meta({ description: 'the thread every fire runs on; null for a stateless cron (a new thread each fire)' }),
+    on_run_completed: z.literal('keep').nullable().meta({ description: 'keep for a stateless cron, null for a thread’s' }),
+    end_time: Timestamp.nullable(),
+    schedule: z.string(),
+    timezone: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    payload: JsonObjectSchema.meta({ description: 'what each fire’s run is started with' }),
+    user_id: z.null().meta({ description: 'always null' }),
+    next_run_date: Timestamp.nullable().meta({ description: 'its next tick; null when disabled or when that tick is past end_time' }),
+    metadata: JsonObjectSchema,
+    enabled: z.boolean(),
+  })
+  .meta({ id: 'LangGraphCron' });
