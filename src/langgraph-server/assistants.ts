@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { conflict, notFound } from '../domain/errors.js';
 import type { JsonObject } from '../domain/types.js';
 import { uuid5 } from '../domain/uuid5.js';
-import type { Agent } from '../runtime/agent.js';
+import { isGraphAgent, type Agent, type GraphAgent } from '../runtime/agent.js';
 import { drawAgent } from '../runtime/agent-drawing.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 
@@ -107,15 +107,15 @@ export function searchAssistants(agents: Agents, filters: AssistantFilters & Ass
 }
 
 /** A graph agent's compiled graph and what src/langgraph/ tells about it (loaded only for graph agents). */
-async function introspect(agent: Agent) {
-  const graph = await agent.graph!.load({ configurable: {} });
+async function introspect(agent: GraphAgent) {
+  const graph = await agent.graph.load({ configurable: {} });
   return { graph, describe: await import('../langgraph/introspect.js') };
 }
 
 /** The assistant's graph: nodes and edges, as LangGraph draws a graph (`xray`: subgraphs inside their nodes). */
 export async function assistantGraph(agents: Agents, assistantId: string, xray: boolean | number | undefined): Promise<unknown> {
   const agent = resolveAssistant(agents, assistantId);
-  if (!agent.graph) return drawAgent(agent);
+  if (!isGraphAgent(agent)) return drawAgent(agent);
   const { graph, describe } = await introspect(agent);
   return describe.drawGraph(graph, xray);
 }
@@ -123,7 +123,7 @@ export async function assistantGraph(agents: Agents, assistantId: string, xray: 
 /** The JSON schemas of the assistant's state, input, output, config and context. */
 export async function assistantSchemas(agents: Agents, assistantId: string): Promise<JsonObject> {
   const agent = resolveAssistant(agents, assistantId);
-  if (!agent.graph) return { graph_id: agent.id, state_schema: {}, input_schema: {}, output_schema: {}, config_schema: null, context_schema: null };
+  if (!isGraphAgent(agent)) return { graph_id: agent.id, state_schema: {}, input_schema: {}, output_schema: {}, config_schema: null, context_schema: null };
   const { graph, describe } = await introspect(agent);
   const schemas = await describe.graphSchemas(graph);
   // As the LangGraph server: a JS graph's config and context schemas are one.

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
 import type { JsonObject, Principal, Schedule } from '../domain/types.js';
-import type { Agent } from '../runtime/agent.js';
+import { isGraphAgent, type Agent } from '../runtime/agent.js';
 import { firesAt } from '../runtime/schedule-control.js';
 import { assistantIdOf, resolveAssistant } from './assistants.js';
 import type { LangGraphDeps } from './deps.js';
@@ -112,7 +112,7 @@ export function cronRunOf(agent: Agent, body: CronCreate | CronUpdate, current?:
   if (body.on_run_completed === 'delete') {
     throw badRequest('on_run_completed: "delete" is not supported; the threads of stateless crons are kept (they expire as sessions do): send "keep".');
   }
-  if (agent.graph) {
+  if (isGraphAgent(agent)) {
     const strategy = 'multitask_strategy' in body ? body.multitask_strategy : undefined;
     const given = definedOf({
       input: body.input,

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
-import type { GraphEngine } from '../runtime/graph-engine.js';
+import type { GraphThreads } from '../runtime/graph-engine.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { ScheduleControl } from '../runtime/schedule-control.js';
 
@@ -22,7 +22,7 @@ export interface LangGraphDeps {
   /** LangGraph cross-thread memory items per tenant (the /store of the API). */
   graphItems: GraphItemStore;
   /** The engine of graph agents (LangGraph), when the registry has any. */
-  graphs?: GraphEngine;
+  graphs?: GraphThreads;
   config: Pick<Config, 'SERVICE_MAX_PAGE_BYTES'>;
   logger: Pick<Logger, 'warn'>;
 }

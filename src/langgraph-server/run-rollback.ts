@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, type Principal, type Run } from '../domain/types.js';
 import type { LangGraphDeps } from './deps.js';
+import { isGraphAgent } from '../runtime/agent.js';
 
 type RollbackDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'graphs' | 'logger'>;
 
@@ -17,7 +18,7 @@ const ROLLED_BACK_ERROR = 'rolled back (action or multitask_strategy rollback)';
 export async function rollbackRun(deps: RollbackDeps, principal: Principal, run: Run): Promise<void> {
   const { tenant } = principal;
   if (ACTIVE_RUN_STATUSES.includes(run.status)) await cancelQuietly(deps, principal, run.id, ROLLED_BACK_ERROR);
-  if (deps.agents.get(run.agent_id)?.graph && deps.graphs) await deps.graphs.rollbackRun(tenant, run.session_id, run.agent_id, run.id);
+  if (isGraphAgent(deps.agents.get(run.agent_id)) && deps.graphs) await deps.graphs.rollbackRun(tenant, run.session_id, run.agent_id, run.id);
   await deleteQuietly(deps, tenant, run.id);
 }
 

@@ -2,7 +2,7 @@ import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
 import { newId } from '../domain/time.js';
 import type { JsonObject, Principal, Run } from '../domain/types.js';
 import type { StartRunRequest } from '../ports/run-control.js';
-import type { Agent } from '../runtime/agent.js';
+import { isGraphAgent, type Agent } from '../runtime/agent.js';
 import { assistantIdOf, resolveAssistant } from './assistants.js';
 import type { LangGraphDeps } from './deps.js';
 import { rollbackActiveRuns } from './run-rollback.js';
@@ -50,7 +50,7 @@ const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
  */
 export async function startLangGraphRun(deps: StartDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
   const agent = resolveAssistant(deps.agents, body.assistant_id);
-  if (!agent.graph) refuseGraphOptions(agent, body);
+  if (!isGraphAgent(agent)) refuseGraphOptions(agent, body);
   const modes = modesOf(body, options.defaultModes);
   const { tenant } = principal;
   const sessionId = options.threadId ?? newId();
@@ -59,7 +59,7 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     const thread = await prepareThread(deps, tenant, options.threadId, agent, body.if_not_exists === 'create');
     created = thread.created;
     const { paused } = thread;
-    if (paused && !agent.graph) return answerPaused(deps, principal, paused, agent, body, options.waited, modes);
+    if (paused && !isGraphAgent(agent)) return answerPaused(deps, principal, paused, agent, body, options.waited, modes);
     if (paused) await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
     else if (body.multitask_strategy === 'rollback') await rollbackActiveRuns(deps, principal, options.threadId);
   }
@@ -68,14 +68,14 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     session_id: sessionId,
     // rollback: the thread's active runs were rolled back above; the start then acts as interrupt.
     multitask: multitaskOf(body.multitask_strategy),
-    ...(agent.graph ? { graph: graphRequestOf(body, modes) } : { input: (body.input ?? {}) as JsonObject }),
+    ...(isGraphAgent(agent) ? { graph: graphRequestOf(body, modes) } : { input: (body.input ?? {}) as JsonObject }),
     ...(body.webhook !== undefined ? { webhook: body.webhook } : {}),
     // LangGraph's after_seconds: the run stays pending (queued) until then.
     ...((body.after_seconds ?? 0) > 0 ? { delay_ms: Math.round(body.after_seconds! * 1000) } : {}),
   };
   try {
     // A native agent's run takes no command: with no pause to answer, a resume has nothing to go to.
-    if (!agent.graph && body.command) throw conflict(`Thread "${sessionId}" has no pending interrupt to resume.`);
+    if (!isGraphAgent(agent) && body.command) throw conflict(`Thread "${sessionId}" has no pending interrupt to resume.`);
     const ticket = await deps.runs.startRun(tenant, request, { waited: options.waited });
     return { run_id: ticket.run_id, session_id: ticket.session_id, agent, answered: new Set(), modes };
   } catch (error) {

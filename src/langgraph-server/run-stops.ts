@@ -3,6 +3,7 @@ import { ACTIVE_RUN_STATUSES, TIMEOUT_ERROR, type Approval, type JsonObject, typ
 import type { LangGraphDeps } from './deps.js';
 import { cancelQuietly } from './run-rollback.js';
 import type { RunCreate } from './types.js';
+import { isGraphAgent } from '../runtime/agent.js';
 
 /**
  * What the waits, joins and streams of a LangGraph run do once the run stopped, or once their
@@ -45,7 +46,7 @@ export async function valuesOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, t
 }
 
 async function interruptsOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, tenant: string, run: StoppedRun): Promise<unknown[]> {
-  if (deps.agents.get(run.agent_id)?.graph && deps.graphs) {
+  if (isGraphAgent(deps.agents.get(run.agent_id)) && deps.graphs) {
     const state = await deps.graphs.threadState(tenant, run.session_id, run.agent_id);
     const tasks = (state?.tasks ?? []) as { interrupts?: unknown[] }[];
     return tasks.flatMap((task) => task.interrupts ?? []);

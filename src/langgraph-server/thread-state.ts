@@ -2,6 +2,7 @@ import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Approval, type Checkpoint, type JsonObject, type Session } from '../domain/types.js';
 import type { LangGraphDeps } from './deps.js';
+import { isGraphAgent } from '../runtime/agent.js';
 
 /**
  * A LangGraph thread's state (`ThreadState`) over an agentplane session. A graph agent's
@@ -38,7 +39,7 @@ export const EMPTY_THREAD_STATE: JsonObject = Object.freeze({
  */
 export function graphAgentOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, session: Session): string | undefined {
   const agent = deps.agents.get(agentNamed(session));
-  return agent?.graph && deps.graphs ? agent.id : undefined;
+  return isGraphAgent(agent) && deps.graphs ? agent.id : undefined;
 }
 
 /** The agent id a thread belongs to: its runs', else its metadata's `graph_id` ('' for none). */

@@ -110,8 +110,6 @@ export interface GraphSource {
 /** An agent made with {@link defineAgent}: its nodes run one by one (src/runtime/native/). */
 export interface NativeAgent extends Readonly<AgentDefinition> {
   readonly kind: 'native';
-  /** Never set on a native agent (see {@link GraphAgent}). */
-  readonly graph?: undefined;
   /** The node after `node` for the given state; throws for an edge to an unknown node. */
   next(node: string, state: JsonObject): string;
   /** The node `name` with its options, or undefined when the agent has no such node. */

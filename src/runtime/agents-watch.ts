@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { agentsModuleFiles, onAgentsModuleFile } from './import-module.js';
 import { AgentsModuleError } from './load-error.js';
 import { loadAgentsModule, type AgentRegistry } from './registry.js';
+import { isGraphAgent } from './agent.js';
 
 export interface AgentsWatchOptions {
   /** The agents module (AGENTS_MODULE), loaded into `registry` already. */
@@ -63,7 +64,7 @@ export function watchAgents(options: AgentsWatchOptions): AgentsWatch {
       try {
         const agents = await loadAgentsModule(modulePath);
         // The graphs of LANGGRAPH_CONFIG stay as they were loaded at start.
-        registry.replace([...agents, ...registry.list().filter((agent) => agent.graph)]);
+        registry.replace([...agents, ...registry.list().filter(isGraphAgent)]);
         logger.info({ module: modulePath, agents: agents.map((agent) => agent.id) }, 'agents reloaded');
       } catch (error) {
         const message = error instanceof AgentsModuleError ? error.message : `${modulePath}: ${(error as Error).message}`;

@@ -1,7 +1,7 @@
 import type { Checkpoint, JsonObject } from '../domain/types.js';
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
 import type { Store } from '../ports/store.js';
-import type { GraphAgent, GraphSource } from './agent.js';
+import { isGraphAgent, type Agent, type GraphAgent } from './agent.js';
 import type { RunEngine } from './run/run-engine.js';
 
 export type { GraphSource } from './agent.js';
@@ -108,7 +108,7 @@ export type CreateGraphEngine = (deps: GraphEngineDeps) => { engine: RunEngine; 
  * The engine the graph agents bring (src/langgraph: the loader sets `GraphSource.createEngine`),
  * when any agent is a graph.
  */
-export function graphEngineOf(agents: { list(): readonly { graph?: GraphSource }[] }): CreateGraphEngine | undefined {
-  const create = agents.list().find((agent) => typeof agent.graph?.createEngine === 'function')?.graph?.createEngine;
+export function graphEngineOf(agents: { list(): readonly Agent[] }): CreateGraphEngine | undefined {
+  const create = agents.list().find((agent): agent is GraphAgent => isGraphAgent(agent) && typeof agent.graph.createEngine === 'function')?.graph.createEngine;
   return create as CreateGraphEngine | undefined;
 }

@@ -1,5 +1,5 @@
 import { ConfigError } from '../config.js';
-import type { Agent } from './agent.js';
+import { type Agent, type GraphAgent } from './agent.js';
 
 const INSTALL = 'graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core';
 
@@ -22,7 +22,7 @@ export function missingLangGraph(error: unknown): ConfigError | undefined {
  * side (src/langgraph/) is imported here, only when graphs are configured: a process without
  * them needs no `@langchain/*` package. Every fault is a one-line ConfigError.
  */
-export async function loadGraphs(configPath: string): Promise<Agent[]> {
+export async function loadGraphs(configPath: string): Promise<GraphAgent[]> {
   let load: typeof import('../langgraph/load.js');
   try {
     load = await import('../langgraph/load.js');
@@ -38,14 +38,14 @@ export async function loadGraphs(configPath: string): Promise<Agent[]> {
  * agents of `ownAgents` (AGENTS_MODULE, or the agents given to `createAgentplane`) is a
  * ConfigError naming both.
  */
-export function withGraphs(agents: readonly Agent[], graphs: readonly Agent[], ownAgents: string | undefined): Agent[] {
+export function withGraphs(agents: readonly Agent[], graphs: readonly GraphAgent[], ownAgents: string | undefined): Agent[] {
   const graphIds = new Set(graphs.map((graph) => graph.id));
   const clash = ownAgents === undefined ? undefined : agents.find((agent) => graphIds.has(agent.id));
   if (clash) {
     const graph = graphs.find((g) => g.id === clash.id)!;
     throw new ConfigError(
       'LANGGRAPH_CONFIG',
-      `the graph "${clash.id}" (${graph.graph?.spec}) has the id of an agent of ${ownAgents}; rename one of them`,
+      `the graph "${clash.id}" (${graph.graph.spec}) has the id of an agent of ${ownAgents}; rename one of them`,
     );
   }
   return [...agents.filter((agent) => !graphIds.has(agent.id)), ...graphs];

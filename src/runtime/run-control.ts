@@ -8,6 +8,7 @@ import type { RunJob, RunQueue } from '../ports/run-queue.js';
 import type { ApprovalDecision, CreatedRun, Store } from '../ports/store.js';
 import type { AgentRegistry } from './registry.js';
 import type { RunLifecycle } from './run-lifecycle.js';
+import { isGraphAgent } from './agent.js';
 
 export interface RunControlOptions {
   store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
@@ -106,7 +107,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
             agent_id: agent.id,
             // A graph's run starts at its START with the state as it is: the input is the
             // graph's to apply (through its reducers), kept with the run for its engine.
-            ...(agent.graph
+            ...(isGraphAgent(agent)
               ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify({ ...(request.graph ?? { input: request.input ?? {} }), ...webhook }) }
               : { start: { node_id: agent.entry, input: request.input ?? {} }, ...(webhook.webhook ? { graph_input: JSON.stringify(webhook) } : {}) }),
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),

@@ -72,7 +72,7 @@ const graphAgent = (id: string): GraphAgent =>
 describe('withGraphs: the agents of a process beside its graphs', () => {
   it('puts the graphs after the agents; a graph takes the place of a built-in agent of its id', () => {
     const agents = withGraphs(builtInAgents, [graphAgent('echo'), graphAgent('chat')], undefined);
-    expect(agents.map((a) => [a.id, Boolean(a.graph)])).toEqual([
+    expect(agents.map((a) => [a.id, a.kind === 'graph'])).toEqual([
       ['human-review', false],
       ['stream-words', false],
       ['echo', true],

@@ -9,6 +9,7 @@ import type { RouteResult } from '../route.js';
 import { holdForRun, waitedRun } from '../run-wait.js';
 import { keptAlive } from './keep-alive.js';
 import { LangGraphStream } from './sse.js';
+import { isGraphAgent } from '../../runtime/agent.js';
 
 /**
  * The LangGraph run requests that hold their connection while a run goes on (waits, joins,
@@ -69,7 +70,7 @@ export async function streamRun(deps: AppDeps, principal: Principal, ctx: Contex
   locate(ctx, started, after.discard);
   // Where the SDK reconnects (with Last-Event-ID) when the connection drops before the run stopped.
   if (!after.discard) ctx.set('Location', `/threads/${started.session_id}/runs/${started.run_id}/stream`);
-  stream.begin(ctx, { ...started, graph: started.agent.graph !== undefined }, {
+  stream.begin(ctx, { ...started, graph: isGraphAgent(started.agent) }, {
     onLeft: () => {
       if (!after.cancelOnLeave) return;
       void cancelLeft(deps, principal, started.run_id).then(async () => {
@@ -125,7 +126,7 @@ export async function joinStream(
     stream.abandon();
     throw error;
   }
-  const graph = deps.agents.get(run.agent_id)?.graph !== undefined;
+  const graph = isGraphAgent(deps.agents.get(run.agent_id));
   stream.begin(ctx, { run_id: run.id, session_id: run.session_id, graph, modes: ref.modes, answered: new Set() }, {
     ...(ref.afterId ? { afterId: ref.afterId } : {}),
     stopped: !isActive(run),

@@ -4,6 +4,7 @@ import type { AppDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { CheckpointSchema, errorResponses, IdParam, JsonObjectSchema, RunTicketSchema, SessionSchema } from '../schemas.js';
 import { pageQuery } from '../validate.js';
+import { isGraphAgent } from '../../runtime/agent.js';
 
 const PageQuery = pageQuery(50, 500);
 
@@ -81,7 +82,7 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
         // A graph session's state is the graph's: the edit goes through the graph (its reducers apply).
         if (deps.graphs) {
           const session = await store.sessions.getSession(principal.tenant, query.session_id);
-          if (session && deps.agents.get(session.agent_id)?.graph) {
+          if (session && isGraphAgent(deps.agents.get(session.agent_id))) {
             const checkpoint = await deps.graphs.updateState(principal.tenant, query.session_id, body.state, { ifSeq: parseIfMatch(ctx.get('If-Match')) });
             return { status: 200, body: checkpoint, headers: { ETag: `"${checkpoint.seq_num}"` } };
           }
