@@ -25,6 +25,7 @@
   KEYS[13] decided approvals sorted set of the tenant
   KEYS[14] idempotency record hash (fingerprint, run_id) of the start's key (unused without one)
 
+  ARGV, named and ordered by SCRIPT_ARGS.createRun (script-args.ts):
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
   ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id
