@@ -1,15 +1,16 @@
 import { AppError, conflict, idempotentRunGone, notFound } from '../../domain/errors.js';
 import { newMetadata } from '../../domain/session-metadata.js';
 import { nowIso } from '../../domain/time.js';
-import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run } from '../../domain/types.js';
+import { ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES, type Run } from '../../domain/types.js';
 import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
+import { decideRunStart } from '../shared/run-start.js';
 import { MemoryIdempotencyKeys } from './idempotency-keys.js';
 import { clone, newRecord, type MemoryTables, type SessionRecord } from './tables.js';
 
 /** Where a stored run keeps its `graph_input`. */
 const GRAPH_INPUT = Symbol('graph_input');
 
-/** Runs in memory; a session has at most one active run. */
+/** Runs in memory; a session has at most one active run (the rule of shared/run-start.ts). */
 export class MemoryRunStore implements RunStore {
   private readonly keys = new MemoryIdempotencyKeys(() => this.t.clock());
 
@@ -54,19 +55,9 @@ export class MemoryRunStore implements RunStore {
         { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now, metadata: newMetadata(newRun.metadata) },
         nowMs,
       );
-    let behind = false;
-    if (existing) {
-      if (existing.session.agent_id !== '' && existing.session.agent_id !== newRun.agent_id) {
-        throw conflict(`This session belongs to agent "${existing.session.agent_id}".`);
-      }
-      const current = existing.currentRunId ? data.runs.get(existing.currentRunId) : undefined;
-      if (current && ACTIVE_RUN_STATUSES.includes(current.status)) {
-        if (!newRun.behind) throw conflict('This session already has a queued, running or interrupted run.');
-        if (existing.behind.length >= MAX_QUEUED_BEHIND) throw conflict(`This session already has ${MAX_QUEUED_BEHIND} runs queued behind its active one.`);
-        behind = true;
-      }
-    }
-    if (behind) return this.queueBehind(tenant, record, newRun, now);
+    const current = existing?.currentRunId ? data.runs.get(existing.currentRunId) : undefined;
+    const start = decideRunStart({ agentId: existing?.session.agent_id, currentStatus: current?.status, queuedBehind: existing?.behind.length ?? 0 }, newRun);
+    if (start === 'behind') return this.queueBehind(tenant, record, newRun, now);
     // The checkpoint first: it checks the limits, so a refused input leaves nothing behind.
     if (newRun.start) this.t.append(record, newRun.start.node_id, newRun.start.input);
     if (!existing) this.t.addSession(tenant, record);
