@@ -54,50 +54,7 @@ export class RedisRunStore implements RunStore {
     if (!this.listedRecently(tenant, now)) await this.listTenant(tenant, now);
     const replicated = this.durable?.track();
     if (run.deadline_ms !== undefined) await this.c.redis.zadd(keys.timers(), run.deadline_ms, timerMember('run', tenant, run.run_id));
-    const reply = await this.c.script(
-      'createRun',
-      [
-        keys.session(tenant, run.session_id),
-        keys.sessions(tenant),
-        keys.sessionsByAgent(tenant, run.agent_id),
-        keys.run(tenant, run.run_id),
-        keys.runs(tenant, run.session_id),
-        keys.state(tenant, run.session_id),
-        keys.checkpoints(tenant, run.session_id),
-        keys.sessionsByActivity(tenant),
-        keys.sessionApprovals(tenant, run.session_id),
-        keys.scheduleRuns(tenant),
-        keys.activeRuns(tenant),
-        keys.queuedBehind(tenant, run.session_id),
-        keys.decidedApprovals(tenant),
-        keys.idempotencyKey(tenant, run.idempotency?.scope ?? ''),
-      ],
-      SCRIPT_ARGS.createRun.encode(
-        {
-          sessionId: run.session_id,
-          agentId: run.agent_id,
-          runId: run.run_id,
-          now: nowIso(() => now),
-          nowMs: now,
-          startNode: run.start?.node_id ?? '',
-          checkpointId: newId(),
-          ...this.stateLimits(),
-          runsRetain: this.runsRetain,
-          runPrefix: keys.runPrefix(tenant),
-          approvalPrefix: keys.approvalPrefix(tenant),
-          deadlineAt: run.deadline_ms === undefined ? '' : new Date(run.deadline_ms).toISOString(),
-          behind: run.behind === true,
-          maxQueuedBehind: MAX_QUEUED_BEHIND,
-          runIndexPrefix: keys.runIndexPrefix(tenant),
-          waited: run.waited === true,
-          fingerprint: run.idempotency?.fingerprint ?? '',
-          idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
-          graphInput: run.graph_input ?? '',
-          metadataArgs: metadata.length,
-        },
-        [...metadata, ...statePairs(run.start?.input ?? {})],
-      ),
-    );
+    const reply = await this.c.script('createRun', this.createRunKeys(tenant, run), this.createRunArgs(tenant, run, now, metadata));
     const created: CreatedRun = toRun(flatToObject(reply[3] as unknown[]))!;
     if (Number(reply[2]) === 1) created.behind = true;
     if (Number(reply[4]) === 1) return { ...created, replayed: true };
@@ -110,6 +67,57 @@ export class RedisRunStore implements RunStore {
       throw error;
     }
     return created;
+  }
+
+  /** KEYS of createRun-14.lua. */
+  private createRunKeys(tenant: string, run: NewRun): string[] {
+    const { keys } = this.c;
+    return [
+      keys.session(tenant, run.session_id),
+      keys.sessions(tenant),
+      keys.sessionsByAgent(tenant, run.agent_id),
+      keys.run(tenant, run.run_id),
+      keys.runs(tenant, run.session_id),
+      keys.state(tenant, run.session_id),
+      keys.checkpoints(tenant, run.session_id),
+      keys.sessionsByActivity(tenant),
+      keys.sessionApprovals(tenant, run.session_id),
+      keys.scheduleRuns(tenant),
+      keys.activeRuns(tenant),
+      keys.queuedBehind(tenant, run.session_id),
+      keys.decidedApprovals(tenant),
+      keys.idempotencyKey(tenant, run.idempotency?.scope ?? ''),
+    ];
+  }
+
+  /** ARGV of createRun-14.lua: the declared fields, then the new session's metadata pairs and the input's state pairs. */
+  private createRunArgs(tenant: string, run: NewRun, now: number, metadata: string[]): (string | number)[] {
+    const { keys } = this.c;
+    return SCRIPT_ARGS.createRun.encode(
+      {
+        sessionId: run.session_id,
+        agentId: run.agent_id,
+        runId: run.run_id,
+        now: nowIso(() => now),
+        nowMs: now,
+        startNode: run.start?.node_id ?? '',
+        checkpointId: newId(),
+        ...this.stateLimits(),
+        runsRetain: this.runsRetain,
+        runPrefix: keys.runPrefix(tenant),
+        approvalPrefix: keys.approvalPrefix(tenant),
+        deadlineAt: run.deadline_ms === undefined ? '' : new Date(run.deadline_ms).toISOString(),
+        behind: run.behind === true,
+        maxQueuedBehind: MAX_QUEUED_BEHIND,
+        runIndexPrefix: keys.runIndexPrefix(tenant),
+        waited: run.waited === true,
+        fingerprint: run.idempotency?.fingerprint ?? '',
+        idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+        graphInput: run.graph_input ?? '',
+        metadataArgs: metadata.length,
+      },
+      [...metadata, ...statePairs(run.start?.input ?? {})],
+    );
   }
 
   async getRunInput(tenant: string, runId: string): Promise<string | null> {
