@@ -6,6 +6,7 @@ import type { ApprovalDecision, ApprovalStore, DecidedApproval, NewApproval, Pag
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { flatToObject, objectToPairs } from './hash.js';
+import { SCRIPT_ARGS } from './script-args.js';
 import { timerMember } from './timer-store.js';
 
 /**
@@ -72,17 +73,17 @@ export class RedisApprovalStore implements ApprovalStore {
     const reply = await this.c.script(
       'decideApproval',
       [...this.keysOf(tenant, id, runId ?? '', sessionId ?? ''), keys.activeRuns(tenant), keys.decidedApprovals(tenant)],
-      [
-        decision.approved ? 'approved' : 'rejected',
-        decision.comment ?? '',
-        decision.decided_by,
-        nowIso(() => now),
-        runId ?? '',
-        now,
-        keys.runIndexPrefix(tenant),
-        decision.waited ? '1' : '0',
+      SCRIPT_ARGS.decideApproval.encode({
+        status: decision.approved ? 'approved' : 'rejected',
+        comment: decision.comment ?? '',
+        decidedBy: decision.decided_by,
+        decidedAt: nowIso(() => now),
+        runId: runId ?? '',
+        nowMs: now,
+        runIndexPrefix: keys.runIndexPrefix(tenant),
+        waited: decision.waited === true,
         resume,
-      ],
+      }),
     );
     if (Number(reply[1]) === 1) await this.c.redis.decr(this.c.keys.pendingApprovalCount());
     const approval = toApproval(flatToObject(reply[2] as unknown[]))!;

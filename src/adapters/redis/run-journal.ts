@@ -6,6 +6,7 @@ import type { StorageLimits } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
 import { flatToObject, statePairs } from './hash.js';
 import { toRun } from './run-store.js';
+import { SCRIPT_ARGS } from './script-args.js';
 import { metaOfEntry } from './session-store.js';
 import { timerMember } from './timer-store.js';
 
@@ -38,7 +39,16 @@ export class RedisRunJournal implements RunJournal {
         keys.state(tenant, ref.session_id),
         keys.checkpoints(tenant, ref.session_id),
       ],
-      [ref.id, ts, now, this.options.eventsRetain, this.c.announceChannel(tenant), JSON.stringify(tenant), options.announce === false ? '' : `,${tail}`, keys.runIndexPrefix(tenant)],
+      SCRIPT_ARGS.beginRun.encode({
+        runId: ref.id,
+        now: ts,
+        nowMs: now,
+        eventsRetain: this.options.eventsRetain,
+        channel: this.c.announceChannel(tenant),
+        tenantJson: JSON.stringify(tenant),
+        eventTail: options.announce === false ? '' : `,${tail}`,
+        runIndexPrefix: keys.runIndexPrefix(tenant),
+      }),
     );
     const run = toRun(flatToObject(reply[0] as unknown[]))!;
     const node = String(reply[1]);
@@ -75,27 +85,29 @@ export class RedisRunJournal implements RunJournal {
         keys.queuedBehind(tenant, run.session_id),
         keys.scheduleRuns(tenant),
       ],
-      [
-        run.session_id,
-        run.id,
-        newId(),
-        step.next,
-        ts,
-        now,
-        limits.maxStateBytes,
-        limits.maxStateKeys,
-        limits.checkpointsRetain,
-        limits.spansRetain,
-        this.options.eventsRetain,
-        this.c.announceChannel(tenant),
-        JSON.stringify(tenant),
-        lines(step.ended.map(({ span }) => span)),
-        lines(ends),
-        lines(next),
-        completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
-        keys.runIndexPrefix(tenant),
-        ...statePairs(step.patch),
-      ],
+      SCRIPT_ARGS.stepRun.encode(
+        {
+          sessionId: run.session_id,
+          runId: run.id,
+          checkpointId: newId(),
+          nextNode: step.next,
+          now: ts,
+          nowMs: now,
+          maxStateBytes: limits.maxStateBytes,
+          maxStateKeys: limits.maxStateKeys,
+          checkpointsRetain: limits.checkpointsRetain,
+          spansRetain: limits.spansRetain,
+          eventsRetain: this.options.eventsRetain,
+          channel: this.c.announceChannel(tenant),
+          tenantJson: JSON.stringify(tenant),
+          spans: lines(step.ended.map(({ span }) => span)),
+          nodeEnds: lines(ends),
+          nextEvents: lines(next),
+          rootSpan: completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
+          runIndexPrefix: keys.runIndexPrefix(tenant),
+        },
+        statePairs(step.patch),
+      ),
     );
     const checkpoint = metaOfEntry(String(reply[1]), run.session_id);
     if (!completes) return { checkpoint, published: [...ends, ...next] };

@@ -6,6 +6,7 @@ import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, Ru
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { flatToObject, metadataPairs, statePairs } from './hash.js';
+import { SCRIPT_ARGS, type StateLimitArgs } from './script-args.js';
 import { timerMember } from './timer-store.js';
 
 /**
@@ -21,7 +22,7 @@ export class RedisRunStore implements RunStore {
   constructor(
     private readonly c: RedisContext,
     /** The limits a run's first checkpoint is written under (max bytes, max keys, retained). */
-    private readonly limitArgs: () => number[],
+    private readonly stateLimits: () => StateLimitArgs,
     private readonly runsRetain: number,
     private readonly clock: () => number,
     /** WAIT for replicas before a created run is acknowledged (REDIS_WAIT_REPLICAS). */
@@ -53,49 +54,7 @@ export class RedisRunStore implements RunStore {
     if (!this.listedRecently(tenant, now)) await this.listTenant(tenant, now);
     const replicated = this.durable?.track();
     if (run.deadline_ms !== undefined) await this.c.redis.zadd(keys.timers(), run.deadline_ms, timerMember('run', tenant, run.run_id));
-    const reply = await this.c.script(
-      'createRun',
-      [
-        keys.session(tenant, run.session_id),
-        keys.sessions(tenant),
-        keys.sessionsByAgent(tenant, run.agent_id),
-        keys.run(tenant, run.run_id),
-        keys.runs(tenant, run.session_id),
-        keys.state(tenant, run.session_id),
-        keys.checkpoints(tenant, run.session_id),
-        keys.sessionsByActivity(tenant),
-        keys.sessionApprovals(tenant, run.session_id),
-        keys.scheduleRuns(tenant),
-        keys.activeRuns(tenant),
-        keys.queuedBehind(tenant, run.session_id),
-        keys.decidedApprovals(tenant),
-        keys.idempotencyKey(tenant, run.idempotency?.scope ?? ''),
-      ],
-      [
-        run.session_id,
-        run.agent_id,
-        run.run_id,
-        nowIso(() => now),
-        now,
-        run.start?.node_id ?? '',
-        newId(),
-        ...this.limitArgs(),
-        this.runsRetain,
-        keys.runPrefix(tenant),
-        keys.approvalPrefix(tenant),
-        run.deadline_ms === undefined ? '' : new Date(run.deadline_ms).toISOString(),
-        run.behind ? '1' : '0',
-        MAX_QUEUED_BEHIND,
-        keys.runIndexPrefix(tenant),
-        run.waited ? '1' : '0',
-        run.idempotency?.fingerprint ?? '',
-        IDEMPOTENCY_TTL_MS,
-        run.graph_input ?? '',
-        metadata.length,
-        ...metadata,
-        ...statePairs(run.start?.input ?? {}),
-      ],
-    );
+    const reply = await this.c.script('createRun', this.createRunKeys(tenant, run), this.createRunArgs(tenant, run, now, metadata));
     const created: CreatedRun = toRun(flatToObject(reply[3] as unknown[]))!;
     if (Number(reply[2]) === 1) created.behind = true;
     if (Number(reply[4]) === 1) return { ...created, replayed: true };
@@ -108,6 +67,57 @@ export class RedisRunStore implements RunStore {
       throw error;
     }
     return created;
+  }
+
+  /** KEYS of createRun-14.lua. */
+  private createRunKeys(tenant: string, run: NewRun): string[] {
+    const { keys } = this.c;
+    return [
+      keys.session(tenant, run.session_id),
+      keys.sessions(tenant),
+      keys.sessionsByAgent(tenant, run.agent_id),
+      keys.run(tenant, run.run_id),
+      keys.runs(tenant, run.session_id),
+      keys.state(tenant, run.session_id),
+      keys.checkpoints(tenant, run.session_id),
+      keys.sessionsByActivity(tenant),
+      keys.sessionApprovals(tenant, run.session_id),
+      keys.scheduleRuns(tenant),
+      keys.activeRuns(tenant),
+      keys.queuedBehind(tenant, run.session_id),
+      keys.decidedApprovals(tenant),
+      keys.idempotencyKey(tenant, run.idempotency?.scope ?? ''),
+    ];
+  }
+
+  /** ARGV of createRun-14.lua: the declared fields, then the new session's metadata pairs and the input's state pairs. */
+  private createRunArgs(tenant: string, run: NewRun, now: number, metadata: string[]): (string | number)[] {
+    const { keys } = this.c;
+    return SCRIPT_ARGS.createRun.encode(
+      {
+        sessionId: run.session_id,
+        agentId: run.agent_id,
+        runId: run.run_id,
+        now: nowIso(() => now),
+        nowMs: now,
+        startNode: run.start?.node_id ?? '',
+        checkpointId: newId(),
+        ...this.stateLimits(),
+        runsRetain: this.runsRetain,
+        runPrefix: keys.runPrefix(tenant),
+        approvalPrefix: keys.approvalPrefix(tenant),
+        deadlineAt: run.deadline_ms === undefined ? '' : new Date(run.deadline_ms).toISOString(),
+        behind: run.behind === true,
+        maxQueuedBehind: MAX_QUEUED_BEHIND,
+        runIndexPrefix: keys.runIndexPrefix(tenant),
+        waited: run.waited === true,
+        fingerprint: run.idempotency?.fingerprint ?? '',
+        idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+        graphInput: run.graph_input ?? '',
+        metadataArgs: metadata.length,
+      },
+      [...metadata, ...statePairs(run.start?.input ?? {})],
+    );
   }
 
   async getRunInput(tenant: string, runId: string): Promise<string | null> {
@@ -168,19 +178,19 @@ export class RedisRunStore implements RunStore {
         keys.queuedBehind(tenant, sessionId),
         keys.decidedApprovals(tenant),
       ],
-      [
-        update.status,
-        update.error ?? '',
-        nowIso(() => now),
-        (update.from ?? []).join(','),
+      SCRIPT_ARGS.updateRun.encode({
+        status: update.status,
+        error: update.error ?? '',
+        now: nowIso(() => now),
+        from: (update.from ?? []).join(','),
         runId,
         sessionId,
-        now,
-        update.by ?? 'system',
-        keys.approvalPrefix(tenant),
-        keys.runIndexPrefix(tenant),
-        keys.sessionApprovals(tenant, sessionId),
-      ],
+        nowMs: now,
+        by: update.by ?? 'system',
+        approvalPrefix: keys.approvalPrefix(tenant),
+        runIndexPrefix: keys.runIndexPrefix(tenant),
+        sessionApprovals: keys.sessionApprovals(tenant, sessionId),
+      }),
     );
     const run = toRun(flatToObject(reply[1] as unknown[]))!;
     if (Number(reply[0]) > 0) await this.c.redis.decrby(keys.pendingApprovalCount(), Number(reply[0]));
@@ -219,7 +229,15 @@ export class RedisRunStore implements RunStore {
         keys.activeRuns(tenant),
         keys.queuedBehind(tenant, sessionId),
       ],
-      [nowIso(() => now), now, newId(), ...this.limitArgs(), keys.runPrefix(tenant), sessionId, keys.runIndexPrefix(tenant)],
+      SCRIPT_ARGS.promoteRun.encode({
+        now: nowIso(() => now),
+        nowMs: now,
+        checkpointId: newId(),
+        ...this.stateLimits(),
+        runPrefix: keys.runPrefix(tenant),
+        sessionId,
+        runIndexPrefix: keys.runIndexPrefix(tenant),
+      }),
     );
     const [started, ...failed] = (reply as unknown[]).map(String);
     const runs = await Promise.all(failed.map((id) => this.getRun(tenant, id)));

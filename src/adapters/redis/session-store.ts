@@ -16,6 +16,7 @@ import type {
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { statePairs } from './hash.js';
+import { SCRIPT_ARGS, type StateLimitArgs } from './script-args.js';
 import { RedisSessionRecords, toSession } from './session-records.js';
 import type { JsonObject } from '../../domain/types.js';
 
@@ -83,28 +84,31 @@ export class RedisSessionStore implements SessionStore {
     const reply = await this.c.script(
       'appendCheckpoint',
       [keys.session(tenant, sessionId), keys.state(tenant, sessionId), keys.checkpoints(tenant, sessionId), keys.sessionsByActivity(tenant)],
-      [
-        sessionId,
-        newId(),
-        write.node_id ?? '',
-        nowIso(() => now),
-        now,
-        write.ifSeq === undefined ? '' : String(write.ifSeq),
-        write.rejectWhileRunning ? '1' : '0',
-        ...this.limitArgs(),
-        write.withState ? '1' : '0',
-        write.runId ?? '',
-        ...statePairs(write.patch),
-      ],
+      SCRIPT_ARGS.appendCheckpoint.encode(
+        {
+          sessionId,
+          checkpointId: newId(),
+          nodeId: write.node_id ?? '',
+          now: nowIso(() => now),
+          nowMs: now,
+          ifSeq: write.ifSeq === undefined ? '' : String(write.ifSeq),
+          rejectWhileRunning: write.rejectWhileRunning === true,
+          ...this.stateLimits(),
+          withState: write.withState === true,
+          runId: write.runId ?? '',
+        },
+        statePairs(write.patch),
+      ),
     );
     await replicated?.([keys.session(tenant, sessionId)]);
     const meta = metaOf(parseEntry(String(reply[1]), sessionId));
     return reply[2] === undefined ? meta : { ...meta, state: JSON.parse(String(reply[2])) as JsonObject };
   }
 
-  /** ARGV of the limits, in the order every writing script takes them. */
-  limitArgs(): number[] {
-    return [this.limits.maxStateBytes, this.limits.maxStateKeys, this.limits.checkpointsRetain];
+  /** The limits every writing script appends a checkpoint under. */
+  stateLimits(): StateLimitArgs {
+    const { maxStateBytes, maxStateKeys, checkpointsRetain } = this.limits;
+    return { maxStateBytes, maxStateKeys, checkpointsRetain };
   }
 
   async getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null> {

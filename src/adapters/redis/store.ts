@@ -50,7 +50,7 @@ export class RedisStore implements Store {
     const limits = { ...DEFAULT_STORAGE_LIMITS, ...options.limits };
     const sessions = new RedisSessionStore(context, limits, clock, options.durable);
     this.sessions = mapFailures(sessions);
-    this.runs = mapFailures(new RedisRunStore(context, () => sessions.limitArgs(), limits.runsRetain, clock, options.durable));
+    this.runs = mapFailures(new RedisRunStore(context, () => sessions.stateLimits(), limits.runsRetain, clock, options.durable));
     this.approvals = mapFailures(new RedisApprovalStore(context, clock, options.durable));
     this.schedules = mapFailures(new RedisScheduleStore(context));
     this.timers = mapFailures(new RedisTimerStore(context));

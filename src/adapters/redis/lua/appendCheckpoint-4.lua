@@ -7,6 +7,7 @@
   KEYS[3] checkpoints list (history entries, oldest first)
   KEYS[4] sessions-by-activity sorted set of the tenant (score = last write, ms)
 
+  ARGV, named and ordered by SCRIPT_ARGS.appendCheckpoint (script-args.ts):
   ARGV[1] session id   ARGV[2] checkpoint id
   ARGV[3] node id of the new checkpoint, '' to keep the latest one
   ARGV[4] created_at (RFC 3339)   ARGV[5] now (ms)

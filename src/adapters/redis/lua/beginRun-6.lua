@@ -6,6 +6,7 @@
   KEYS[1] run hash   KEYS[2] session hash   KEYS[3] active-runs sorted set of the tenant
   KEYS[4] the tenant's event stream   KEYS[5] state hash   KEYS[6] checkpoints list
 
+  ARGV, named and ordered by SCRIPT_ARGS.beginRun (script-args.ts):
   ARGV[1] run id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)
   ARGV[4] events retained   ARGV[5] events channel   ARGV[6] tenant as a JSON string
   ARGV[7] the node_start event's JSON after its "node" value (`,"session":…}`); '' publishes none

@@ -6,6 +6,8 @@
   run never exists without the checkpoint it starts from. With ARGV[15] = '1', a busy session
   takes the run into its queue of runs waiting behind the current one instead (the node and
   input are kept on the run until promoteRun makes it current).
+  Whether a start is refused, queued behind or made current is the rule of decideRunStart
+  (adapters/shared/run-start.ts), which the memory Store runs: change both together.
 
   With an Idempotency-Key (ARGV[19] not ''), a start whose key is stored writes nothing: it
   answers the run that key created, or IDEMPOTENCY_MISMATCH when its fields differ; otherwise
@@ -25,6 +27,7 @@
   KEYS[13] decided approvals sorted set of the tenant
   KEYS[14] idempotency record hash (fingerprint, run_id) of the start's key (unused without one)
 
+  ARGV, named and ordered by SCRIPT_ARGS.createRun (script-args.ts):
   ARGV[1] session id   ARGV[2] agent id   ARGV[3] run id
   ARGV[4] now (RFC 3339)   ARGV[5] now (ms)
   ARGV[6] initial node id, '' for no checkpoint   ARGV[7] checkpoint id

@@ -11,6 +11,7 @@
   KEYS[5] active-runs sorted set of the tenant
   KEYS[6] decided approvals sorted set of the tenant (score = decided_at, ms)
 
+  ARGV, named and ordered by SCRIPT_ARGS.decideApproval (script-args.ts):
   ARGV[1] status (approved | rejected)   ARGV[2] comment   ARGV[3] deciding principal
   ARGV[4] decided_at (RFC 3339)   ARGV[5] run id   ARGV[6] now (ms)
   ARGV[7] prefix of the tenant's run indexes

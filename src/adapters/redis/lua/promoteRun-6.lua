@@ -9,6 +9,7 @@
   KEYS[4] sessions-by-activity sorted set   KEYS[5] active-runs sorted set
   KEYS[6] runs queued behind on the session (list)
 
+  ARGV, named and ordered by SCRIPT_ARGS.promoteRun (script-args.ts):
   ARGV[1] now (RFC 3339)   ARGV[2] now (ms)   ARGV[3] checkpoint id
   ARGV[4] max state bytes   ARGV[5] max state keys   ARGV[6] checkpoints retained
   ARGV[7] prefix of run keys   ARGV[8] session id   ARGV[9] prefix of the tenant's run indexes

@@ -10,6 +10,7 @@
   KEYS[8] active-runs sorted set   KEYS[9] runs queued behind on the session
   KEYS[10] schedule run links hash of the tenant
 
+  ARGV, named and ordered by SCRIPT_ARGS.stepRun (script-args.ts):
   ARGV[1] session id   ARGV[2] run id   ARGV[3] checkpoint id   ARGV[4] next node
   ARGV[5] now (RFC 3339)   ARGV[6] now (ms)
   ARGV[7] max state bytes   ARGV[8] max state keys   ARGV[9] checkpoints retained   ARGV[10] spans retained

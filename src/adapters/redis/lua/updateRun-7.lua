@@ -13,6 +13,7 @@
   KEYS[6] runs queued behind on the session (list)
   KEYS[7] decided approvals sorted set of the tenant (a closed approval is listed there)
 
+  ARGV, named and ordered by SCRIPT_ARGS.updateRun (script-args.ts):
   ARGV[1] status   ARGV[2] error ('' clears it)   ARGV[3] now (RFC 3339)
   ARGV[4] comma-separated statuses the run must have now, '' for any   ARGV[5] run id
   ARGV[6] session id   ARGV[7] now (ms)   ARGV[8] who closes a pending approval

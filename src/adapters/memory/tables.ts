@@ -1,0 +1,238 @@
+import { stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
+import { newId, nowIso } from '../../domain/time.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  TERMINAL_RUN_STATUSES,
+  type Approval,
+  type Checkpoint,
+  type JsonObject,
+  type Run,
+  type RunStatus,
+  type Session,
+  type Span,
+} from '../../domain/types.js';
+import type { DueTimer, StorageLimits } from '../../ports/store.js';
+import { RunIndex } from './run-index.js';
+import { SortedIndex } from './sorted-index.js';
+
+/**
+ * The tables of the memory Store (the embedded mode's storage), shared by its session, run and
+ * approval stores: what the Redis adapter keeps in keys (keys.ts) and changes in Lua.
+ */
+
+export interface SessionRecord {
+  session: Session;
+  createdMs: number;
+  /** Last write (ms): what expiry compares. */
+  touchedMs: number;
+  /** Retained checkpoints, oldest first; the last is the latest. */
+  checkpoints: Checkpoint[];
+  /** JSON bytes of the latest state's key/value pairs, as the Redis adapter counts them. */
+  stateBytes: number;
+  spans: Span[];
+  runIds: string[];
+  approvalIds: Set<string>;
+  currentRunId?: string;
+  /** Runs queued behind the current one (`multitask: "enqueue"`), oldest first. */
+  behind: string[];
+}
+
+export interface TenantData {
+  sessions: Map<string, SessionRecord>;
+  runs: Map<string, Run>;
+  approvals: Map<string, Approval>;
+  /** Session ids by (created_at, id): listing reads a page from the newest end. */
+  byCreated: SortedIndex;
+  /** The same per agent. */
+  byAgent: Map<string, SortedIndex>;
+  /** Pending approval ids by (requested_at, id), oldest first. */
+  pending: SortedIndex;
+  /** Decided approval ids by (decided_at, id), newest first. */
+  decided: SortedIndex;
+  /** The tenant's runs by (created_at, id): all, per status, per agent, per both. */
+  runIndex: RunIndex;
+  /** Ids of the runs queued, running or interrupted. */
+  active: Set<string>;
+  /** The first checkpoint of each run queued behind, written when it becomes current. */
+  starts: Map<string, { node_id: string; input: JsonObject }>;
+}
+
+/**
+ * The tables every part of the memory Store shares, per tenant. JavaScript runs each method
+ * without interleaving, which gives the atomicity the Redis adapter gets from Lua.
+ */
+export class MemoryTables {
+  readonly tenants = new Map<string, TenantData>();
+  /** Run deadlines and approval expiries by `<kind> <tenant> <id>`. */
+  readonly timers = new Map<string, DueTimer>();
+
+  constructor(
+    readonly limits: StorageLimits,
+    readonly clock: () => number,
+  ) {}
+
+  data(tenant: string): TenantData {
+    let data = this.tenants.get(tenant);
+    if (!data) {
+      data = {
+        sessions: new Map(),
+        runs: new Map(),
+        approvals: new Map(),
+        byCreated: new SortedIndex(),
+        byAgent: new Map(),
+        pending: new SortedIndex(),
+        decided: new SortedIndex(),
+        runIndex: new RunIndex(),
+        active: new Set(),
+        starts: new Map(),
+      };
+      this.tenants.set(tenant, data);
+    }
+    return data;
+  }
+
+  now(): string {
+    return nowIso(this.clock);
+  }
+
+  /**
+   * The one rule of a run's status: set it with updated_at, touch its session when current,
+   * keep the active set; a terminal status closes the run's pending approval (by `by`), takes
+   * it out of its session's queue and drops its deadline.
+   */
+  markRun(tenant: string, run: Run, status: RunStatus, by = 'system'): void {
+    const nowMs = this.clock();
+    const data = this.data(tenant);
+    const from = run.status;
+    run.status = status;
+    run.updated_at = nowIso(() => nowMs);
+    data.runIndex.move(run, from);
+    const record = data.sessions.get(run.session_id);
+    if (record?.currentRunId === run.id) {
+      record.session.updated_at = run.updated_at;
+      if (status !== 'queued' && status !== 'running') run.seq_num = record.checkpoints.at(-1)?.seq_num ?? 0;
+    }
+    // A run's end is its session's activity (expiry counts from the last of these).
+    if (record && !ACTIVE_RUN_STATUSES.includes(status)) record.touchedMs = nowMs;
+    if (ACTIVE_RUN_STATUSES.includes(status)) {
+      data.active.add(run.id);
+      return;
+    }
+    data.active.delete(run.id);
+    if (!TERMINAL_RUN_STATUSES.includes(status)) return;
+    // Every pending request of the run: a graph's parallel interrupts pause it on several.
+    const prefix = `${run.id}.`;
+    for (const id of record?.approvalIds ?? (run.approval_id ? [run.approval_id] : [])) {
+      const approval = id.startsWith(prefix) ? data.approvals.get(id) : undefined;
+      if (approval?.status !== 'pending') continue;
+      approval.status = 'cancelled';
+      approval.decided_by = by;
+      approval.decided_at = run.updated_at;
+      data.pending.delete(approval.requested_at, approval.id);
+      data.decided.add(approval.decided_at, approval.id);
+    }
+    if (record) record.behind = record.behind.filter((id) => id !== run.id);
+    data.starts.delete(run.id);
+    this.timers.delete(timerKey('run', tenant, run.id));
+  }
+
+  setTimer(timer: DueTimer): void {
+    this.timers.set(timerKey(timer.kind, timer.tenant, timer.id), timer);
+  }
+
+  /** Appends a checkpoint at `node` with `patch` merged into the latest state, within the limits. */
+  append(record: SessionRecord, node: string, patch: JsonObject): Checkpoint {
+    const latest = record.checkpoints.at(-1);
+    const base: JsonObject = latest ? latest.state : {};
+    const changes = withoutUndefined(patch);
+    let bytes = record.stateBytes;
+    let keys = Object.keys(base).length;
+    for (const [key, value] of Object.entries(changes)) {
+      if (Object.hasOwn(base, key)) bytes -= JSON.stringify(base[key]).length;
+      else {
+        bytes += JSON.stringify(key).length + 2;
+        keys += 1;
+      }
+      bytes += JSON.stringify(value).length;
+    }
+    if (bytes > this.limits.maxStateBytes) throw stateTooLarge();
+    if (keys > this.limits.maxStateKeys) throw stateTooManyKeys();
+    const nowMs = this.clock();
+    const checkpoint: Checkpoint = {
+      session_id: record.session.id,
+      checkpoint_id: newId(),
+      node_id: node,
+      seq_num: (latest?.seq_num ?? 0) + 1,
+      created_at: nowIso(() => nowMs),
+      state: clone({ ...base, ...changes }),
+    };
+    record.checkpoints.push(checkpoint);
+    if (record.checkpoints.length > this.limits.checkpointsRetain) record.checkpoints.splice(0, record.checkpoints.length - this.limits.checkpointsRetain);
+    record.stateBytes = bytes;
+    record.session.updated_at = checkpoint.created_at;
+    // An edit between runs is activity; during a run, its creation and end are.
+    const status = record.currentRunId ? this.data(record.session.tenant_id).runs.get(record.currentRunId)?.status : undefined;
+    if (status !== 'queued' && status !== 'running') record.touchedMs = nowMs;
+    return checkpoint;
+  }
+
+  /** Stores a new session's record, listed (and, when bound to an agent, in its agent's index). */
+  addSession(tenant: string, record: SessionRecord): SessionRecord {
+    const data = this.data(tenant);
+    const { session } = record;
+    data.sessions.set(session.id, record);
+    data.byCreated.add(session.created_at, session.id);
+    if (session.agent_id !== '') this.indexByAgent(tenant, record);
+    return record;
+  }
+
+  /** Adds the session to its agent's index (at its created_at, as the tenant's index has it). */
+  indexByAgent(tenant: string, record: SessionRecord): void {
+    const data = this.data(tenant);
+    const { agent_id: agent, created_at: createdAt, id } = record.session;
+    let byAgent = data.byAgent.get(agent);
+    if (!byAgent) data.byAgent.set(agent, (byAgent = new SortedIndex()));
+    byAgent.add(createdAt, id);
+  }
+
+  /** Removes a session with everything of it; answers the pending approvals removed. */
+  remove(tenant: string, record: SessionRecord): void {
+    const data = this.data(tenant);
+    const { session } = record;
+    for (const id of record.approvalIds) {
+      const approval = data.approvals.get(id);
+      if (approval?.status === 'pending') data.pending.delete(approval.requested_at, id);
+      if (approval?.decided_at) data.decided.delete(approval.decided_at, id);
+      data.approvals.delete(id);
+    }
+    for (const id of record.runIds) {
+      const run = data.runs.get(id);
+      if (run) data.runIndex.remove(run);
+      data.runs.delete(id);
+      data.active.delete(id);
+      data.starts.delete(id);
+    }
+    data.byCreated.delete(session.created_at, session.id);
+    data.byAgent.get(session.agent_id)?.delete(session.created_at, session.id);
+    data.sessions.delete(session.id);
+  }
+}
+
+/** The record of a session with nothing in it yet. */
+export function newRecord(session: Session, nowMs: number): SessionRecord {
+  return { session, createdMs: nowMs, touchedMs: nowMs, checkpoints: [], stateBytes: 0, spans: [], runIds: [], approvalIds: new Set(), behind: [] };
+}
+
+/** A timer's key in {@link MemoryTables.timers}. */
+export function timerKey(kind: DueTimer['kind'], tenant: string, id: string): string {
+  return `${kind} ${tenant} ${id}`;
+}
+
+/** A deep copy: values go in and out of the memory Store copied, so callers never hold stored state. */
+export function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+function withoutUndefined(patch: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+}
