@@ -163,6 +163,10 @@ GRAPHS="$WORKDIR/tests/graphs"
 
 # ---------------------------------------------------------------- the server
 URL="http://127.0.0.1:$PORT"
+for p in "$PORT" $([ -z "$REDIS" ] || echo "$((PORT + 1))"); do
+  [ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/" || true)" = 000 ] \
+    || die "something already answers on 127.0.0.1:$p: choose another --port"
+done
 if [ "$SERVER" = langgraph ]; then
   start langgraph env -u CI LANGSMITH_TRACING=false LANGCHAIN_TRACING_V2=false \
     bash -c 'cd "$0" && exec ./node_modules/.bin/langgraphjs dev --config tests/graphs/langgraph.json --port "$1" --host localhost --no-browser' "$WORKDIR" "$PORT"
@@ -222,14 +226,21 @@ STATUS=$?
 set -e
 [ -s "$LOGS/result.json" ] || die "the suite wrote no result (exit $STATUS; log: $LOGS/vitest.log)"
 
-node - "$LOGS/result.json" "$LOGS/failures.tsv" "$LABEL" <<'EOF'
+node - "$LOGS/result.json" "$LOGS/failures.tsv" "$LABEL" "$LOGS/vitest.log" <<'EOF'
 const fs = require('node:fs');
-const [file, out, label] = process.argv.slice(2);
+const [file, out, label, log] = process.argv.slice(2);
 const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+// the JSON report loses a timeout's message (STACK_TRACE_ERROR): the default reporter's has it
+const logLines = fs.readFileSync(log, 'utf8').replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+const fromLog = (t) => {
+  const at = logLines.findIndex((l) => l.trim().endsWith(['', ...t.ancestorTitles, t.title].join(' > ')) && l.includes('FAIL'));
+  return at >= 0 ? (logLines[at + 1] ?? '') : '';
+};
 const lines = [];
 for (const f of r.testResults) for (const t of f.assertionResults) {
   if (t.status !== 'failed') continue;
-  const first = (t.failureMessages[0] ?? '').split('\n').find((l) => l.trim()) ?? '';
+  let first = (t.failureMessages[0] ?? '').split('\n').find((l) => l.trim()) ?? '';
+  if (first.includes('STACK_TRACE_ERROR')) first = fromLog(t) || first;
   lines.push(`${t.fullName}\t${first.trim().slice(0, 300)}`);
 }
 fs.writeFileSync(out, lines.join('\n') + (lines.length ? '\n' : ''));
