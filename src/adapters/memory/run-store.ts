@@ -5,7 +5,7 @@ import { ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES, type Run } from '../../doma
 import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
 import { decideRunStart } from '../shared/run-start.js';
 import { MemoryIdempotencyKeys } from './idempotency-keys.js';
-import { clone, newRecord, type MemoryTables, type SessionRecord } from './tables.js';
+import { clone, frozen, newRecord, type MemoryTables, type SessionRecord } from './tables.js';
 
 /** Where a stored run keeps its `graph_input`. */
 const GRAPH_INPUT = Symbol('graph_input');
@@ -52,7 +52,7 @@ export class MemoryRunStore implements RunStore {
     const record =
       existing ??
       newRecord(
-        { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now, metadata: newMetadata(newRun.metadata) },
+        { id: newRun.session_id, agent_id: newRun.agent_id, tenant_id: tenant, created_at: now, updated_at: now, metadata: frozen(newMetadata(newRun.metadata)) },
         nowMs,
       );
     const current = existing?.currentRunId ? data.runs.get(existing.currentRunId) : undefined;

@@ -4,7 +4,7 @@ import { sortSpans } from '../../domain/spans.js';
 import { nowIso } from '../../domain/time.js';
 import { ACTIVE_RUN_STATUSES, type Checkpoint, type JsonObject, type Session, type Span } from '../../domain/types.js';
 import type { BytePage, CheckpointMeta, CheckpointPage, CheckpointWrite, NewSession, Page, SessionListOptions, SessionStore } from '../../ports/store.js';
-import { clone, newRecord, type MemoryTables } from './tables.js';
+import { clone, frozen, newRecord, sessionCopy, type MemoryTables } from './tables.js';
 
 /** Sessions, checkpoints and spans in memory. */
 export class MemorySessionStore implements SessionStore {
@@ -15,32 +15,32 @@ export class MemorySessionStore implements SessionStore {
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
     const record = this.t.data(tenant).sessions.get(sessionId);
-    return record ? clone(record.session) : null;
+    return record ? sessionCopy(record.session) : null;
   }
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const data = this.t.data(tenant);
     const index = options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
-    return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => clone(data.sessions.get(id)!.session));
+    return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => sessionCopy(data.sessions.get(id)!.session));
   }
 
   async createSession(tenant: string, newSession: NewSession): Promise<Session> {
-    const metadata = newMetadata(newSession.metadata);
+    const metadata = frozen(newMetadata(newSession.metadata));
     if (this.t.data(tenant).sessions.has(newSession.session_id)) throw conflict('The session already exists.');
     const nowMs = this.t.clock();
     const now = nowIso(() => nowMs);
     const session: Session = { id: newSession.session_id, agent_id: '', tenant_id: tenant, created_at: now, updated_at: now, metadata };
-    return clone(this.t.addSession(tenant, newRecord(session, nowMs)).session);
+    return sessionCopy(this.t.addSession(tenant, newRecord(session, nowMs)).session);
   }
 
   async updateSessionMetadata(tenant: string, sessionId: string, patch: JsonObject): Promise<Session> {
     const record = this.t.data(tenant).sessions.get(sessionId);
     if (!record) throw notFound('The session');
-    record.session.metadata = mergeMetadata(record.session.metadata, patch);
+    record.session.metadata = frozen(mergeMetadata(record.session.metadata, patch));
     const nowMs = this.t.clock();
     record.session.updated_at = nowIso(() => nowMs);
     record.touchedMs = nowMs;
-    return clone(record.session);
+    return sessionCopy(record.session);
   }
 
   async appendCheckpoint(tenant: string, sessionId: string, write: CheckpointWrite): Promise<CheckpointMeta & { state?: JsonObject }> {

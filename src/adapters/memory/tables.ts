@@ -233,6 +233,24 @@ export function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
+/** JSON frozen all the way down: stored once, handed out without copying (no caller can change it). */
+export function frozen<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) frozen(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * A session as the memory Store hands it out: a shallow copy (the store updates its own
+ * fields in place), sharing the metadata, which is frozen when stored and only ever replaced.
+ * A deep copy of every listed session cost half the embedded session list's throughput.
+ */
+export function sessionCopy(session: Session): Session {
+  return { ...session };
+}
+
 function withoutUndefined(patch: JsonObject): JsonObject {
   return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
 }
