@@ -34,11 +34,17 @@ export interface AgentplaneCheckpointSaverOptions {
    */
   retain?: number;
   /**
-   * Largest serialized checkpoint a put stores, metadata and new channel values included
-   * (SERVICE_MAX_STATE_BYTES); a larger one fails with `payload_too_large`.
+   * Largest serialized checkpoint a put stores, its metadata and every channel value it holds
+   * included, and largest set of a task's writes (SERVICE_MAX_STATE_BYTES); a larger one fails
+   * with `payload_too_large` and nothing is stored.
    * @defaultValue DEFAULT_STORAGE_LIMITS.maxStateBytes
    */
   maxCheckpointBytes?: number;
+  /**
+   * Refuse (`conflict`) every write for a thread whose agentplane session is gone (deleted,
+   * expired, lost with Redis's data): a run writing for it stops. @defaultValue false
+   */
+  requireSession?: boolean;
   /** @defaultValue LangGraph's JsonPlusSerializer */
   serde?: SerializerProtocol;
 }
@@ -61,6 +67,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   private readonly storage: GraphCheckpointStore;
   private readonly retain: number;
   private readonly maxCheckpointBytes: number;
+  private readonly requireSession: boolean;
 
   constructor(options: AgentplaneCheckpointSaverOptions) {
     super(options.serde);
@@ -68,6 +75,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     this.storage = options.storage;
     this.retain = options.retain ?? DEFAULT_STORAGE_LIMITS.checkpointsRetain;
     this.maxCheckpointBytes = options.maxCheckpointBytes ?? DEFAULT_STORAGE_LIMITS.maxStateBytes;
+    this.requireSession = options.requireSession ?? false;
     if (!Number.isInteger(this.retain) || this.retain < 1) throw new TypeError('retain must be an integer of at least 1.');
   }
 
@@ -148,11 +156,15 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
       metadata: await serialize(this.serde, withRunId(metadata, config)),
       versions,
     };
-    const bytes = [record.checkpoint, record.metadata, ...Object.values(blobs)].reduce((sum, s) => sum + Buffer.byteLength(s), 0);
-    if (bytes > this.maxCheckpointBytes) {
-      throw new AppError('payload_too_large', `The checkpoint takes ${bytes} bytes, more than the limit of ${this.maxCheckpointBytes} (SERVICE_MAX_STATE_BYTES).`);
-    }
-    await this.storage.putCheckpoint(this.tenant, threadId, { ns, record, blobs, retain: Math.max(this.retain, deltaDepth(metadata) + 1) });
+    // The storage refuses a checkpoint whose whole state passes the cap (it knows the stored values' sizes).
+    await this.storage.putCheckpoint(this.tenant, threadId, {
+      ns,
+      record,
+      blobs,
+      retain: Math.max(this.retain, deltaDepth(metadata) + 1),
+      maxStateBytes: this.maxCheckpointBytes,
+      requireSession: this.requireSession,
+    });
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } };
   }
 
@@ -168,12 +180,17 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
         taskPath,
       })),
     );
+    const bytes = stored.reduce((sum, write) => sum + Buffer.byteLength(write.value), 0);
+    if (bytes > this.maxCheckpointBytes) {
+      throw new AppError('payload_too_large', `The task's writes take ${bytes} bytes, more than the limit of ${this.maxCheckpointBytes} (SERVICE_MAX_STATE_BYTES).`);
+    }
     await this.storage.putWrites(
       this.tenant,
       storageId('thread_id', config.configurable.thread_id),
       storageId('checkpoint_ns', config.configurable.checkpoint_ns ?? '', true),
       storageId('checkpoint_id', config.configurable.checkpoint_id),
       stored,
+      { requireSession: this.requireSession },
     );
   }
 
@@ -222,8 +239,15 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     for (const entry of entries.reverse()) {
       const metadata = (await deserialize(this.serde, entry.record.metadata)) as Record<string, unknown>;
       const record = metadata.thread_id === from ? { ...entry.record, metadata: await serialize(this.serde, { ...metadata, thread_id: to }) } : entry.record;
-      await this.storage.putCheckpoint(this.tenant, to, { ns: entry.ns, record, blobs: entry.values, retain: Math.max(this.retain, entries.length) });
-      if (entry.writes.length > 0) await this.storage.putWrites(this.tenant, to, entry.ns, record.checkpointId, entry.writes);
+      await this.storage.putCheckpoint(this.tenant, to, {
+        ns: entry.ns,
+        record,
+        blobs: entry.values,
+        retain: Math.max(this.retain, entries.length),
+        maxStateBytes: this.maxCheckpointBytes,
+        requireSession: this.requireSession,
+      });
+      if (entry.writes.length > 0) await this.storage.putWrites(this.tenant, to, entry.ns, record.checkpointId, entry.writes, { requireSession: this.requireSession });
     }
   }
 

@@ -17,13 +17,21 @@ export interface TenantGraphStorageOptions {
   retain?: number;
   /** Largest checkpoint a put stores (SERVICE_MAX_STATE_BYTES). @defaultValue DEFAULT_STORAGE_LIMITS.maxStateBytes */
   maxCheckpointBytes?: number;
+  /** Refuse writes for a thread whose session is gone (the engine's runs and thread operations). @defaultValue true */
+  requireSession?: boolean;
 }
 
 /** The checkpointer and the store of one tenant on the backend's LangGraph storage. */
 export function tenantGraphStorage(options: TenantGraphStorageOptions): TenantGraphStorage {
   const { tenant } = options;
   return {
-    checkpointer: new AgentplaneCheckpointSaver({ tenant, storage: options.checkpoints, retain: options.retain, maxCheckpointBytes: options.maxCheckpointBytes }),
+    checkpointer: new AgentplaneCheckpointSaver({
+      tenant,
+      storage: options.checkpoints,
+      retain: options.retain,
+      maxCheckpointBytes: options.maxCheckpointBytes,
+      requireSession: options.requireSession ?? true,
+    }),
     store: new AgentplaneStore({ tenant, storage: options.items }),
   };
 }

@@ -185,11 +185,13 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   await steps.flush('ok');
   return attempt.complete();
 
-  /** The run was cancelled: the open tasks' spans say so; the canceller ended the run. */
+  /** The run was cancelled (the canceller ended it) or is gone: the open tasks' spans say so. */
   async function stopped(): Promise<Run | undefined> {
     halt.abort();
-    await steps.flush('cancelled');
-    return attempt.current();
+    // A run that is gone (deleted, lost with the backend's data) leaves nothing behind.
+    const current = await attempt.current();
+    if (current) await steps.flush('cancelled');
+    return current;
   }
 
   /** The run pauses: one pending approval per interrupt (a run paused on several resumes once each is answered). */

@@ -48,9 +48,23 @@ export interface GraphCheckpointPut {
   blobs: Record<string, string>;
   /**
    * Checkpoints of this thread and namespace kept, newest (by checkpoint id) first, this one
-   * included; older ones go with their writes and the blobs no kept checkpoint holds.
+   * included; older ones go with their writes and the blobs no kept checkpoint holds. The
+   * subgraph namespaces of a thread (every namespace but the root "") also share one bound of
+   * `retain` checkpoints: each subgraph task has its namespace, so a per-namespace bound alone
+   * would let a thread grow with every run.
    */
   retain: number;
+  /**
+   * The largest checkpoint in bytes: its record and every channel value it holds, stored before
+   * or new in this put. A larger one is refused (`payload_too_large`) and nothing is written.
+   */
+  maxStateBytes: number;
+  /**
+   * Refuse the put (`conflict`, nothing written) when the thread's session no longer exists: a
+   * run writing for a session deleted under it, or lost with the backend's data.
+   * @defaultValue false (a thread needs no session: the saver used on its own)
+   */
+  requireSession?: boolean;
 }
 
 /** A stored checkpoint with what reading it needs. */
@@ -100,9 +114,10 @@ export interface GraphCheckpointStore {
    * Stores pending writes against a checkpoint. A write whose `(taskId, idx)` is already
    * stored is kept as it was, unless `idx` is negative (it replaces). The checkpoint need not
    * be stored yet (LangGraph sends a checkpoint and its writes concurrently); the writes of
-   * checkpoints older than the oldest one kept go when a put prunes the namespace.
+   * checkpoints older than the oldest one kept go when a put prunes the namespace. With
+   * `requireSession`, refused (`conflict`) as {@link GraphCheckpointPut.requireSession} says.
    */
-  putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void>;
+  putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options?: { requireSession?: boolean }): Promise<void>;
   /** The checkpoint of that id, or the newest of the namespace without one; null when none. */
   getCheckpoint(tenant: string, threadId: string, ns: string, checkpointId?: string): Promise<GraphCheckpointEntry | null>;
   /** One page of a thread's checkpoints, newest first (by namespace, then id, descending). */

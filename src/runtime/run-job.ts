@@ -24,6 +24,7 @@ export function createRunJobHandler(options: RunJobHandlerOptions): { handle: Ru
       try {
         const run = await execute(job);
         if (run) logger.info({ run_id: run.id, agent_id: run.agent_id, status: run.status, error: run.error }, 'run job ended');
+        else logger.info({ run_id: job.run_id }, 'run job dropped: its run is gone or ended');
       } catch (error) {
         logger.error({ err: error, run_id: job.run_id }, 'run job failed; the queue retries it');
         throw error;

@@ -40,7 +40,7 @@ const approvalOf = (sessionId: string, runId: string, requestedAt: string) => ({
 async function writeGraphThread(graph: GraphCheckpointStore, tenant: string, threadId: string): Promise<void> {
   for (const ns of ['', 'child:1']) {
     const record = { checkpointId: 'c1', checkpoint: '{}', metadata: '{}', versions: { a: '1' } };
-    await graph.putCheckpoint(tenant, threadId, { ns, record, blobs: { a: `"${threadId}"` }, retain: 5 });
+    await graph.putCheckpoint(tenant, threadId, { ns, record, blobs: { a: `"${threadId}"` }, retain: 5, maxStateBytes: 1024 });
   }
   await graph.putWrites(tenant, threadId, '', 'c1', [{ taskId: 't1', idx: 0, channel: 'a', value: '"w"', taskPath: '' }]);
 }
@@ -56,7 +56,7 @@ async function expectGraphThreadGone(storage: BoundedStorage, tenant: string, th
   expect(await graph.listThreads(tenant, undefined, 100)).not.toContain(threadId);
   if (storage.graphKeysLeft) expect(await storage.graphKeysLeft(tenant, threadId)).toBe(0);
   const record = { checkpointId: 'c1', checkpoint: '{}', metadata: '{}', versions: { a: '1' } };
-  await graph.putCheckpoint(tenant, threadId, { ns: '', record, blobs: {}, retain: 5 });
+  await graph.putCheckpoint(tenant, threadId, { ns: '', record, blobs: {}, retain: 5, maxStateBytes: 1024 });
   expect(await graph.getCheckpoint(tenant, threadId, '')).toMatchObject({ values: {}, writes: [] });
   await graph.deleteThread(tenant, threadId);
 }

@@ -44,7 +44,7 @@ function graphWiring(name: string, build: () => Built): void {
           const run = await backend.store.runs.createRun(tenant, { run_id: randomUUID(), session_id: sessionId, agent_id: 'graph' });
           await backend.store.runs.updateRun(tenant, run.id, { status: 'completed' });
           const record = { checkpointId: 'c1', checkpoint: '{}', metadata: '{}', versions: { a: '1' } };
-          await backend.graphCheckpoints.putCheckpoint(tenant, sessionId, { ns: '', record, blobs: { a: '"x"' }, retain: 5 });
+          await backend.graphCheckpoints.putCheckpoint(tenant, sessionId, { ns: '', record, blobs: { a: '"x"' }, retain: 5, maxStateBytes: 1024 });
           await backend.graphCheckpoints.putWrites(tenant, sessionId, '', 'c1', [{ taskId: 't', idx: 0, channel: 'a', value: '"w"', taskPath: '' }]);
         }
         await backend.graphItems.putItem(tenant, ['memories'], 'k', '"kept"');

@@ -29,15 +29,15 @@ export interface GraphApi {
 }
 
 /**
- * Starts one API per test file (beforeAll) on `backend` with `agents`, executing runs in this
- * process, and closes it (afterAll). Call at the top of a describe block.
+ * Starts one API per test file (beforeAll) on `backend` with `agents` (and settings `env`),
+ * executing runs in this process, and closes it (afterAll). Call at the top of a describe block.
  */
-export function useGraphApi(backend: BackendName, agents: () => Agent[]): GraphApi {
+export function useGraphApi(backend: BackendName, agents: () => Agent[], env: Record<string, string> = {}): GraphApi {
   let redis: TestRedis | undefined;
   const api = { app: undefined as unknown as TestApi } as GraphApi;
   beforeAll(async () => {
     if (backend === 'redis') redis = await startRedis();
-    api.app = await startTestApi({ agents: new AgentRegistry(agents()), ...(redis ? { redisUrl: redis.url } : {}) });
+    api.app = await startTestApi({ agents: new AgentRegistry(agents()), env, ...(redis ? { redisUrl: redis.url } : {}) });
     if (api.app.backend.mode !== backend) throw new Error(`Asked for the ${backend} backend, got ${api.app.backend.mode}.`);
     api.app.composition.startExecuting();
   });

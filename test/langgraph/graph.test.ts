@@ -50,7 +50,7 @@ describe.each<[string, Backends]>([
     const { checkpoints, items } = backends();
     const tenant = `t-${randomUUID()}`;
     const own = new MemorySaver();
-    const graph = withTenantStorage(buildGraph(own), tenantGraphStorage({ tenant, checkpoints, items }));
+    const graph = withTenantStorage(buildGraph(own), tenantGraphStorage({ tenant, checkpoints, items, requireSession: false }));
     const config = { configurable: { thread_id: 'session-1' } };
 
     await graph.invoke({ messages: [new HumanMessage('hello')], user: 'ada' }, config);
@@ -59,7 +59,7 @@ describe.each<[string, Backends]>([
     expect(paused.tasks[0]?.interrupts[0]?.value).toEqual({ question: 'Reply to "hello"?' });
 
     // Another process (a new saver on the same storage) answers the interrupt.
-    const again = withTenantStorage(buildGraph(new MemorySaver()), tenantGraphStorage({ tenant, checkpoints, items }));
+    const again = withTenantStorage(buildGraph(new MemorySaver()), tenantGraphStorage({ tenant, checkpoints, items, requireSession: false }));
     await again.invoke(new Command({ resume: 'yes' }), config);
     await again.invoke({ messages: [new HumanMessage('more')] }, config);
     await again.invoke(new Command({ resume: 'fine' }), config);
@@ -79,7 +79,7 @@ describe.each<[string, Backends]>([
     expect(await own.getTuple(config)).toBeUndefined();
 
     // Another tenant sees no such thread.
-    const stranger = withTenantStorage(buildGraph(new MemorySaver()), tenantGraphStorage({ tenant: `t-${randomUUID()}`, checkpoints, items }));
+    const stranger = withTenantStorage(buildGraph(new MemorySaver()), tenantGraphStorage({ tenant: `t-${randomUUID()}`, checkpoints, items, requireSession: false }));
     expect((await stranger.getState(config)).values).toEqual({});
   });
 });

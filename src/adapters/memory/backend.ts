@@ -32,8 +32,11 @@ export interface MemoryBackendOptions {
  * own consumers, so runs execute and schedules fire in this process.
  */
 export function createMemoryBackend(options: MemoryBackendOptions): Backend {
-  const graphCheckpoints = new MemoryGraphCheckpointStore();
-  const store = new MemoryStore({ limits: options.limits, graphCheckpoints });
+  // Refuses LangGraph writes for a thread whose session is gone (the store is built next).
+  const graphCheckpoints: MemoryGraphCheckpointStore = new MemoryGraphCheckpointStore({
+    sessionExists: (tenant: string, threadId: string): boolean => store.hasSession(tenant, threadId),
+  });
+  const store: MemoryStore = new MemoryStore({ limits: options.limits, graphCheckpoints });
   const events = new MemoryEventBus(options.eventsRetain);
   const queue = new MemoryRunQueue({ concurrency: options.concurrency });
   const scheduler = new MemoryScheduler();

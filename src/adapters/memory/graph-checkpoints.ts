@@ -8,6 +8,7 @@ import type {
   GraphCheckpointStore,
   GraphWrite,
 } from '../../ports/graph-storage.js';
+import { graphStateTooLarge, graphThreadGone } from '../shared/graph-limits.js';
 import { blobField, checkpointMember, childRange, splitCheckpointMember } from '../shared/graph-members.js';
 
 /** One thread's LangGraph data. */
@@ -16,6 +17,8 @@ interface Thread {
   checkpoints: Map<string, GraphCheckpointRecord>;
   /** Channel values by blob field, with how many stored checkpoints hold each. */
   blobs: Map<string, string>;
+  /** Each blob's size in UTF-8 bytes (the state cap sums them). */
+  sizes: Map<string, number>;
   refs: Map<string, number>;
   /** By checkpoint member, then `taskId NUL idx`. */
   writes: Map<string, Map<string, GraphWrite>>;
@@ -23,12 +26,32 @@ interface Thread {
 
 const newest = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
 
+export interface MemoryGraphCheckpointOptions {
+  /** Whether the session of a thread exists (the memory Store's), for puts that require it. */
+  sessionExists?: (tenant: string, threadId: string) => boolean;
+}
+
+/** A subgraph checkpoint's place in its thread's age order: `id NUL ns` (checkpoint ids sort by time). */
+const byAge = (member: string): string => {
+  const { ns, checkpointId } = splitCheckpointMember(member);
+  return `${checkpointId}\u0000${ns}`;
+};
+
 /**
  * LangGraph checkpoints in memory (the embedded mode), with the Redis adapter's rules: blobs
- * shared between checkpoints and counted, the newest `retain` checkpoints per namespace.
+ * shared between checkpoints and counted, the newest `retain` checkpoints per namespace and
+ * across the subgraph namespaces, the whole state under the cap, nothing for a thread whose
+ * session is gone.
  */
 export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   private readonly tenants = new Map<string, Map<string, Thread>>();
+
+  constructor(private readonly options: MemoryGraphCheckpointOptions = {}) {}
+
+  /** Refuses a write for a thread whose session is gone, when the write requires one. */
+  private checkSession(tenant: string, threadId: string, required: boolean | undefined): void {
+    if (required && this.options.sessionExists && !this.options.sessionExists(tenant, threadId)) throw graphThreadGone(threadId);
+  }
 
   private thread(tenant: string, threadId: string): Thread | undefined {
     return this.tenants.get(tenant)?.get(threadId);
@@ -38,12 +61,21 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
     let threads = this.tenants.get(tenant);
     if (!threads) this.tenants.set(tenant, (threads = new Map()));
     let thread = threads.get(threadId);
-    if (!thread) threads.set(threadId, (thread = { checkpoints: new Map(), blobs: new Map(), refs: new Map(), writes: new Map() }));
+    if (!thread) threads.set(threadId, (thread = { checkpoints: new Map(), blobs: new Map(), sizes: new Map(), refs: new Map(), writes: new Map() }));
     return thread;
   }
 
   async putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void> {
-    const thread = this.threadOrNew(tenant, threadId);
+    this.checkSession(tenant, threadId, put.requireSession);
+    // The whole state: the record, the new values, and the stored values of the versions it keeps.
+    const stored = this.thread(tenant, threadId);
+    let bytes = Buffer.byteLength(put.record.checkpoint) + Buffer.byteLength(put.record.metadata);
+    for (const [channel, version] of Object.entries(put.record.versions)) {
+      const blob = put.blobs[channel];
+      bytes += blob !== undefined ? Buffer.byteLength(blob) : (stored?.sizes.get(blobField(put.ns, channel, version)) ?? 0);
+    }
+    if (bytes > put.maxStateBytes) throw graphStateTooLarge(bytes, put.maxStateBytes);
+    const thread = stored ?? this.threadOrNew(tenant, threadId);
     const member = checkpointMember(put.ns, put.record.checkpointId);
     const replaced = thread.checkpoints.get(member);
     // Count the new holder before releasing the old one, so a blob both hold stays.
@@ -51,21 +83,38 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
       const field = blobField(put.ns, channel, version);
       thread.refs.set(field, (thread.refs.get(field) ?? 0) + 1);
       const blob = put.blobs[channel];
-      if (blob !== undefined) thread.blobs.set(field, blob);
+      if (blob !== undefined) {
+        thread.blobs.set(field, blob);
+        thread.sizes.set(field, Buffer.byteLength(blob));
+      }
     }
     if (replaced) this.release(thread, put.ns, replaced);
     thread.checkpoints.set(member, put.record);
     const { min, max } = childRange(put.ns);
     const inNamespace = [...thread.checkpoints.keys()].filter((m) => m >= min && m < max).sort();
     const excess = Math.max(0, inNamespace.length - put.retain);
-    if (excess === 0) return;
-    for (const old of inNamespace.slice(0, excess)) {
-      this.release(thread, put.ns, thread.checkpoints.get(old)!);
-      thread.checkpoints.delete(old);
+    if (excess > 0) {
+      for (const old of inNamespace.slice(0, excess)) this.drop(thread, old, false);
+      // Writes of every checkpoint older than the oldest kept go, stored before or after their checkpoint.
+      const oldest = inNamespace[excess]!;
+      for (const member of thread.writes.keys()) if (member >= min && member < oldest) thread.writes.delete(member);
     }
-    // Writes of every checkpoint older than the oldest kept go, stored before or after their checkpoint.
-    const oldest = inNamespace[excess]!;
-    for (const member of thread.writes.keys()) if (member >= min && member < oldest) thread.writes.delete(member);
+    if (put.ns !== '') this.pruneSubgraphs(thread, put.retain);
+  }
+
+  /** Keeps the newest `retain` checkpoints across the thread's subgraph namespaces (each subgraph task has its own). */
+  private pruneSubgraphs(thread: Thread, retain: number): void {
+    const subgraphs = [...thread.checkpoints.keys()].filter((m) => !m.startsWith('\u0000')).sort((a, b) => (byAge(a) < byAge(b) ? -1 : 1));
+    for (const old of subgraphs.slice(0, Math.max(0, subgraphs.length - retain))) this.drop(thread, old, true);
+  }
+
+  /** Removes a stored checkpoint (its hold on its blobs), and its writes when `withWrites`. */
+  private drop(thread: Thread, member: string, withWrites: boolean): void {
+    const record = thread.checkpoints.get(member);
+    if (!record) return;
+    this.release(thread, splitCheckpointMember(member).ns, record);
+    thread.checkpoints.delete(member);
+    if (withWrites) thread.writes.delete(member);
   }
 
   /** Drops a checkpoint's hold on its blobs; a blob no checkpoint holds goes. */
@@ -78,11 +127,13 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
       } else {
         thread.refs.delete(field);
         thread.blobs.delete(field);
+        thread.sizes.delete(field);
       }
     }
   }
 
-  async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void> {
+  async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options: { requireSession?: boolean } = {}): Promise<void> {
+    this.checkSession(tenant, threadId, options.requireSession);
     const thread = this.threadOrNew(tenant, threadId);
     const member = checkpointMember(ns, checkpointId);
     let stored = thread.writes.get(member);
@@ -141,9 +192,7 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
     if (!thread) return;
     for (const { ns, checkpointId } of checkpoints) {
       const member = checkpointMember(ns, checkpointId);
-      const record = thread.checkpoints.get(member);
-      if (record) this.release(thread, ns, record);
-      thread.checkpoints.delete(member);
+      this.drop(thread, member, true);
       thread.writes.delete(member);
     }
   }

@@ -44,6 +44,11 @@ export class MemoryStore implements Store {
     this.leases = new MemoryLeaseStore(() => this.tables.clock());
   }
 
+  /** Whether the tenant has the session (the LangGraph checkpoints refuse writes for a gone one). */
+  hasSession(tenant: string, sessionId: string): boolean {
+    return this.tables.tenants.get(tenant)?.sessions.has(sessionId) ?? false;
+  }
+
   async ping(): Promise<void> {}
 
   async usage(): Promise<StorageUsage> {

@@ -47,17 +47,18 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
     const { record } = put;
     const stored: StoredRecord = { ...(record.parentId === undefined ? {} : { p: record.parentId }), c: record.checkpoint, m: record.metadata, v: record.versions };
     const blobs = Object.entries(put.blobs).flatMap(([channel, value]) => [blobField(put.ns, channel, record.versions[channel]!), value]);
+    const recordBytes = Buffer.byteLength(record.checkpoint) + Buffer.byteLength(record.metadata);
     await this.context.script(
       'putGraphCheckpoint',
-      [this.context.keys.graphThreads(tenant), k.checkpoints, k.records, k.blobs, k.blobRefs, k.writeIndex, k.writes],
-      [threadId, checkpointMember(put.ns, record.checkpointId), JSON.stringify(stored), put.retain, ...blobs],
+      [this.context.keys.graphThreads(tenant), k.checkpoints, k.records, k.blobs, k.blobRefs, k.writeIndex, k.writes, this.context.keys.session(tenant, threadId)],
+      [threadId, checkpointMember(put.ns, record.checkpointId), JSON.stringify(stored), put.retain, put.maxStateBytes, put.requireSession ? '1' : '0', recordBytes, ...blobs],
     );
   }
 
-  async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): Promise<void> {
+  async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options: { requireSession?: boolean } = {}): Promise<void> {
     const k = this.threadKeys(tenant, threadId);
     const args = writes.flatMap((w) => [writeField(ns, checkpointId, w.taskId, w.idx), JSON.stringify([w.channel, w.taskPath, w.value]), w.idx < 0 ? '1' : '0']);
-    await this.context.script('putGraphWrites', [k.writeIndex, k.writes], args);
+    await this.context.script('putGraphWrites', [k.writeIndex, k.writes, this.context.keys.session(tenant, threadId)], [threadId, options.requireSession ? '1' : '0', ...args]);
   }
 
   async getCheckpoint(tenant: string, threadId: string, ns: string, checkpointId?: string): Promise<GraphCheckpointEntry | null> {

@@ -3,6 +3,7 @@ import { isCluster, type RedisClient } from './connection.js';
 import { AppError, conflict, idempotencyKeyReused, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { MAX_SESSION_METADATA_BYTES, metadataTooLarge } from '../../domain/session-metadata.js';
 import { ACTIVE_RUN_STATUSES, FINAL_FIRE_STATUSES } from '../../domain/types.js';
+import { graphStateTooLarge, graphThreadGone } from '../shared/graph-limits.js';
 
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
 const SCRIPT_FILES = [
@@ -25,8 +26,8 @@ const SCRIPT_FILES = [
   'publishEvent-1',
   'beginRun-6',
   'stepRun-10',
-  'putGraphCheckpoint-7',
-  'putGraphWrites-2',
+  'putGraphCheckpoint-8',
+  'putGraphWrites-3',
   'readGraphCheckpoints-5',
   'deleteGraphCheckpoints-6',
   'putGraphItem-5',
@@ -67,6 +68,10 @@ export const SCRIPT_CODES = {
   SESSION_EXISTS: -13,
   /** The session's metadata would pass MAX_SESSION_METADATA_BYTES; the reply's second element is its JSON size. */
   METADATA_TOO_LARGE: -14,
+  /** A LangGraph checkpoint's whole state would pass SERVICE_MAX_STATE_BYTES; the reply's second and third elements are its size and the cap. */
+  GRAPH_STATE_TOO_LARGE: -15,
+  /** A LangGraph write names a thread whose session is gone; the reply's second element is the thread id. */
+  THREAD_GONE: -16,
 } as const;
 
 /**
@@ -126,6 +131,10 @@ export function scriptError(script: ScriptName, reply: readonly unknown[]): AppE
       return conflict('The session already exists.');
     case SCRIPT_CODES.METADATA_TOO_LARGE:
       return metadataTooLarge(Number(detail));
+    case SCRIPT_CODES.GRAPH_STATE_TOO_LARGE:
+      return graphStateTooLarge(Number(detail), Number(reply[2]));
+    case SCRIPT_CODES.THREAD_GONE:
+      return graphThreadGone(detail);
     default:
       return new AppError('internal', `Script ${script} answered the unknown code ${String(reply[0])}.`, { expose: false });
   }

@@ -16,3 +16,11 @@ export function parseGraphItemRecord(record: string): { createdAt: number; updat
   const second = record.indexOf('|', first + 1);
   return { createdAt: Number(record.slice(0, first)), updatedAt: Number(record.slice(first + 1, second)), value: record.slice(second + 1) };
 }
+
+/** A LangGraph checkpoint whose whole state (record and every channel value it holds) would pass the cap: nothing is written. */
+export const graphStateTooLarge = (bytes: number, capBytes: number): AppError =>
+  new AppError('payload_too_large', `The checkpoint's state takes ${bytes} bytes, more than the limit of ${capBytes} (SERVICE_MAX_STATE_BYTES).`);
+
+/** A LangGraph checkpoint or write for a thread whose session is gone (deleted, expired, lost): nothing is written, the run stops. */
+export const graphThreadGone = (threadId: string): AppError =>
+  new AppError('conflict', `The thread "${threadId}" no longer exists: nothing is written for it.`);

@@ -149,10 +149,16 @@ export class RunAttempt {
     return (await this.deps.lifecycle.end(this.tenant, this.run.id, { status: 'failed', error: message, from: ['running'] })) ?? this.current();
   }
 
-  /** The run was stopped (whoever stopped it ended it): records the spans given, resolves with the run as it is. */
+  /**
+   * The run was stopped (whoever stopped it ended it): records the spans given, resolves with
+   * the run as it is. A run that is gone (deleted, or lost with the backend's data) leaves
+   * nothing behind: no span is written for a session that no longer exists.
+   */
   async stopped(...spans: Span[]): Promise<Run | undefined> {
+    const run = await this.current();
+    if (!run) return undefined;
     for (const span of spans) await this.addSpan(span);
-    return this.current();
+    return run;
   }
 
   /** The run as stored now. */

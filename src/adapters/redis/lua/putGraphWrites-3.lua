@@ -4,12 +4,17 @@
   errors, interrupts), which replaces. The checkpoint need not be stored yet: LangGraph sends
   a checkpoint and its writes concurrently (putGraphCheckpoint prunes writes left behind).
 
-  KEYS[1] write index zset   KEYS[2] writes hash
-  ARGV[1..] field, value, replace ("1"/"0"), ...
+  Nothing is written when the session is required and gone.
 
-  Returns {0}
+  KEYS[1] write index zset   KEYS[2] writes hash   KEYS[3] the thread's session hash
+  ARGV[1] thread id   ARGV[2] '1' when the session must exist
+  ARGV[3..] field, value, replace ("1"/"0"), ...
+
+  Returns {0}, or {THREAD_GONE, thread id} (codes of scripts.ts)
 ]]
-for i = 1, #ARGV, 3 do
+--@include constants
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {THREAD_GONE, ARGV[1]} end
+for i = 3, #ARGV, 3 do
   if ARGV[i + 2] == '1' then
     redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   else
