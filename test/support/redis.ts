@@ -253,11 +253,11 @@ async function waitForPing(port: number, password: string | undefined, tls: TlsF
 }
 
 /**
- * A Redis for the whole test file (started in beforeAll, stopped in afterAll) and a way to
- * open clients on it that are all disconnected at the end: the setup every contract suite
- * needs. Call at the top level of a test file.
+ * A Redis for the whole test file (started in beforeAll, stopped in afterAll): its URL, and a
+ * way to open clients on it that are all disconnected at the end. Call at the top level of a
+ * test file (or of a describe block, for its tests alone).
  */
-export function useRedis(): { connect(options?: RedisOptions): Redis } {
+export function useRedis(): { readonly url: string; connect(options?: RedisOptions): Redis } {
   let redis: TestRedis | undefined;
   const clients: Redis[] = [];
   beforeAll(async () => {
@@ -268,6 +268,10 @@ export function useRedis(): { connect(options?: RedisOptions): Redis } {
     await redis?.stop();
   });
   return {
+    get url() {
+      if (!redis) throw new Error('useRedis(): the url is only available inside tests and hooks.');
+      return redis.url;
+    },
     connect(options: RedisOptions = {}) {
       if (!redis) throw new Error('useRedis(): connect() is only available inside tests and hooks.');
       const client = new Redis(redis.url, options);
