@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
 import { startTestApi, type TestApi, type TestApiOptions } from './app.js';
-import { startRedis, type TestRedis } from './redis.js';
+import { useRedis } from './redis.js';
 
 /** Debian's Chromium, driven by playwright-core (no browser download). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -36,25 +36,21 @@ export interface ConsoleHarness {
  * (call it at the top level) and stopped after them.
  */
 export function useConsoleHarness(): ConsoleHarness {
-  let redis: TestRedis | undefined;
+  // Registered first: after hooks run in reverse, so Redis stops after Chromium closed.
+  const redis = useRedis();
   let browser: Browser | undefined;
   beforeAll(async () => {
-    redis = await startRedis();
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
-    await redis?.stop();
   });
-  const started = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`${what} is not started: useConsoleHarness() is for a file's top level, used from its tests`);
-    return value;
-  };
   const harness: ConsoleHarness = {
     get browser() {
-      return started(browser, 'Chromium');
+      if (!browser) throw new Error('useConsoleHarness(): the browser is only available inside tests and hooks.');
+      return browser;
     },
-    redisUrl: (mode) => (mode === 'redis' ? started(redis, 'Redis').url : undefined),
+    redisUrl: (mode) => (mode === 'redis' ? redis.url : undefined),
     async newTab(allowed = []) {
       const page = await harness.browser.newPage({ viewport: { width: 1280, height: 900 } });
       const problems = pageProblems(page, allowed);
