@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { expectNoSecretsIn, send, startSecuredApi, type Answer, type SecuredApi } from '../auth/secured-api.js';
-import { type PrivateRedis, startPrivateRedis, uniquePrefix, useRedis } from '../support/redis.js';
+import { uniquePrefix, usePrivateRedis, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -194,11 +194,7 @@ describe('quotas across two replicas', () => {
 });
 
 describe('when the Redis of the limiter stops', () => {
-  let own: PrivateRedis;
-  beforeAll(async () => {
-    own = await startPrivateRedis();
-  });
-  afterAll(() => own.stop());
+  const own = usePrivateRedis();
 
   it('still serves requests, limited per replica by the in-memory insurance', async () => {
     const pair = await replicas(

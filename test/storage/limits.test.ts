@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startSecuredApi } from '../auth/secured-api.js';
 import { openRaw, type RawStream } from '../support/sse.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { type PrivateRedis, startPrivateRedis, useRedis } from '../support/redis.js';
+import { usePrivateRedis, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 const redis = useRedis();
@@ -119,11 +119,7 @@ describe('request timeout', () => {
 });
 
 describe('an unreachable or stalled Redis', () => {
-  let privateRedis: PrivateRedis;
-  beforeAll(async () => {
-    privateRedis = await startPrivateRedis();
-  });
-  afterAll(() => privateRedis.stop());
+  const privateRedis = usePrivateRedis();
 
   it('answers 503 within about a second while Redis is stalled, and serves again once it resumes', async () => {
     const api = await app({}, privateRedis.url);

@@ -280,3 +280,37 @@ export function useRedis(): { readonly url: string; connect(options?: RedisOptio
     },
   };
 }
+
+/**
+ * A private redis-server (see startPrivateRedis) for the enclosing describe block or test file:
+ * started in beforeAll, stopped in afterAll. Its url, port and controls are available inside
+ * tests and hooks.
+ */
+export function usePrivateRedis(options: PrivateRedisOptions = {}): PrivateRedis {
+  let redis: PrivateRedis | undefined;
+  beforeAll(async () => {
+    redis = await startPrivateRedis(options);
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  const started = (): PrivateRedis => {
+    if (!redis) throw new Error('usePrivateRedis(): the server is only available inside tests and hooks.');
+    return redis;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get port() {
+      return started().port;
+    },
+    stop: () => started().stop(),
+    kill: () => started().kill(),
+    restart: () => started().restart(),
+    pause: () => started().pause(),
+    resume: () => started().resume(),
+    running: () => started().running(),
+    pid: () => started().pid(),
+  };
+}
