@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/domain/types.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 import { watch } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { expectNoSecretsIn, send, startSecuredApi, type Answer, type SecuredApi } from './secured-api.js';
@@ -163,11 +163,7 @@ async function openStream(url: string, headers: Record<string, string>) {
   };
 }
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(() => redis.stop());
+const redis = useRedis();
 
 describe.each(['memory', 'redis'] as const)('tenant isolation on %s', (backend) => {
   let app: SecuredApi;

@@ -6,7 +6,7 @@ import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
 import { defineAgent } from '../../src/runtime/agent.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { brief } from '../support/events.js';
 
@@ -35,13 +35,7 @@ const asking = defineAgent({
 
 const session = () => `client-${randomUUID()}`;
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 describe.each(['memory', 'redis'] as const)('the typed client on %s', (mode) => {
   let app: TestApi;

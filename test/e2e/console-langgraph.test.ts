@@ -1,12 +1,11 @@
-import { Annotation, END, interrupt, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgraph';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent, Span } from '../../src/domain/types.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, type TestApi } from '../support/app.js';
-import { launchChromium, pageProblems, seriousViolations, startConsoleApi } from '../support/console.js';
-import { graphAgent } from '../support/langgraph.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { expectAccessible, startConsoleApi, useConsoleHarness } from '../support/console.js';
+import { graphAgent, parallelBranches } from '../support/langgraph.js';
 import { eventsOf, openRaw } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 
@@ -19,24 +18,6 @@ import { waitFor } from '../support/wait.js';
 
 const TENANT = 'DefaultTenant';
 const AGENT = 'lg-review';
-/** How long a branch waits for the other before it fails the run (they never meet when run one after the other). */
-const MEET_TIMEOUT_MS = 5_000;
-
-/** A point both branches of a run must reach before either goes on: a branch left alone fails after MEET_TIMEOUT_MS. */
-function meeting(count: number): (name: string) => Promise<void> {
-  let arrived = 0;
-  let release!: () => void;
-  const all = new Promise<void>((resolve) => (release = resolve));
-  return async (name) => {
-    arrived += 1;
-    if (arrived === count) release();
-    let timer: NodeJS.Timeout | undefined;
-    const alone = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`branch ${name} waited ${MEET_TIMEOUT_MS} ms for the other`)), MEET_TIMEOUT_MS);
-    });
-    await Promise.race([all, alone]).finally(() => clearTimeout(timer));
-  };
-}
 
 const Review = Annotation.Root({
   topic: Annotation<string>,
@@ -45,20 +26,11 @@ const Review = Annotation.Root({
 });
 
 /**
- * START → left and right at once (parts appended by the reducer) → review, which asks with
- * interrupt({ question, parts }) and keeps the answer. Each branch holds until the engine
- * announced both starts (`announced`: node_start events of the run) and the clock moved on, so
- * the two spans overlap strictly in milliseconds.
+ * START → left and right at once (parallelBranches: their spans overlap strictly; parts appended
+ * by the reducer) → review, which asks with interrupt({ question, parts }) and keeps the answer.
  */
 function reviewGraph(announced: (runId: string) => Promise<number>) {
-  const meet = meeting(2);
-  const branch = (name: string) => async (state: typeof Review.State, config: LangGraphRunnableConfig) => {
-    await meet(name);
-    const runId = String(config.configurable?.run_id);
-    const seenAt = await waitFor(`the starts of both branches of run ${runId}`, async () => ((await announced(runId)) === 2 ? Date.now() : undefined), MEET_TIMEOUT_MS);
-    await waitFor('the next millisecond', () => Date.now() > seenAt, MEET_TIMEOUT_MS, 1);
-    return { parts: [`${name}:${state.topic}`] };
-  };
+  const branch = parallelBranches(announced);
   return new StateGraph(Review)
     .addNode('left', branch('left'))
     .addNode('right', branch('right'))
@@ -70,16 +42,7 @@ function reviewGraph(announced: (runId: string) => Promise<number>) {
     .compile();
 }
 
-let redis: TestRedis;
-let browser: Browser;
-beforeAll(async () => {
-  redis = await startRedis();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await redis?.stop();
-});
+const harness = useConsoleHarness();
 
 describe.each(['memory', 'redis'] as const)('the console with a LangGraph session on %s', (mode) => {
   let api: TestApi;
@@ -88,27 +51,14 @@ describe.each(['memory', 'redis'] as const)('the console with a LangGraph sessio
     const announced = async (runId: string) =>
       (await api.backend.events.readAfter(TENANT, '0-0', 10_000)).filter((e) => e.event.run_id === runId && e.event.type === 'node_start').length;
     const agents = new AgentRegistry([graphAgent(AGENT, () => reviewGraph(announced), ['left', 'right', 'review'])]);
-    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined, { agents });
+    api = await startConsoleApi(harness.redisUrl(mode), { agents });
   });
   afterAll(async () => {
     await api?.close();
   });
 
   /** A new tab on a screen of the console; fails the test if the page throws or logs an error. */
-  async function open(hash: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems = pageProblems(page);
-    onTestFinished(async () => {
-      await page.close();
-      expect(problems).toEqual([]);
-    });
-    await page.goto(`${api.url}/console/${hash}`);
-    return page;
-  }
-
-  async function expectAccessible(page: Page, screen: string): Promise<void> {
-    expect(await seriousViolations(page), `axe on ${screen}`).toEqual([]);
-  }
+  const open = (hash: string, allowed: RegExp[] = []): Promise<Page> => harness.open(`${api.url}/console/${hash}`, allowed);
 
   /** The session's events as the API replays them, up to the first `until`. */
   async function serverEvents(sessionId: string, until: RunEvent['type']): Promise<{ id: string; type: string; node: string }[]> {

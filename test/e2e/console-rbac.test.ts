@@ -1,11 +1,10 @@
 import { SignJWT } from 'jose';
-import type { Browser, Page, Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import agents from '../fixtures/agents.js';
 import { call, type TestApi } from '../support/app.js';
-import { launchChromium, pageProblems, seriousViolations, startConsoleApi } from '../support/console.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { expectAccessible, pageProblems, startConsoleApi, useConsoleHarness } from '../support/console.js';
 import { waitFor } from '../support/wait.js';
 
 /*
@@ -23,16 +22,7 @@ const ENV = {
   SERVICE_API_KEYS: `${USER_KEY}:user:acme,${VIEWER_KEY}:viewer:acme`,
 };
 
-let redis: TestRedis;
-let browser: Browser;
-beforeAll(async () => {
-  redis = await startRedis();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await redis?.stop();
-});
+const harness = useConsoleHarness();
 
 describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC on %s', (mode) => {
   let api: TestApi;
@@ -40,7 +30,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
 
   beforeAll(async () => {
     // The fixture agents add `expiring`, whose request has an expiry.
-    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined, { secured: true, env: ENV, agents: new AgentRegistry(agents) });
+    api = await startConsoleApi(harness.redisUrl(mode), { secured: true, env: ENV, agents: new AgentRegistry(agents) });
   });
   afterAll(async () => {
     await api?.close();
@@ -48,14 +38,9 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
 
   /** A tab signed in with `key`; every request URL it makes is recorded. */
   async function signIn(key: string, allowed: RegExp[] = []): Promise<{ page: Page; urls: string[] }> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems = pageProblems(page, allowed);
+    const page = await harness.newTab(allowed);
     const urls: string[] = [];
     page.on('request', (request: Request) => urls.push(request.url()));
-    onTestFinished(async () => {
-      await page.close();
-      expect(problems).toEqual([]);
-    });
     await page.goto(`${api.url}/console/`);
     await page.getByLabel(/^API key/).fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -65,7 +50,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
   it('refuses a wrong key with a readable 401, and keeps a good one in sessionStorage only, never in a URL', async () => {
     const { page, urls } = await signIn('not-a-key', [/status of 401/]);
     await page.getByRole('alert').filter({ hasText: 'Your credential was not accepted (401)' }).waitFor();
-    expect(await seriousViolations(page), 'axe on the sign-in screen').toEqual([]);
+    await expectAccessible(page, 'the sign-in screen');
 
     await page.getByLabel(/^API key/).fill(USER_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -130,7 +115,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
     await expiringRow.getByRole('cell', { name: 'Proceed?', exact: true }).waitFor();
     const shown = await expiringRow.locator('time').getAttribute('datetime');
     expect(shown).toBe((await call(`${api.url}/api/approvals/${expiring.body.approval_id}`, { headers: asUser })).body.expires_at);
-    expect(await seriousViolations(page), 'axe on the read-only inbox').toEqual([]);
+    await expectAccessible(page, 'the read-only inbox');
     await expiringRow.getByRole('link', { name: /^Open approval/ }).click();
     await page.getByRole('heading', { name: 'Proceed?', level: 2 }).waitFor();
     await page.getByText(/^in (60 min|1 h) \(then approve\)$/).waitFor();
@@ -145,7 +130,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
     expect(await page.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Reject' }).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Save state' }).count()).toBe(0);
-    expect(await seriousViolations(page), 'axe on a read-only approval').toEqual([]);
+    await expectAccessible(page, 'a read-only approval');
 
     // Forced from the page with the viewer's own credential: the server says no.
     const forced = await page.evaluate(async (id) => {
@@ -171,7 +156,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
     await page.getByRole('navigation', { name: 'Approvals' }).getByRole('link', { name: 'Decided' }).click();
     await page.getByRole('status').filter({ hasText: 'Your role (viewer) cannot list decided approvals' }).waitFor();
     expect(asked).not.toContain('/api/approvals');
-    expect(await seriousViolations(page), 'axe on the decided approvals of a viewer').toEqual([]);
+    await expectAccessible(page, 'the decided approvals of a viewer');
   });
 
   it('lets a user answer with the key typed in', async () => {
@@ -193,7 +178,7 @@ describe.each(['memory', 'redis'] as const)('the console with API keys and RBAC 
 describe('answers the console shows in words', () => {
   it('shows 404, 409 and 429 as readable messages', async () => {
     const api = await startConsoleApi(undefined, { secured: true, env: { SERVICE_RATE_LIMIT: '12/60s' } });
-    const page = await browser.newPage();
+    const page = await harness.browser.newPage();
     const problems = pageProblems(page, [/status of (404|409|429)/]);
     try {
       await page.goto(`${api.url}/console/#/sessions/no-such-session`);
@@ -227,7 +212,7 @@ describe('the console with JWT', () => {
   it('signs in with a bearer token typed in and shows the inbox', async () => {
     const secret = 'console-test-secret-0123456789abcdef0123456789';
     const api = await startConsoleApi(undefined, { secured: true, env: { SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: secret, SERVICE_RBAC: 'true' } });
-    const page = await browser.newPage();
+    const page = await harness.browser.newPage();
     const problems = pageProblems(page);
     try {
       const token = await new SignJWT({ sub: 'ana', tenant_id: 'acme', roles: ['user'] })

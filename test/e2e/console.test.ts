@@ -1,10 +1,9 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type RunEvent } from '../../src/client/index.js';
 import { nextFireMs } from '../../src/domain/cron.js';
 import { call, type TestApi } from '../support/app.js';
-import { launchChromium, pageProblems, seriousViolations, startConsoleApi } from '../support/console.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { expectAccessible, startConsoleApi, useConsoleHarness } from '../support/console.js';
 import { waitFor } from '../support/wait.js';
 
 /*
@@ -14,43 +13,21 @@ import { waitFor } from '../support/wait.js';
  * screen visited and must find no serious or critical violation.
  */
 
-let redis: TestRedis;
-let browser: Browser;
-beforeAll(async () => {
-  redis = await startRedis();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await redis?.stop();
-});
+const harness = useConsoleHarness();
 
 describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
   let api: TestApi;
   const client = () => createClient({ baseUrl: api.url });
 
   beforeAll(async () => {
-    api = await startConsoleApi(mode === 'redis' ? redis.url : undefined);
+    api = await startConsoleApi(harness.redisUrl(mode));
   });
   afterAll(async () => {
     await api?.close();
   });
 
   /** A new tab on a screen of the console; fails the test if the page throws or logs an error. */
-  async function open(hash: string, allowed: RegExp[] = []): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems = pageProblems(page, allowed);
-    onTestFinished(async () => {
-      await page.close();
-      expect(problems).toEqual([]);
-    });
-    await page.goto(`${api.url}/console/${hash}`);
-    return page;
-  }
-
-  async function expectAccessible(page: Page, screen: string): Promise<void> {
-    expect(await seriousViolations(page), `axe on ${screen}`).toEqual([]);
-  }
+  const open = (hash: string, allowed: RegExp[] = []): Promise<Page> => harness.open(`${api.url}/console/${hash}`, allowed);
 
   /** The session's events as the API streams them, up to the first `until`. */
   async function serverEvents(sessionId: string, until: RunEvent['type']): Promise<{ id: string; type: string; node: string }[]> {

@@ -1,8 +1,8 @@
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { startProcess, type AgentProcess } from '../support/processes.js';
-import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
+import { uniquePrefix, usePrivateRedis } from '../support/redis.js';
 
 interface Answer {
   status: number;
@@ -63,14 +63,7 @@ async function waitUntilRefused(port: number, timeoutMs: number): Promise<void> 
 const completed = (proc: AgentProcess) => proc.lines.some((l) => l.json?.msg === 'graceful shutdown complete');
 
 describe('graceful shutdown of an API process on Redis', () => {
-  let redis: PrivateRedis;
-
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = usePrivateRedis();
 
   /** An API process on the private Redis, stopped when the test ends whatever happened. */
   const start = async (delayMs: number): Promise<AgentProcess> => {

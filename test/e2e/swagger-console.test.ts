@@ -1,12 +1,11 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApi, type TestApi } from '../support/app.js';
+import { launchChromium, pageProblems } from '../support/console.js';
 import { parsePrometheus } from '../support/http.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /**
  * A test that renders the console (a 1.5 MB bundle parsed and run by Chromium): at a load of 20
  * on two cores that alone has taken over 20 s, so each wait allows 60 s and such a test 120 s.
@@ -49,14 +48,10 @@ describe('Swagger console in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+    browser = await launchChromium();
     api = await startTestApi();
     // A session, so the live response carries one and is more than an empty list.
     await api.backend.store.runs.createRun('DefaultTenant', { run_id: 'console-run-1', session_id: 'console-1', agent_id: 'echo' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -97,11 +92,7 @@ describe('Swagger console in headless Chromium', () => {
 
   it('renders the operations and executes GET /api/sessions with a 200, and its CSP refuses nothing it needs', async () => {
     const page = await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console.error: ${message.text()}`);
-    });
+    const pageErrors = pageProblems(page);
     await page.addInitScript(() => {
       const refused: string[] = [];
       (globalThis as { refused?: string[] }).refused = refused;

@@ -2,17 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { compareEventIds } from '../../src/domain/event-ids.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { uniquePrefix, useRedis } from '../support/redis.js';
 import { openRaw, watch, type Received } from '../support/sse.js';
 
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 /** `type` plus `node` (or the approval answer) of each event: the shape of a run. */
 const shape = (events: Received[]) =>

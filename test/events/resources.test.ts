@@ -3,18 +3,11 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { DEFAULT_TENANT, type RunEvent } from '../../src/domain/types.js';
 import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { openRaw } from '../support/sse.js';
 
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 

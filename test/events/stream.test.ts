@@ -3,18 +3,11 @@ import { DEFAULT_TENANT, RUN_EVENT_TYPES, type RunEvent } from '../../src/domain
 import { startSecuredApi, type SecuredApi } from '../auth/secured-api.js';
 import { listenerCount } from '../support/listeners.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { eventsOf, openRaw, watch, type RawStream } from '../support/sse.js';
 
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 let n = 0;
 function runEvent(session = 's1', extra: Partial<RunEvent> = {}): RunEvent {

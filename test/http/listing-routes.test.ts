@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/time.js';
 import type { Run } from '../../src/domain/types.js';
 import { send, startSecuredApi, type SecuredApi } from '../auth/secured-api.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 
 /**
  * GET /api/runs without session_id (the tenant's runs, filtered and paged), GET /api/approvals
@@ -15,11 +15,7 @@ const A = 'ListTenant';
 const B = 'OtherTenant';
 const KEYS = { viewer: 'ls-viewer', user: 'ls-user', other: 'ls-other-user' };
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(() => redis.stop());
+const redis = useRedis();
 
 describe.each(['memory', 'redis'] as const)('list routes on %s', (backend) => {
   let app: SecuredApi;

@@ -2,17 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/ports/store.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 
 const T = 'DefaultTenant';
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 async function seed(store: Store, options: { agent?: string; state?: Record<string, unknown> } = {}): Promise<string> {
   const id = randomUUID();

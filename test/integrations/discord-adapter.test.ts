@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DISCORD_FAILURE_TEXT, DiscordAdapter, type DiscordCommand, type DiscordHandler } from '../../src/integrations/discord/discord-adapter.js';
 import { DISCORD_API_PREFIX, discordRateLimited, startFakeDiscord } from '../support/fake-platforms/fake-discord.js';
 import { waitFor } from '../support/wait.js';
-import { mountAdapter } from '../support/chat.js';
+import { expectStopWaitsForHandler, mountAdapter } from '../support/chat.js';
 
 const BOT_TOKEN = 'discord-bot-token';
 
@@ -150,12 +150,7 @@ describe('Discord adapter', () => {
     const { url, fake, adapter } = await setup(() => new Promise<string>((resolve) => (release = resolve)));
     await post(url, command());
     await waitFor('the handler to start', () => release !== undefined);
-    let stopped = false;
-    const stopping = adapter.stop().then(() => (stopped = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(stopped).toBe(false);
-    release('last words');
-    await stopping;
+    await expectStopWaitsForHandler(adapter, () => release('last words'));
     expect(fake.calls.map((call) => call.method)).toEqual(['POST', 'DELETE']);
     await adapter.stop();
     const refused = await post(url, '{"type":1}');

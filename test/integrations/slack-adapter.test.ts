@@ -4,7 +4,7 @@ import { SlackAdapter, type SlackHandler, type SlackMessage } from '../../src/in
 import { slackSignature } from '../../src/integrations/slack/slack-signature.js';
 import { SLACK_API_PREFIX, slackRateLimited, startFakeSlack } from '../support/fake-platforms/fake-slack.js';
 import { waitFor } from '../support/wait.js';
-import { mountAdapter } from '../support/chat.js';
+import { expectStopWaitsForHandler, mountAdapter } from '../support/chat.js';
 
 const BOT_TOKEN = 'xoxb-slack-bot-token';
 const SIGNING_SECRET = 'slack-signing-secret';
@@ -156,12 +156,7 @@ describe('Slack adapter', () => {
     expect((await post(`${server.url}/slack/events`, messageEvent({}))).status).toBe(200);
     expect((await post(`${server.url}/other`, messageEvent({}))).status).toBe(404);
     await waitFor('the handler to start', () => release !== undefined);
-    let stopped = false;
-    const stopping = adapter.stop().then(() => (stopped = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(stopped).toBe(false);
-    release('bye');
-    await stopping;
+    await expectStopWaitsForHandler(adapter, () => release('bye'));
     expect(fake.calls).toHaveLength(1);
     await expect(post(`${server.url}/slack/events`, messageEvent({}))).rejects.toThrow();
     await adapter.stop();

@@ -4,7 +4,7 @@ import { TelegramAdapter, type TelegramHandler, type TelegramText } from '../../
 import type { TelegramCallbackQuery } from '../../src/integrations/telegram/telegram-types.js';
 import { FakeTelegram, telegramError } from '../support/fake-platforms/fake-telegram.js';
 import { waitFor } from '../support/wait.js';
-import { mountAdapter } from '../support/chat.js';
+import { expectStopWaitsForHandler, mountAdapter } from '../support/chat.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';
 const SECRET_TOKEN = 'push-secret_token-1';
@@ -155,12 +155,7 @@ describe('Telegram adapter', () => {
     const { url, fake, adapter } = await setup(() => new Promise<string>((resolve) => (release = resolve)));
     await push(url, textUpdate('slow'));
     await waitFor('the handler to start', () => release !== undefined);
-    let stopped = false;
-    const stopping = adapter.stop().then(() => (stopped = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(stopped).toBe(false);
-    release('done');
-    await stopping;
+    await expectStopWaitsForHandler(adapter, () => release('done'));
     expect(fake.calls('sendMessage')).toHaveLength(1);
     expect((await push(url, textUpdate('late'))).status).toBe(503);
     await adapter.stop();

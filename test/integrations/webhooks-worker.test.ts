@@ -1,22 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/main/worker-server.js';
 import { call, startTestApi } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
-import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { freePort, uniquePrefix, useRedis } from '../support/redis.js';
 
 // `npm run start:webhooks` as a real process (the script is `tsx src/main/webhooks.ts`), with
 // an API and a run worker on the same Redis in this process. It runs as `node --import tsx`:
 // the tsx command relays SIGTERM to its child and, when the child has not confirmed it within
 // 30 ms (a busy CI machine), kills it and exits 143, which would fail the graceful-exit check.
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -6,10 +6,9 @@ import { parse as parseUuid, v5 } from '@langchain/core/utils/uuid';
 import { z } from 'zod';
 import { builtInAgents } from '../../src/agents/index.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import { call, startTestApi, type TestApi } from '../support/app.js';
+import { call, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
-import { sdkFailure as failure } from '../support/langgraph-sdk.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { sdkFailure as failure, startSecuredTenants, tenantKeys, type SecuredTenants } from '../support/langgraph-sdk.js';
 
 /**
  * The assistants, store and meta routes of the LangGraph Server API, driven by the real
@@ -21,7 +20,7 @@ import { startRedis, type TestRedis } from '../support/redis.js';
 /** How the LangGraph server names a graph's assistant: UUIDv5 of the graph id in its namespace. */
 const assistantIdOf = (graphId: string) => v5(graphId, parseUuid('6ba7b821-9dad-11d1-80b4-00c04fd430c8'));
 
-const KEYS = { a: 'lgsdk-a-user', aViewer: 'lgsdk-a-viewer', b: 'lgsdk-b-user', c: 'lgsdk-c-user' };
+const KEYS = { ...tenantKeys('lgsdk'), c: 'lgsdk-c-user' };
 /** Tenant C's store holds at most this many bytes. */
 const CAP_BYTES = 4096;
 
@@ -57,34 +56,18 @@ const agents = () =>
 const ALL_IDS = [...builtInAgents.map((a) => a.id), ...GRAPH_IDS].sort();
 
 describe.each(['memory', 'redis'] as const)('LangGraph SDK: assistants and store on %s', (backend) => {
-  let redis: TestRedis | undefined;
+  let tenants: SecuredTenants | undefined;
   let app: TestApi;
   let a: Client;
   let aViewer: Client;
   let b: Client;
 
   beforeAll(async () => {
-    if (backend === 'redis') redis = await startRedis();
-    app = await startTestApi({
-      agents: agents(),
-      secured: true,
-      ...(redis ? { redisUrl: redis.url } : {}),
-      env: {
-        SERVICE_AUTH: 'apikey',
-        SERVICE_RBAC: 'true',
-        SERVICE_API_KEYS: `${KEYS.a}:user:TenantA,${KEYS.aViewer}:viewer:TenantA,${KEYS.b}:user:TenantB,${KEYS.c}:user:TenantC`,
-        SERVICE_LANGGRAPH_STORE_MAX_BYTES: String(CAP_BYTES),
-      },
-    });
-    expect(app.backend.mode).toBe(backend);
-    app.composition.startExecuting();
-    a = new Client({ apiUrl: app.url, apiKey: KEYS.a });
-    aViewer = new Client({ apiUrl: app.url, apiKey: KEYS.aViewer });
-    b = new Client({ apiUrl: app.url, apiKey: KEYS.b });
+    tenants = await startSecuredTenants(backend, { keys: KEYS, agents: agents(), moreKeys: `${KEYS.c}:user:TenantC`, env: { SERVICE_LANGGRAPH_STORE_MAX_BYTES: String(CAP_BYTES) } });
+    ({ app, a, aViewer, b } = tenants);
   });
   afterAll(async () => {
-    await app?.close();
-    await redis?.stop();
+    await tenants?.close();
   });
 
   describe('assistants', () => {

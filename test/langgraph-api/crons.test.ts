@@ -8,7 +8,7 @@ import { DEFAULT_TENANT as T } from '../../src/domain/types.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { startRedis, useRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { useApiWithWorkers } from '../support/workers.js';
 
@@ -276,14 +276,8 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
 });
 
 describe('LangGraph SDK: crons firing once across two workers', () => {
-  let redis: TestRedis;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
   // Registered before the workers' hooks: after hooks run in reverse, so Redis stops after the workers.
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = useRedis();
   const env = useApiWithWorkers(() => redis.url);
 
   it(

@@ -1,11 +1,9 @@
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
-import { Client } from '@langchain/langgraph-sdk';
+import type { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import { startTestApi, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
-import { sdkFailure } from '../support/langgraph-sdk.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { sdkFailure, startSecuredTenants, tenantKeys, type SecuredTenants } from '../support/langgraph-sdk.js';
 
 /*
  * Tenancy and roles of the LangGraph runs and crons through the SDK, with API keys on: every
@@ -13,7 +11,7 @@ import { startRedis, type TestRedis } from '../support/redis.js';
  * one), and a viewer key of A cannot start runs or crons (403), while it can read them.
  */
 
-const KEYS = { a: 'runs-a-user', aViewer: 'runs-a-viewer', b: 'runs-b-user' };
+const KEYS = tenantKeys('runs');
 
 const Steps = Annotation.Root({ items: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
 const steps = new StateGraph(Steps)
@@ -23,33 +21,17 @@ const steps = new StateGraph(Steps)
   .compile();
 
 describe.each(['memory', 'redis'] as const)('LangGraph SDK: runs tenancy and roles on %s', (backend) => {
-  let redis: TestRedis | undefined;
-  let app: TestApi;
+  let tenants: SecuredTenants | undefined;
   let a: Client;
   let aViewer: Client;
   let b: Client;
 
   beforeAll(async () => {
-    if (backend === 'redis') redis = await startRedis();
-    app = await startTestApi({
-      agents: new AgentRegistry([graphAgent('lg-steps', steps, ['first'])]),
-      secured: true,
-      ...(redis ? { redisUrl: redis.url } : {}),
-      env: {
-        SERVICE_AUTH: 'apikey',
-        SERVICE_RBAC: 'true',
-        SERVICE_API_KEYS: `${KEYS.a}:user:TenantA,${KEYS.aViewer}:viewer:TenantA,${KEYS.b}:user:TenantB`,
-      },
-    });
-    expect(app.backend.mode).toBe(backend);
-    app.composition.startExecuting();
-    a = new Client({ apiUrl: app.url, apiKey: KEYS.a });
-    aViewer = new Client({ apiUrl: app.url, apiKey: KEYS.aViewer });
-    b = new Client({ apiUrl: app.url, apiKey: KEYS.b });
+    tenants = await startSecuredTenants(backend, { keys: KEYS, agents: new AgentRegistry([graphAgent('lg-steps', steps, ['first'])]) });
+    ({ a, aViewer, b } = tenants);
   });
   afterAll(async () => {
-    await app?.close();
-    await redis?.stop();
+    await tenants?.close();
   });
 
   it("tenant B gets 404 for every run call on tenant A's thread and run; A's run is untouched", async () => {

@@ -4,10 +4,9 @@ import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgr
 import { Client, type ThreadState } from '@langchain/langgraph-sdk';
 import { builtInAgents } from '../../src/agents/index.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import { call, startTestApi, type TestApi } from '../support/app.js';
+import { call, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
-import { sdkFailure as failure } from '../support/langgraph-sdk.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { sdkFailure as failure, startSecuredTenants, tenantKeys, type SecuredTenants } from '../support/langgraph-sdk.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -17,7 +16,7 @@ import { waitFor } from '../support/wait.js';
  * the session id, and continue through POST /api/sessions/resume.
  */
 
-const KEYS = { a: 'threads-a-user', aViewer: 'threads-a-viewer', b: 'threads-b-user' };
+const KEYS = tenantKeys('threads');
 
 /** first → second, each appending its name to `items`. */
 const Steps = Annotation.Root({ items: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }), note: Annotation<string> });
@@ -61,34 +60,19 @@ const withoutThread = (state: ThreadState) =>
   JSON.parse(JSON.stringify(state, (key, value) => (key === 'thread_id' ? undefined : value as unknown))) as unknown;
 
 describe.each(['memory', 'redis'] as const)('LangGraph SDK: threads on %s', (backend) => {
-  let redis: TestRedis | undefined;
+  let tenants: SecuredTenants | undefined;
   let app: TestApi;
   let a: Client;
   let aViewer: Client;
   let b: Client;
 
   beforeAll(async () => {
-    if (backend === 'redis') redis = await startRedis();
-    app = await startTestApi({
-      agents: agents(),
-      secured: true,
-      ...(redis ? { redisUrl: redis.url } : {}),
-      env: {
-        SERVICE_AUTH: 'apikey',
-        SERVICE_RBAC: 'true',
-        SERVICE_API_KEYS: `${KEYS.a}:user:TenantA,${KEYS.aViewer}:viewer:TenantA,${KEYS.b}:user:TenantB`,
-      },
-    });
-    expect(app.backend.mode).toBe(backend);
-    app.composition.startExecuting();
-    a = new Client({ apiUrl: app.url, apiKey: KEYS.a });
-    aViewer = new Client({ apiUrl: app.url, apiKey: KEYS.aViewer });
-    b = new Client({ apiUrl: app.url, apiKey: KEYS.b });
+    tenants = await startSecuredTenants(backend, { keys: KEYS, agents: agents() });
+    ({ app, a, aViewer, b } = tenants);
   });
   afterAll(async () => {
     openGate();
-    await app?.close();
-    await redis?.stop();
+    await tenants?.close();
   });
 
   /** Runs `agent` on the thread to its stop (POST /api/runs/wait as tenant A). */

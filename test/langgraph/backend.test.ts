@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemoryBackend } from '../../src/adapters/memory/backend.js';
 import { createRedisBackend } from '../../src/adapters/redis/backend.js';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS } from '../../src/domain/types.js';
 import type { Backend } from '../../src/ports/backend.js';
 import { graphKeysLeft } from '../support/graph-keys.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { uniquePrefix, useRedis } from '../support/redis.js';
 
 /**
  * The LangGraph storage as the backends build it: on the store's storage (a session's delete
@@ -18,13 +18,7 @@ import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 const CAP_BYTES = 1_000;
 const common = { limits: DEFAULT_STORAGE_LIMITS, eventsRetain: 100, concurrency: 1, shutdownTimeoutMs: 1_000, graphItemsMaxBytes: CAP_BYTES };
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis();
 
 interface Built {
   backend: Backend;

@@ -4,10 +4,9 @@ import type { RunEvent, Span } from '../../src/domain/types.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { brief } from '../support/events.js';
-import { graphAgent } from '../support/langgraph.js';
+import { graphAgent, parallelBranches } from '../support/langgraph.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { eventsOf, openRaw } from '../support/sse.js';
-import { waitFor } from '../support/wait.js';
 
 /**
  * The LangGraph engine on both backends, through the HTTP API, with real graphs built here:
@@ -17,41 +16,13 @@ import { waitFor } from '../support/wait.js';
 
 const concat = <T>() => Annotation<T[]>({ reducer: (left, right) => left.concat(right), default: () => [] });
 
-/** How long a parallel branch waits for the other before it fails the run (they never meet when run one after the other). */
-const MEET_TIMEOUT_MS = 5_000;
-
-/** A point both branches of a run must reach before either goes on: a branch left alone fails after MEET_TIMEOUT_MS. */
-function meeting(count: number): (name: string) => Promise<void> {
-  let arrived = 0;
-  let release!: () => void;
-  const all = new Promise<void>((resolve) => (release = resolve));
-  return async (name) => {
-    arrived += 1;
-    if (arrived === count) release();
-    let timer: NodeJS.Timeout | undefined;
-    const alone = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`branch ${name} waited ${MEET_TIMEOUT_MS} ms for the other: the branches did not run in parallel`)), MEET_TIMEOUT_MS);
-    });
-    await Promise.race([all, alone]).finally(() => clearTimeout(timer));
-  };
-}
-
 const Parallel = Annotation.Root({ topic: Annotation<string>, parts: concat<string>(), joined: Annotation<string> });
 /**
- * Fan-out from START to two branches that must run at once, their parts joined by the reducer
- * and a join node. Each branch also holds until the engine announced both starts (`announced`:
- * how many node_start events of the run it published) and the clock moved on, so the spans'
- * millisecond times overlap strictly however far the engine trails the graph.
+ * Fan-out from START to two branches that must run at once (parallelBranches: their spans
+ * overlap strictly), their parts joined by the reducer and a join node.
  */
 function parallelGraph(announced: (runId: string) => Promise<number>) {
-  const meet = meeting(2);
-  const branch = (name: string) => async (state: typeof Parallel.State, config: LangGraphRunnableConfig) => {
-    await meet(name);
-    const runId = String(config.configurable?.run_id);
-    const seenAt = await waitFor(`the starts of both branches of run ${runId}`, async () => ((await announced(runId)) === 2 ? Date.now() : undefined), MEET_TIMEOUT_MS);
-    await waitFor('the next millisecond', () => Date.now() > seenAt, MEET_TIMEOUT_MS, 1);
-    return { parts: [`${name}:${state.topic}`] };
-  };
+  const branch = parallelBranches(announced);
   return new StateGraph(Parallel)
     .addNode('left', branch('left'))
     .addNode('right', branch('right'))

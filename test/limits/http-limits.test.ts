@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { expectNoSecretsIn, send, startSecuredApi, type Answer, type SecuredApi } from '../auth/secured-api.js';
-import { startPrivateRedis, startRedis, uniquePrefix, type PrivateRedis, type TestRedis } from '../support/redis.js';
+import { uniquePrefix, usePrivateRedis, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -20,15 +20,12 @@ const JWT_SECRET = 'limits-jwt-secret-with-32-bytes-at-least';
 const logs: string[] = [];
 const tokens: string[] = [];
 
-let redis: TestRedis;
+const redis = useRedis();
 const apps: SecuredApi[] = [];
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
+// Runs before useRedis' afterAll (vitest runs a file's afterAll hooks last registered first): the apps close, then their Redis stops.
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
-  await redis.stop();
 });
 
 /** Two replicas: same Redis, same key prefix, same settings; each waits for its Redis. */
@@ -197,11 +194,7 @@ describe('quotas across two replicas', () => {
 });
 
 describe('when the Redis of the limiter stops', () => {
-  let own: PrivateRedis;
-  beforeAll(async () => {
-    own = await startPrivateRedis();
-  });
-  afterAll(() => own.stop());
+  const own = usePrivateRedis();
 
   it('still serves requests, limited per replica by the in-memory insurance', async () => {
     const pair = await replicas(

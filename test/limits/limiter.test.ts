@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLimiter, redisLimiterFactory } from '../../src/adapters/redis/limiter.js';
-import { startPrivateRedis, startRedis, uniquePrefix, type PrivateRedis, type TestRedis } from '../support/redis.js';
+import { type PrivateRedis, startPrivateRedis, uniquePrefix, useRedis } from '../support/redis.js';
 
 // The Limiter contract (both adapters) is test/contract/limiter.test.ts; these are the Redis adapter's own.
 
@@ -10,18 +10,12 @@ function ready(client: Redis): Promise<void> {
   return new Promise((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));
 }
 
-let redis: TestRedis;
+const redis = useRedis();
 let client: Redis;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  client = new Redis(redis.url);
+  client = redis.connect();
   await ready(client);
-});
-
-afterAll(async () => {
-  client.disconnect();
-  await redis.stop();
 });
 
 describe('RedisLimiter', () => {

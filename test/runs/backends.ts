@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import agents from '../fixtures/agents.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
+import { usePrivateRedis } from '../support/redis.js';
 import { useApiWithWorkers } from '../support/workers.js';
 import type { RunHarness } from './scenarios.js';
 
@@ -30,11 +30,7 @@ export function onBothBackends(scenarios: (name: string, harness: () => RunHarne
   });
 
   describe('Redis backend with two worker processes', () => {
-    let redis: PrivateRedis;
-    beforeAll(async () => {
-      redis = await startPrivateRedis();
-    });
-    afterAll(() => redis?.stop());
+    const redis = usePrivateRedis();
     const stack = useApiWithWorkers(() => redis.url);
     // Each worker runs WORKER_CONCURRENCY (default 8) jobs at once.
     scenarios('Redis, API → BullMQ → worker processes', () => ({

@@ -4,7 +4,7 @@ import { builtInAgents } from '../../src/agents/index.js';
 import { DEFAULT_TENANT } from '../../src/domain/types.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { heldNodes, hold } from './hold-agents.js';
 
@@ -12,13 +12,7 @@ import { heldNodes, hold } from './hold-agents.js';
 const CALLERS = 40;
 const KEY = 'k-service-1';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 /** The value of an unlabelled gauge on /metrics (undefined when the process does not export it). */
 async function gauge(url: string, name: string): Promise<number | undefined> {

@@ -60,6 +60,20 @@ async function cancelActive(h: RunHarness, session: string): Promise<void> {
   }
 }
 
+/** A new session: whatever run of it is still active when the test finishes is cancelled. */
+function newSession(h: RunHarness): string {
+  const session = sessionId();
+  onTestFinished(() => cancelActive(h, session));
+  return session;
+}
+
+/** A `waiter` run started on the session, once it is running (it holds the session until cancelled). */
+async function runningWaiter(h: RunHarness, session: string): Promise<{ run_id: string; session_id: string }> {
+  const run = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
+  await waitRun(h, run.run_id, 'running');
+  return run;
+}
+
 /**
  * Reads the session's runs over and over until stopped. The list is read newest first, and a
  * run only starts once every older run of the session ended, so one sample can never show two
@@ -104,8 +118,7 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
   describe(`multitask, deadlines and custom events: ${name}`, () => {
     it('rejects a second run on a busy session with 409, by default and with multitask "reject"', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
+      const session = newSession(h);
       const first = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
       // Queued or already running: either way the session is busy.
       const early = await postRun(h, { agent_id: 'waiter', session_id: session, input: {} });
@@ -128,10 +141,8 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('enqueue: runs wait queued behind the active one and start strictly one after the other, in order', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
-      const a = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
-      await waitRun(h, a.run_id, 'running');
+      const session = newSession(h);
+      const a = await runningWaiter(h, session);
       const b = await startRun(h, { agent_id: 'waiter', session_id: session, input: { n: 1 }, multitask: 'enqueue' });
       const c = await startRun(h, { agent_id: 'waiter', session_id: session, input: { n: 2 }, multitask: 'enqueue' });
       expect([b.session_id, c.session_id]).toEqual([session, session]);
@@ -176,8 +187,7 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it(`enqueue: at most ${MAX_QUEUED_BEHIND} runs wait behind the active one, then 409`, async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
+      const session = newSession(h);
       const a = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
       const queued: string[] = [];
       for (let i = 0; i < MAX_QUEUED_BEHIND; i += 1) {
@@ -199,8 +209,7 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('enqueue: two concurrent requests on a busy session both wait, then run after it one at a time', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
+      const session = newSession(h);
       // human-review holds its session (interrupted) until its approval is answered.
       const a = await startRun(h, { agent_id: 'human-review', session_id: session, input: { topic: 'a' } });
       const pausedA = await waitRun(h, a.run_id, 'interrupted');
@@ -258,10 +267,8 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('interrupt: cancels the active run (its error says why) and starts the new one', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
-      const old = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
-      await waitRun(h, old.run_id, 'running');
+      const session = newSession(h);
+      const old = await runningWaiter(h, session);
       const fresh = await startRun(h, { agent_id: 'waiter', session_id: session, input: { n: 1 }, multitask: 'interrupt' });
       expect(fresh.session_id).toBe(session);
       expect(fresh.run_id).not.toBe(old.run_id);
@@ -285,10 +292,8 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('interrupt: cancels the runs queued behind the active one too (none of them starts), then starts', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
-      const old = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
-      await waitRun(h, old.run_id, 'running');
+      const session = newSession(h);
+      const old = await runningWaiter(h, session);
       const waiting: string[] = [];
       for (let n = 0; n < 5; n += 1) waiting.push((await startRun(h, { agent_id: 'waiter', session_id: session, input: { n }, multitask: 'enqueue' })).run_id);
       const fresh = await startRun(h, { agent_id: 'waiter', session_id: session, input: { n: 'fresh' }, multitask: 'interrupt' });
@@ -301,10 +306,8 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('interrupt: of two concurrent requests both are accepted, one runs and every other run is cancelled', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
-      const old = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
-      await waitRun(h, old.run_id, 'running');
+      const session = newSession(h);
+      const old = await runningWaiter(h, session);
       const sampler = sampleStatuses(h, session);
       onTestFinished(() => sampler.stop());
       const answers = await Promise.all(
@@ -344,8 +347,7 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('timeout_ms: a run still active past its deadline is cancelled with error "timeout"', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
+      const session = newSession(h);
       // Long enough for a worker on a busy machine to take the run before its deadline.
       const timeoutMs = 5_000;
       const { run_id } = await startRun(h, { agent_id: 'waiter', session_id: session, input: {}, timeout_ms: timeoutMs });
@@ -395,18 +397,15 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('timeout_ms: a run waiting behind the active one times out where it waits and never starts', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
-      const a = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
-      await waitRun(h, a.run_id, 'running');
+      const session = newSession(h);
+      const a = await runningWaiter(h, session);
       const b = await startRun(h, { agent_id: 'waiter', session_id: session, input: {}, multitask: 'enqueue', timeout_ms: 1000 });
       const timedOut = await waitRun(h, b.run_id, 'cancelled', 30_000);
       expect(timedOut.error).toBe('timeout');
       expect((await getRun(h, a.run_id)).status).toBe('running');
       await cancel(h, a.run_id);
       // The session is idle afterwards: nothing was left queued to promote.
-      const c = await startRun(h, { agent_id: 'waiter', session_id: session, input: {} });
-      await waitRun(h, c.run_id, 'running');
+      await runningWaiter(h, session);
       const events = await sessionEvents(h, session);
       expect(events.some((e) => e.run_id === b.run_id && e.type === 'node_start')).toBe(false);
       expect(events.filter((e) => e.run_id === b.run_id).map((e) => [e.type, e.error])).toEqual([['cancelled', 'timeout']]);
@@ -427,8 +426,7 @@ export function runMultitaskScenarios(name: string, harness: () => RunHarness): 
 
     it('streams ctx.emit custom events over SSE in order, and resumes after one with Last-Event-ID', async () => {
       const h = harness();
-      const session = sessionId();
-      onTestFinished(() => cancelActive(h, session));
+      const session = newSession(h);
       const streams: RawStream[] = [];
       onTestFinished(() => streams.forEach((s) => s.destroy()));
       const open = async (query: string, headers: Record<string, string> = {}) => {

@@ -5,7 +5,7 @@ import { builtInAgents } from '../../src/agents/index.js';
 import { DEFAULT_TENANT, type Run } from '../../src/domain/types.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { askThenHold, heldNodes, hold } from './hold-agents.js';
 import { within } from './wait.js';
@@ -21,13 +21,7 @@ const WAIT_MS = 120_000;
 /** The bound on "at once": the answer must come well before WAIT_MS (checks run every 200 ms). */
 const PROMPTLY_MS = 20_000;
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 describe.each(['memory', 'redis'] as const)('waits and streams on a run whose session vanished (%s)', (mode) => {
   let app: TestApi;

@@ -7,7 +7,7 @@ import { AgentRegistry } from '../../src/runtime/registry.js';
 import agents from '../fixtures/agents.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import type { AgentProcess, LogLine } from '../support/processes.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../support/redis.js';
+import { freePort, type PrivateRedis, startPrivateRedis, usePrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { useApiWithWorkers } from '../support/workers.js';
 import { harnessOf, startRunWorker } from './backends.js';
@@ -172,13 +172,7 @@ describe('a run job retried after a Redis stall (RUN_JOB_ATTEMPTS=2)', () => {
 });
 
 describe('with one private Redis', () => {
-  let redis: PrivateRedis;
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = usePrivateRedis();
 
   describe('a run job whose workers are SIGKILLed more often than WORKER_MAX_STALLS', () => {
     let app: TestApi;

@@ -5,18 +5,12 @@ import { loadConfig } from '../../src/config.js';
 import { DEFAULT_TENANT } from '../../src/domain/types.js';
 import { authenticateWith } from '../../src/http/middleware/authenticate.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const BAD_CRON = ['* * * *', '* * * * * *', '61 * * * *', '* 24 * * *', 'hello', '', '*/0 * * * *'];
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useRedis();
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
   call(`${url}/api/schedules`, { method: 'POST', json, headers });

@@ -1,29 +1,15 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MemoryScheduler } from '../../src/adapters/memory/scheduler.js';
 import { BullScheduleConsumer, BullScheduler } from '../../src/adapters/redis/scheduler.js';
 import type { ScheduleFire } from '../../src/ports/scheduler.js';
 import { trigger } from '../contract/scheduler.contract.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { uniquePrefix, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 // The Scheduler contract (both adapters) is test/contract/scheduler.test.ts; these are each adapter's own.
 
-let redis: TestRedis;
-const clients: Redis[] = [];
-const bull = () => {
-  const client = new Redis(redis.url, { maxRetriesPerRequest: null });
-  clients.push(client);
-  return client;
-};
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await redis.stop();
-});
+const redis = useRedis();
+const bull = () => redis.connect({ maxRetriesPerRequest: null });
 
 
 describe('MemoryScheduler timers', () => {

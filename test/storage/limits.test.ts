@@ -1,23 +1,19 @@
 import { connect } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startSecuredApi } from '../auth/secured-api.js';
 import { openRaw, type RawStream } from '../support/sse.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
-import { startPrivateRedis, startRedis, type PrivateRedis, type TestRedis } from '../support/redis.js';
+import { usePrivateRedis, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
-let redis: TestRedis;
+const redis = useRedis();
 const apps: TestApi[] = [];
 const streams: RawStream[] = [];
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
 afterEach(async () => {
   for (const stream of streams.splice(0)) stream.destroy();
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
-afterAll(() => redis.stop());
 
 async function app(env: Record<string, string>, redisUrl?: string): Promise<TestApi> {
   const started = await startTestApi({ env, ...(redisUrl ? { redisUrl } : {}) });
@@ -123,11 +119,7 @@ describe('request timeout', () => {
 });
 
 describe('an unreachable or stalled Redis', () => {
-  let privateRedis: PrivateRedis;
-  beforeAll(async () => {
-    privateRedis = await startPrivateRedis();
-  });
-  afterAll(() => privateRedis.stop());
+  const privateRedis = usePrivateRedis();
 
   it('answers 503 within about a second while Redis is stalled, and serves again once it resumes', async () => {
     const api = await app({}, privateRedis.url);

@@ -1,6 +1,6 @@
 import Koa, { type Middleware } from 'koa';
 import { pino, type Logger } from 'pino';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { listen, type ListeningServer } from '../../src/http/listen.js';
 
 /** Mounts middleware on a Koa app of its own, as an operator would, on 127.0.0.1 and a free port. */
@@ -46,4 +46,18 @@ export async function mountAdapter<F extends { close(): Promise<void> }, A exten
   onTestFinished(() => server.close());
   onTestFinished(() => adapter.stop());
   return { url: `${server.url}${path}`, fake, adapter, logs: records };
+}
+
+/**
+ * Stops a chat adapter while its handler is still running, and checks that stop() waits for it:
+ * stop() has not resolved a turn later, and does once `finish` (which lets the handler answer)
+ * was called.
+ */
+export async function expectStopWaitsForHandler(adapter: { stop(): Promise<void> }, finish: () => void): Promise<void> {
+  let stopped = false;
+  const stopping = adapter.stop().then(() => (stopped = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(stopped).toBe(false);
+  finish();
+  await stopping;
 }

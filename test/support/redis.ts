@@ -253,11 +253,11 @@ async function waitForPing(port: number, password: string | undefined, tls: TlsF
 }
 
 /**
- * A Redis for the whole test file (started in beforeAll, stopped in afterAll) and a way to
- * open clients on it that are all disconnected at the end: the setup every contract suite
- * needs. Call at the top level of a test file.
+ * A Redis for the whole test file (started in beforeAll, stopped in afterAll): its URL, and a
+ * way to open clients on it that are all disconnected at the end. Call at the top level of a
+ * test file (or of a describe block, for its tests alone).
  */
-export function useRedis(): { connect(options?: RedisOptions): Redis } {
+export function useRedis(): { readonly url: string; connect(options?: RedisOptions): Redis } {
   let redis: TestRedis | undefined;
   const clients: Redis[] = [];
   beforeAll(async () => {
@@ -268,11 +268,49 @@ export function useRedis(): { connect(options?: RedisOptions): Redis } {
     await redis?.stop();
   });
   return {
+    get url() {
+      if (!redis) throw new Error('useRedis(): the url is only available inside tests and hooks.');
+      return redis.url;
+    },
     connect(options: RedisOptions = {}) {
       if (!redis) throw new Error('useRedis(): connect() is only available inside tests and hooks.');
       const client = new Redis(redis.url, options);
       clients.push(client);
       return client;
     },
+  };
+}
+
+/**
+ * A private redis-server (see startPrivateRedis) for the enclosing describe block or test file:
+ * started in beforeAll, stopped in afterAll. Its url, port and controls are available inside
+ * tests and hooks.
+ */
+export function usePrivateRedis(options: PrivateRedisOptions = {}): PrivateRedis {
+  let redis: PrivateRedis | undefined;
+  beforeAll(async () => {
+    redis = await startPrivateRedis(options);
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  const started = (): PrivateRedis => {
+    if (!redis) throw new Error('usePrivateRedis(): the server is only available inside tests and hooks.');
+    return redis;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get port() {
+      return started().port;
+    },
+    stop: () => started().stop(),
+    kill: () => started().kill(),
+    restart: () => started().restart(),
+    pause: () => started().pause(),
+    resume: () => started().resume(),
+    running: () => started().running(),
+    pid: () => started().pid(),
   };
 }
