@@ -185,6 +185,17 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect((await api.post('/runs/wait', { assistant_id: 'lg-two', after_seconds: 86_400 * 31 })).status).toBe(400);
   });
 
+  it('after_seconds of 30 days (past what one setTimeout holds) keeps the run pending: a run delayed 1 s, asked after it, ends first', async () => {
+    const thread = (await api.client.threads.create()).thread_id;
+    const late = await api.client.runs.create(thread, 'lg-two', { input: {}, afterSeconds: 2_592_000 });
+    const other = (await api.client.threads.create()).thread_id;
+    const soon = await api.client.runs.create(other, 'lg-two', { input: {}, afterSeconds: 1 });
+    await api.client.runs.join(other, soon.run_id);
+    expect((await api.client.runs.get(other, soon.run_id)).status).toBe('success');
+    expect((await api.client.runs.get(thread, late.run_id)).status).toBe('pending');
+    expect((await api.get(`/api/runs/${late.run_id}`)).body.status).toBe('queued');
+  });
+
   it('refuses clearly, with detail: unknown assistant or thread (404), a bad webhook (400), nothing started', async () => {
     const thread = randomUUID();
     const refused = async (body: Record<string, unknown>, path = `/threads/${thread}/runs`) => {
