@@ -185,8 +185,8 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
     return withTenantStorage(graph, storageOf(tenant));
   }
 
-  /** The recursion limit of a run: the graph's own (`withConfig`), else RUN_STEP_LIMIT. */
-  const recursionLimitOf = (graph: AnyGraph): number => (graph.config?.recursionLimit as number | undefined) ?? deps.stepLimit;
+  /** The recursion limit of a run: the graph's own (`withConfig`), else RUN_STEP_LIMIT; a client's `recursion_limit` only lowers it. */
+  const recursionLimitOf = (graph: AnyGraph, asked = Infinity): number => Math.min(asked, (graph.config?.recursionLimit as number | undefined) ?? deps.stepLimit);
 
   async function current(tenant: string, runId: string): Promise<Run | undefined> {
     return (await store.runs.getRun(tenant, runId)) ?? undefined;
@@ -331,7 +331,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
         ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
         ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
         signal: graphSignal,
-        recursionLimit: asked.config?.recursion_limit ?? recursionLimitOf(graph),
+        recursionLimit: recursionLimitOf(graph, asked.config?.recursion_limit),
         // Each checkpoint is stored before the next step starts: a step is announced (and
         // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
         durability: 'sync',
@@ -395,7 +395,7 @@ export function createGraphEngine(deps: GraphEngineDeps): GraphEngine {
       if (isUnavailable(error)) throw error;
       const message =
         error instanceof GraphRecursionError
-          ? `The graph exceeded its step limit (recursionLimit ${recursionLimitOf(graph)}): ${errorMessage(error)}`
+          ? `The graph exceeded its step limit (recursionLimit ${recursionLimitOf(graph, asked.config?.recursion_limit)}): ${errorMessage(error)}`
           : errorMessage(error);
       await flushTasks('error', message);
       logger.warn({ err: error, run_id: run.id }, 'graph run failed');

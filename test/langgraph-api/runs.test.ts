@@ -196,6 +196,23 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect((await api.get(`/api/runs/${late.run_id}`)).body.status).toBe('queued');
   });
 
+  it("config.recursion_limit lowers the run's limit, never raises it past RUN_STEP_LIMIT (100) or the graph's own", async () => {
+    /** Runs `assistant` on a new thread with `recursion_limit`: its turns when it failed, and the limit its error names. */
+    const loopWith = async (assistant: string, recursionLimit: number) => {
+      const thread = (await api.client.threads.create()).thread_id;
+      const run = await api.client.runs.create(thread, assistant, { input: { turns: 0 }, config: { recursion_limit: recursionLimit } });
+      await api.client.runs.join(thread, run.run_id);
+      expect((await api.client.runs.get(thread, run.run_id)).status).toBe('error');
+      const { body } = await api.get(`/api/runs/${run.run_id}`);
+      return { turns: ((await api.client.threads.getState(thread)).values as { turns: number }).turns, limit: Number(/recursionLimit (\d+)/.exec(body.error)?.[1]) };
+    };
+    // A limit of N: N turns in the thread's values (steps 0 … N-1), then the error naming N.
+    expect(await loopWith('lg-loop', 300)).toEqual({ turns: 100, limit: 100 });
+    expect(await loopWith('lg-loop', 5)).toEqual({ turns: 5, limit: 5 });
+    expect(await loopWith('lg-loop-8', 50)).toEqual({ turns: 8, limit: 8 });
+    expect(await loopWith('lg-loop-8', 3)).toEqual({ turns: 3, limit: 3 });
+  });
+
   it('refuses clearly, with detail: unknown assistant or thread (404), a bad webhook (400), nothing started', async () => {
     const thread = randomUUID();
     const refused = async (body: Record<string, unknown>, path = `/threads/${thread}/runs`) => {
