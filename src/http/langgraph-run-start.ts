@@ -1,4 +1,5 @@
 import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
+import { checkRunMetadata } from '../domain/session-metadata.js';
 import { newId } from '../domain/time.js';
 import type { JsonObject, Multitask, Principal, Run } from '../domain/types.js';
 import type { StartRunRequest } from '../ports/run-control.js';
@@ -50,6 +51,8 @@ const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
  * under `reject`, another agent's thread, a native agent's resume with nothing to resume).
  */
 export async function startLangGraphRun(deps: AppDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
+  checkRunMetadata('metadata', body.metadata);
+  checkRunMetadata('config.metadata', body.config?.metadata);
   const agent = resolveAssistant(deps.agents, body.assistant_id);
   if (!agent.graph) refuseGraphOptions(agent, body);
   const modes = modesOf(body, options.defaultModes);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
 import { waitFor } from '../support/wait.js';
+import { MAX_SESSION_METADATA_BYTES } from '../../src/domain/session-metadata.js';
 
 /*
  * The LangGraph Server API's runs through the real SDK Client, on both backends: waits on a
@@ -226,5 +227,26 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect(await refused({ assistant_id: 'echo', input: [1], if_not_exists: 'create' })).toMatchObject({ status: 400, detail: expect.stringMatching(/^input: /) });
     expect(await refused({ assistant_id: 'echo', interrupt_before: '*', if_not_exists: 'create' })).toMatchObject({ status: 400 });
     expect((await api.get(`/api/sessions?session_id=${thread}`)).body.sessions).toEqual([]);
+  });
+
+  it("caps a run's metadata as a thread's: past 64 KiB of JSON (10,000 keys) is 413 with detail, nothing started; at the cap it is kept", async () => {
+    const thread = (await api.client.threads.create()).thread_id;
+    const manyKeys = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i]));
+    for (const [field, body] of [
+      ['metadata', { metadata: manyKeys }],
+      ['config.metadata', { config: { metadata: manyKeys } }],
+    ] as const) {
+      for (const path of [`/threads/${thread}/runs`, `/threads/${thread}/runs/wait`, '/runs/wait']) {
+        const { status, body: error } = await api.post(path, { assistant_id: 'lg-two', input: {}, ...body });
+        expect({ field, path, status, code: error.error?.code }).toEqual({ field, path, status: 413, code: 'payload_too_large' });
+        expect(error.detail).toMatch(new RegExp(`^${field.replace('.', '\\.')}: .*more than the limit of ${MAX_SESSION_METADATA_BYTES}`));
+      }
+    }
+    expect(await api.client.runs.list(thread)).toEqual([]);
+    // The largest metadata a thread takes, a run takes too.
+    const atCap = { blob: 'x'.repeat(MAX_SESSION_METADATA_BYTES - JSON.stringify({ blob: '' }).length) };
+    await api.client.threads.update(thread, { metadata: atCap });
+    const run = await api.client.runs.create(thread, 'lg-two', { input: {}, metadata: atCap });
+    expect((await api.client.runs.get(thread, run.run_id)).metadata).toEqual(atCap);
   });
 });

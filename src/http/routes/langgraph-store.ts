@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import {
   listGraphNamespaces,
+  MAX_STORE_ITEM_KEY_BYTES,
   namespaceProblem,
   parseGraphItem,
   searchGraphItems,
@@ -74,6 +75,12 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
       },
       handler: async ({ body, principal }) => {
         const namespace = checked('body.namespace', body.namespace, {});
+        const keyBytes = Buffer.byteLength(namespace.join('.')) + Buffer.byteLength(body.key);
+        if (keyBytes > MAX_STORE_ITEM_KEY_BYTES) {
+          throw badRequest(
+            `body.key: the namespace (labels joined with ".") and key take ${keyBytes} bytes, more than the limit of ${MAX_STORE_ITEM_KEY_BYTES} bytes that GET /store/items can carry in its URL.`,
+          );
+        }
         await items.putItem(principal.tenant, namespace, body.key, JSON.stringify(body.value));
         return { status: 204, body: undefined };
       },
