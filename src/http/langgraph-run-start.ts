@@ -57,6 +57,7 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
   if (!agent.graph) refuseGraphOptions(agent, body);
   const modes = modesOf(body, options.defaultModes);
   const { tenant } = principal;
+  if (agent.graph) await refuseUnknownForkPoint(deps, tenant, agent, body, options.threadId);
   const sessionId = options.threadId ?? newId();
   let created = false;
   if (options.threadId !== undefined) {
@@ -90,6 +91,24 @@ export async function startLangGraphRun(deps: AppDeps, principal: Principal, bod
     }
     throw error;
   }
+}
+
+/**
+ * A run from a checkpoint (`checkpoint_id`, `checkpoint`, `config.configurable.checkpoint_id`)
+ * the thread does not hold would fail once started: `not_found` first, before anything is
+ * written (a new thread, a stateless run's, holds none). A checkpoint of a subgraph
+ * (`checkpoint_ns`) is left to the graph; an unknown thread or another agent's to the checks after.
+ */
+async function refuseUnknownForkPoint(deps: AppDeps, tenant: string, agent: Agent, body: RunCreate, threadId: string | undefined): Promise<void> {
+  const configurable = body.config?.configurable ?? {};
+  const forkFrom = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? configurable.checkpoint_id;
+  const namespace = body.checkpoint?.checkpoint_ns ?? configurable.checkpoint_ns;
+  if (typeof forkFrom !== 'string' || forkFrom === '' || (namespace !== undefined && namespace !== '')) return;
+  const session = threadId === undefined ? undefined : await deps.store.sessions.getSession(tenant, threadId);
+  if (threadId !== undefined && !session && body.if_not_exists !== 'create') return;
+  if (session && session.agent_id !== '' && session.agent_id !== agent.id) return;
+  if (session && deps.graphs && (await deps.graphs.threadState(tenant, session.id, agent.id, { checkpointId: forkFrom }))) return;
+  throw notFound(`Checkpoint "${forkFrom}"${threadId === undefined ? '' : ` of thread "${threadId}"`}`);
 }
 
 /** A native (defineAgent) agent takes an object as input, and none of a graph's options. */

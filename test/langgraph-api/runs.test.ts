@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
 import { waitFor } from '../support/wait.js';
+import { sdkFailure } from '../support/langgraph-sdk.js';
 import { MAX_SESSION_METADATA_BYTES } from '../../src/domain/session-metadata.js';
 
 /*
@@ -212,6 +213,33 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect(await loopWith('lg-loop', 5)).toEqual({ turns: 5, limit: 5 });
     expect(await loopWith('lg-loop-8', 50)).toEqual({ turns: 8, limit: 8 });
     expect(await loopWith('lg-loop-8', 3)).toEqual({ turns: 3, limit: 3 });
+  });
+
+  it('an unknown checkpoint id is 404 with nothing written: a state update, a run on the thread (each way of naming it), a stateless run', async () => {
+    const thread = (await api.client.threads.create()).thread_id;
+    await api.client.runs.wait(thread, 'lg-two', { input: { word: 'w' } });
+    const before = { state: await api.client.threads.getState(thread), history: await api.client.threads.getHistory(thread, { limit: 100 }), runs: await api.client.runs.list(thread) };
+    const unknown = randomUUID();
+    const fresh = randomUUID();
+    const attempts: [string, string, Record<string, unknown>][] = [
+      ['state, checkpoint_id', `/threads/${thread}/state`, { values: { word: 'reset' }, checkpoint_id: 'typo' }],
+      ['state, checkpoint', `/threads/${thread}/state`, { values: { word: 'reset' }, as_node: 'first', checkpoint: { checkpoint_id: unknown } }],
+      ['run, checkpoint_id', `/threads/${thread}/runs`, { assistant_id: 'lg-two', input: null, checkpoint_id: 'typo' }],
+      ['wait, checkpoint', `/threads/${thread}/runs/wait`, { assistant_id: 'lg-two', input: { word: 'x' }, checkpoint: { checkpoint_id: unknown } }],
+      ['stream, config', `/threads/${thread}/runs/stream`, { assistant_id: 'lg-two', input: { word: 'x' }, config: { configurable: { checkpoint_id: unknown } } }],
+      ['stateless', '/runs/wait', { assistant_id: 'lg-two', input: { word: 'x' }, checkpoint_id: unknown }],
+      ['new thread', `/threads/${fresh}/runs`, { assistant_id: 'lg-two', input: { word: 'x' }, if_not_exists: 'create', checkpoint_id: unknown }],
+    ];
+    for (const [name, path, body] of attempts) {
+      const { status, body: error } = await api.post(path, body);
+      expect({ name, status, code: error?.error?.code }).toEqual({ name, status: 404, code: 'not_found' });
+      expect(error.detail, name).toMatch(/^Checkpoint "(typo|[0-9a-f-]{36})"/);
+    }
+    expect((await sdkFailure(api.client.threads.updateState(thread, { values: { word: 'reset' }, checkpointId: 'typo' }))).status).toBe(404);
+    expect(await api.client.threads.getState(thread)).toEqual(before.state);
+    expect(await api.client.threads.getHistory(thread, { limit: 100 })).toEqual(before.history);
+    expect(await api.client.runs.list(thread)).toEqual(before.runs);
+    expect((await sdkFailure(api.client.threads.get(fresh))).status).toBe(404);
   });
 
   it('refuses clearly, with detail: unknown assistant or thread (404), a bad webhook (400), nothing started', async () => {
