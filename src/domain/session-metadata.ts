@@ -54,3 +54,15 @@ function checkedMetadata(metadata: JsonObject): JsonObject {
   if (bytes > MAX_SESSION_METADATA_BYTES) throw metadataTooLarge(bytes);
   return metadata;
 }
+
+/**
+ * A LangGraph run's `metadata` (and its `config.metadata`) is held to the cap of a thread's:
+ * `payload_too_large` naming `field` when its JSON passes MAX_SESSION_METADATA_BYTES.
+ */
+export function checkRunMetadata(field: string, metadata: JsonObject | undefined): void {
+  if (metadata === undefined) return;
+  const bytes = new TextEncoder().encode(JSON.stringify(metadata)).length;
+  if (bytes > MAX_SESSION_METADATA_BYTES) {
+    throw new AppError('payload_too_large', `${field}: the run metadata takes ${bytes} bytes of JSON, more than the limit of ${MAX_SESSION_METADATA_BYTES} (as a thread's).`);
+  }
+}

@@ -1,4 +1,5 @@
 import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
+import { checkRunMetadata } from '../domain/session-metadata.js';
 import { newId } from '../domain/time.js';
 import type { JsonObject, Principal, Run } from '../domain/types.js';
 import type { StartRunRequest } from '../ports/run-control.js';
@@ -50,7 +51,10 @@ const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
  */
 export async function startLangGraphRun(deps: StartDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
   const agent = resolveAssistant(deps.agents, body.assistant_id);
+  checkRunMetadata('metadata', body.metadata);
+  checkRunMetadata('config.metadata', body.config?.metadata);
   if (!isGraphAgent(agent)) refuseGraphOptions(agent, body);
+  else await refuseUnknownForkPoint(deps, principal.tenant, agent, body, options.threadId);
   const modes = modesOf(body, options.defaultModes);
   const { tenant } = principal;
   const sessionId = options.threadId ?? newId();
@@ -90,6 +94,24 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
 }
 
 /** A native (defineAgent) agent takes an object as input, and none of a graph's options. */
+/**
+ * A run from a checkpoint (`checkpoint_id`, `checkpoint`, `config.configurable.checkpoint_id`)
+ * the thread does not hold would fail once started: `not_found` first, before anything is
+ * written (a new thread, a stateless run's, holds none). A checkpoint of a subgraph
+ * (`checkpoint_ns`) is left to the graph; an unknown thread or another agent's to the checks after.
+ */
+async function refuseUnknownForkPoint(deps: StartDeps, tenant: string, agent: Agent, body: RunCreate, threadId: string | undefined): Promise<void> {
+  const configurable = body.config?.configurable ?? {};
+  const forkFrom = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? configurable.checkpoint_id;
+  const namespace = body.checkpoint?.checkpoint_ns ?? configurable.checkpoint_ns;
+  if (typeof forkFrom !== 'string' || forkFrom === '' || (namespace !== undefined && namespace !== '')) return;
+  const session = threadId === undefined ? undefined : await deps.store.sessions.getSession(tenant, threadId);
+  if (threadId !== undefined && !session && body.if_not_exists !== 'create') return;
+  if (session && session.agent_id !== '' && session.agent_id !== agent.id) return;
+  if (session && deps.graphs && (await deps.graphs.threadState(tenant, session.id, agent.id, { checkpointId: forkFrom }))) return;
+  throw notFound(`Checkpoint "${forkFrom}"${threadId === undefined ? '' : ` of thread "${threadId}"`}`);
+}
+
 function refuseGraphOptions(agent: Agent, body: RunCreate): void {
   const graphOnly = (['interrupt_before', 'interrupt_after', 'checkpoint', 'checkpoint_id', 'context'] as const).find((key) => body[key] !== undefined);
   if (graphOnly) throw badRequest(`${graphOnly}: assistant "${agent.id}" is not a graph; it takes an input object only.`);

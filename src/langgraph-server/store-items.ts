@@ -2,6 +2,7 @@ import { badRequest } from '../domain/errors.js';
 import type { JsonObject } from '../domain/types.js';
 import {
   listGraphNamespaces,
+  MAX_STORE_ITEM_KEY_BYTES,
   namespaceProblem,
   parseGraphItem,
   searchGraphItems,
@@ -52,7 +53,15 @@ export interface GivenNamespace {
 
 /** Stores or replaces an item (not under the reserved root). */
 export async function putStoreItem(deps: ItemDeps, tenant: string, at: GivenNamespace, key: string, value: JsonObject): Promise<void> {
-  await deps.graphItems.putItem(tenant, checked(at.field, at.namespace, {}), key, JSON.stringify(value));
+  const namespace = checked(at.field, at.namespace, {});
+  // GET /store/items carries the namespace and key in its URL: refuse what it could not read back.
+  const keyBytes = Buffer.byteLength(namespace.join('.')) + Buffer.byteLength(key);
+  if (keyBytes > MAX_STORE_ITEM_KEY_BYTES) {
+    throw badRequest(
+      `body.key: the namespace (labels joined with ".") and key take ${keyBytes} bytes, more than the limit of ${MAX_STORE_ITEM_KEY_BYTES} bytes that GET /store/items can carry in its URL.`,
+    );
+  }
+  await deps.graphItems.putItem(tenant, namespace, key, JSON.stringify(value));
 }
 
 /** One item, or null. */

@@ -133,6 +133,10 @@ export async function updateThreadState(deps: ThreadStateDeps, tenant: string, s
   if (run?.status === 'queued' || run?.status === 'running') throw new AppError('conflict', `Thread "${session.id}" is busy: a run of it is ${run.status}.`);
   const graphId = graphAgentOf(deps, session);
   if (graphId) {
+    // An update from a checkpoint the thread does not hold would start a new history (a reset): 404, nothing written.
+    if (update.checkpointId !== undefined && !(await deps.graphs!.threadState(tenant, session.id, graphId, { checkpointId: update.checkpointId }))) {
+      throw notFound(`Checkpoint "${update.checkpointId}" of thread "${session.id}"`);
+    }
     await deps.graphs!.updateState(tenant, session.id, update.values, { agentId: graphId, asNode: update.asNode, checkpointId: update.checkpointId });
     const state = await deps.graphs!.threadState(tenant, session.id, graphId);
     return { checkpoint: state?.checkpoint ?? null };

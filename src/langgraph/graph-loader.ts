@@ -16,8 +16,8 @@ export interface GraphLoader {
   requireSource(agentId: string): GraphSource;
   /** The graph for `config`, keeping its checkpoints and items in the tenant's storage. */
   graphFor(source: GraphSource, tenant: string, config: Record<string, unknown>): Promise<AnyGraph>;
-  /** The recursion limit of a run: the graph's own (`withConfig`), else RUN_STEP_LIMIT. */
-  recursionLimitOf(graph: AnyGraph): number;
+  /** The recursion limit of a run: the graph's own (`withConfig`), else RUN_STEP_LIMIT; a client's `recursion_limit` (`asked`) only lowers it. */
+  recursionLimitOf(graph: AnyGraph, asked?: number): number;
 }
 
 export function graphLoader(deps: GraphEngineDeps): GraphLoader {
@@ -36,6 +36,6 @@ export function graphLoader(deps: GraphEngineDeps): GraphLoader {
       const graph = (await source.load(config)) as AnyGraph;
       return withTenantStorage(graph, storageOf(tenant));
     },
-    recursionLimitOf: (graph) => (graph.config?.recursionLimit as number | undefined) ?? deps.stepLimit,
+    recursionLimitOf: (graph, asked = Infinity) => Math.min(asked, (graph.config?.recursionLimit as number | undefined) ?? deps.stepLimit),
   };
 }

@@ -112,7 +112,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
       ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
       signal: graphSignal,
-      recursionLimit: asked.config?.recursion_limit ?? graphs.recursionLimitOf(graph),
+      recursionLimit: graphs.recursionLimitOf(graph, asked.config?.recursion_limit),
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
       durability: 'sync',
@@ -161,7 +161,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     if (isUnavailable(error)) throw error;
     const message =
       error instanceof GraphRecursionError
-        ? `The graph exceeded its step limit (recursionLimit ${graphs.recursionLimitOf(graph)}): ${errorMessage(error)}`
+        ? `The graph exceeded its step limit (recursionLimit ${graphs.recursionLimitOf(graph, asked.config?.recursion_limit)}): ${errorMessage(error)}`
         : errorMessage(error);
     return failed(message, error);
   }

@@ -83,6 +83,14 @@ export function meetsCondition(condition: NamespaceCondition, namespace: readonl
 }
 
 /**
+ * Most UTF-8 bytes of an item's namespace (its labels joined with `.`) and key together, as a
+ * PUT /store/items takes them: GET /store/items carries both in its URL, which Node reads
+ * within 16 KiB of request line and headers; percent-encoded (3 bytes per byte at worst) they
+ * take at most 12 KiB of it, the rest left to the headers (a credential, a JWT).
+ */
+export const MAX_STORE_ITEM_KEY_BYTES = 4096;
+
+/**
  * Why a namespace breaks LangGraph's rules (`validateNamespace`), or undefined when it keeps
  * them: labels non-empty, without `.`, `:` or NUL (the storage joins labels with `.`); not
  * empty unless `allowEmpty`; not under the root `langgraph` (reserved) unless `allowReservedRoot`.

@@ -34,26 +34,52 @@ const blocked = REFUSED.map(([cidr, kind]) => {
   return { list, kind };
 });
 
-/** An IPv4 address written as IPv6 (`::ffff:10.0.0.1`, `::ffff:a00:1`) as IPv4, so its IPv4 rule applies. */
-function unmapped(address: string): string {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return address;
-  const high = Number.parseInt(hex[1]!, 16);
-  const low = Number.parseInt(hex[2]!, 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+/** The eight 16-bit groups of an IPv6 address (a zone `%eth0` dropped, a trailing dotted IPv4 read as two groups). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const before = head ? head.split(':') : [];
+  const after = tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : Array<string>(8 - before.length - after.length).fill('0');
+  return [...before, ...zeros, ...after].map((group) => Number.parseInt(group, 16));
 }
+
+const ipv4Of = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+
+/**
+ * The IPv4 address an IPv6 one carries, so that its IPv4 rule applies, else null: IPv4-mapped
+ * (`::ffff:10.0.0.1`, `::ffff:a00:1`), IPv4-compatible (`::7f00:1`), IPv4-translated
+ * (`::ffff:0:7f00:1`), NAT64 (`64:ff9b::/96`, and the local-use `64:ff9b:1::/48` read as a /96:
+ * the IPv4 address in the last 32 bits), 6to4 (`2002:7f00:1::/48`) and Teredo (`2001::/32`, the
+ * client's address inverted in the last 32 bits).
+ */
+function embeddedIPv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  if (zero(0, 5) && g[5] === 0xffff) return ipv4Of(g[6]!, g[7]!);
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return ipv4Of(g[6]!, g[7]!);
+  if (zero(0, 6) && (g[6] !== 0 || g[7]! > 1)) return ipv4Of(g[6]!, g[7]!); // `::` and `::1` are IPv6's own
+  if (g[0] === 0x64 && g[1] === 0xff9b && (zero(2, 6) || g[2] === 1)) return ipv4Of(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return ipv4Of(g[1]!, g[2]!);
+  if (g[0] === 0x2001 && g[1] === 0) return ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff);
+  return null;
+}
+
+const refusedKind = (address: string, type: 'ipv4' | 'ipv6') =>
+  address === '255.255.255.255' ? 'broadcast' : (blocked.find(({ list }) => list.check(address, type))?.kind ?? null);
 
 /** The kind of address `address` is when webhooks may not go there (`loopback`, `private`, …), else null. */
 export function refusedAddressKind(address: string): string | null {
-  const plain = unmapped(address);
-  const family = isIP(plain);
+  const family = isIP(address);
   if (family === 0) return 'not an IP address';
-  const type = family === 6 ? 'ipv6' : 'ipv4';
-  if (plain === '255.255.255.255') return 'broadcast';
-  return blocked.find(({ list }) => list.check(plain, type))?.kind ?? null;
+  if (family === 4) return refusedKind(address, 'ipv4');
+  const ipv4 = embeddedIPv4(address);
+  return refusedKind(address.replace(/%.*$/, ''), 'ipv6') ?? (ipv4 === null ? null : refusedKind(ipv4, 'ipv4'));
 }
 
 /** A webhook's host resolved to an address it may not go to: the delivery is refused for good. */

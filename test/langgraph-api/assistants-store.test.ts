@@ -6,6 +6,7 @@ import { parse as parseUuid, v5 } from '@langchain/core/utils/uuid';
 import { z } from 'zod';
 import { builtInAgents } from '../../src/agents/index.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
+import { MAX_STORE_ITEM_KEY_BYTES } from '../../src/runtime/graph-item-queries.js';
 import { call, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
 import { sdkFailure as failure, startSecuredTenants, tenantKeys, type SecuredTenants } from '../support/langgraph-sdk.js';
@@ -21,8 +22,8 @@ import { sdkFailure as failure, startSecuredTenants, tenantKeys, type SecuredTen
 const assistantIdOf = (graphId: string) => v5(graphId, parseUuid('6ba7b821-9dad-11d1-80b4-00c04fd430c8'));
 
 const KEYS = { ...tenantKeys('lgsdk'), c: 'lgsdk-c-user' };
-/** Tenant C's store holds at most this many bytes. */
-const CAP_BYTES = 4096;
+/** Tenant C's store holds at most this many bytes (as every tenant's here: room for an item with the longest namespace and key). */
+const CAP_BYTES = 16 * 1024;
 
 /** agent ⇄ tool until `turns` reaches 2, as the LangGraph server's test graph is drawn. */
 const chat = new StateGraph(Annotation.Root({ turns: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }), topic: Annotation<string> }))
@@ -269,6 +270,32 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: assistants and store
       }
       expect(await a.store.getItem(['ok'], 'k')).toBeNull();
       expect((await a.store.listNamespaces({ prefix: ['ok'] })).namespaces).toEqual([]);
+    });
+
+    it('refuses at PUT a namespace and key past what a GET carries in its URL (400 with detail, nothing written); the largest round-trips', async () => {
+      // Both in UTF-8 bytes, the namespace's labels joined with "." as GET /store/items sends them.
+      const bytes = (namespace: string[], key: string) => Buffer.byteLength(`${namespace.join('.')}${key}`);
+      const namespace = ['long', '€'.repeat(1000)];
+      const key = `k${'€'.repeat(Math.floor((MAX_STORE_ITEM_KEY_BYTES - bytes(namespace, 'k')) / 3))}`;
+      const largest = `${key}${'x'.repeat(MAX_STORE_ITEM_KEY_BYTES - bytes(namespace, key))}`;
+      expect(bytes(namespace, largest)).toBe(MAX_STORE_ITEM_KEY_BYTES);
+      await a.store.putItem(namespace, largest, { v: 'largest' });
+      expect(await a.store.getItem(namespace, largest)).toMatchObject({ namespace, key: largest, value: { v: 'largest' } });
+
+      for (const [what, ns, k] of [
+        ['one byte more', namespace, `${largest}x`],
+        ['a 16 KiB key', ['long'], 'k'.repeat(16 * 1024)],
+        ['a 16 KiB namespace', ['long', 'n'.repeat(16 * 1024)], 'k'],
+      ] as const) {
+        const { status, body } = await failure(a.store.putItem([...ns], k, { v: 1 }));
+        expect({ what, status, code: body.error.code }).toEqual({ what, status: 400, code: 'bad_request' });
+        expect(body.detail).toMatch(new RegExp(`^body\\.key: .*${MAX_STORE_ITEM_KEY_BYTES} bytes`));
+      }
+      expect((await a.store.searchItems(['long'], { limit: 10 })).items.map((item) => item.key)).toEqual([largest]);
+      // Why: a GET naming a 16 KiB key never reaches the routes (Node's parser refuses its request line).
+      const tooLong = await fetch(`${app.url}/store/items?namespace=long&key=${'k'.repeat(16 * 1024)}`, { headers: { 'X-Api-Key': KEYS.a } });
+      expect({ status: tooLong.status, body: await tooLong.json() }).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/larger than the server accepts/) } } });
+      await a.store.deleteItem(namespace, largest);
     });
 
     it("answers 413 past the tenant's byte cap and writes nothing", async () => {

@@ -98,6 +98,14 @@ const chat = new StateGraph(MessagesAnnotation)
   .addEdge('model', END)
   .compile();
 
+/** Loops until a recursion limit stops it, counting its turns (`loop-8` with its own limit of 8). */
+const Turns = Annotation.Root({ turns: Annotation<number> });
+const loop = new StateGraph(Turns)
+  .addNode('spin', (state) => ({ turns: (state.turns ?? 0) + 1 }))
+  .addEdge(START, 'spin')
+  .addConditionalEdges('spin', () => 'spin', ['spin', END])
+  .compile();
+
 export const testAgents = (): Agent[] => [
   ...builtInAgents,
   graphAgent('lg-two', twoSteps, ['first', 'second']),
@@ -106,6 +114,8 @@ export const testAgents = (): Agent[] => [
   graphAgent('lg-failing', failing, ['boom']),
   graphAgent('lg-parent', parent, ['sub']),
   graphAgent('lg-chat', chat, ['model']),
+  graphAgent('lg-loop', loop, ['spin']),
+  graphAgent('lg-loop-8', loop.withConfig({ recursionLimit: 8 }), ['spin']),
 ];
 
 export interface LangGraphApi {

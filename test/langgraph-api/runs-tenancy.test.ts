@@ -3,7 +3,9 @@ import type { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { graphAgent } from '../support/langgraph.js';
+import type { TestApi } from '../support/app.js';
 import { sdkFailure, startSecuredTenants, tenantKeys, type SecuredTenants } from '../support/langgraph-sdk.js';
+import { waitFor } from '../support/wait.js';
 
 /*
  * Tenancy and roles of the LangGraph runs and crons through the SDK, with API keys on: every
@@ -20,17 +22,37 @@ const steps = new StateGraph(Steps)
   .addEdge('first', END)
   .compile();
 
+/** Held runs: each waits at a gate until the test opens it, or its run is cancelled. */
+const held = { waiting: 0, open: [] as (() => void)[] };
+const gated = new StateGraph(Steps)
+  .addNode('hold', async (_state, config) => {
+    held.waiting += 1;
+    await new Promise<void>((resolve, reject) => {
+      held.open.push(resolve);
+      config.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    });
+    return { items: ['held'] };
+  })
+  .addEdge(START, 'hold')
+  .addEdge('hold', END)
+  .compile();
+
 describe.each(['memory', 'redis'] as const)('LangGraph SDK: runs tenancy and roles on %s', (backend) => {
   let tenants: SecuredTenants | undefined;
+  let app: TestApi;
   let a: Client;
   let aViewer: Client;
   let b: Client;
 
   beforeAll(async () => {
-    tenants = await startSecuredTenants(backend, { keys: KEYS, agents: new AgentRegistry([graphAgent('lg-steps', steps, ['first'])]) });
-    ({ a, aViewer, b } = tenants);
+    tenants = await startSecuredTenants(backend, {
+      keys: KEYS,
+      agents: new AgentRegistry([graphAgent('lg-steps', steps, ['first']), graphAgent('lg-held', gated, ['hold'])]),
+    });
+    ({ a, aViewer, b, app } = tenants);
   });
   afterAll(async () => {
+    for (const open of held.open.splice(0)) open();
     await tenants?.close();
   });
 
@@ -78,5 +100,44 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: runs tenancy and rol
     }
     expect((await aViewer.runs.list(thread.thread_id)).length).toBe(1);
     expect((await a.runs.list(thread.thread_id)).length).toBe(1);
+  });
+
+  it('cancel_on_disconnect on a join needs the user role: a viewer gets 403 and leaving cancels nothing; a user leaving cancels', async () => {
+    const thread = (await a.threads.create()).thread_id;
+    const before = held.waiting;
+    const run = await a.runs.create(thread, 'lg-held', { input: {} });
+    await waitFor('the run held at its gate', () => held.waiting > before);
+    /** Joins the stream, takes its first frame, then hangs up. */
+    const firstFrameThenLeave = async (client: Client, cancelOnDisconnect: boolean) => {
+      const leave = new AbortController();
+      try {
+        for await (const part of client.runs.joinStream(thread, run.run_id, { cancelOnDisconnect, signal: leave.signal })) return part;
+      } finally {
+        leave.abort();
+      }
+    };
+    /** GET …/join: its status and error once the headers came (a held join's 200 comes with its first keep-alive), then hangs up. */
+    const joinThenLeave = async (key: string, cancelOnDisconnect: boolean) => {
+      const leave = new AbortController();
+      const url = `${app.url}/threads/${thread}/runs/${run.run_id}/join?cancel_on_disconnect=${cancelOnDisconnect}`;
+      const response = await fetch(url, { headers: { 'X-Api-Key': key }, signal: leave.signal });
+      const answer = { status: response.status, body: response.status === 200 ? null : await response.json() };
+      leave.abort();
+      return answer;
+    };
+
+    const refusedJoin = await joinThenLeave(KEYS.aViewer, true);
+    const refusedStream = await sdkFailure(() => firstFrameThenLeave(aViewer, true));
+    for (const refused of [refusedJoin, refusedStream]) {
+      expect(refused).toMatchObject({ status: 403, body: { error: { code: 'forbidden' }, detail: expect.stringMatching(/^cancel_on_disconnect .*needs the user role/) } });
+    }
+    expect((await a.runs.get(thread, run.run_id)).status).toBe('running');
+    // The viewer may follow it without cancelling, and its cancel is 403 as before.
+    expect(await firstFrameThenLeave(aViewer, false)).toMatchObject({ event: 'metadata' });
+    expect((await sdkFailure(aViewer.runs.cancel(thread, run.run_id))).status).toBe(403);
+    expect((await a.runs.get(thread, run.run_id)).status).toBe('running');
+    // The user's key: leaving cancels the run.
+    expect(await firstFrameThenLeave(a, true)).toMatchObject({ event: 'metadata' });
+    await waitFor('the run cancelled by its user leaving', async () => (await a.runs.get(thread, run.run_id)).status === 'interrupted');
   });
 });

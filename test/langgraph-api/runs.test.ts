@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
 import { waitFor } from '../support/wait.js';
+import { sdkFailure } from '../support/langgraph-sdk.js';
+import { MAX_SESSION_METADATA_BYTES } from '../../src/domain/session-metadata.js';
 
 /*
  * The LangGraph Server API's runs through the real SDK Client, on both backends: waits on a
@@ -185,6 +187,61 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect((await api.post('/runs/wait', { assistant_id: 'lg-two', after_seconds: 86_400 * 31 })).status).toBe(400);
   });
 
+  it('after_seconds of 30 days (past what one setTimeout holds) keeps the run pending: a run delayed 1 s, asked after it, ends first', async () => {
+    const thread = (await api.client.threads.create()).thread_id;
+    const late = await api.client.runs.create(thread, 'lg-two', { input: {}, afterSeconds: 2_592_000 });
+    const other = (await api.client.threads.create()).thread_id;
+    const soon = await api.client.runs.create(other, 'lg-two', { input: {}, afterSeconds: 1 });
+    await api.client.runs.join(other, soon.run_id);
+    expect((await api.client.runs.get(other, soon.run_id)).status).toBe('success');
+    expect((await api.client.runs.get(thread, late.run_id)).status).toBe('pending');
+    expect((await api.get(`/api/runs/${late.run_id}`)).body.status).toBe('queued');
+  });
+
+  it("config.recursion_limit lowers the run's limit, never raises it past RUN_STEP_LIMIT (100) or the graph's own", async () => {
+    /** Runs `assistant` on a new thread with `recursion_limit`: its turns when it failed, and the limit its error names. */
+    const loopWith = async (assistant: string, recursionLimit: number) => {
+      const thread = (await api.client.threads.create()).thread_id;
+      const run = await api.client.runs.create(thread, assistant, { input: { turns: 0 }, config: { recursion_limit: recursionLimit } });
+      await api.client.runs.join(thread, run.run_id);
+      expect((await api.client.runs.get(thread, run.run_id)).status).toBe('error');
+      const { body } = await api.get(`/api/runs/${run.run_id}`);
+      return { turns: ((await api.client.threads.getState(thread)).values as { turns: number }).turns, limit: Number(/recursionLimit (\d+)/.exec(body.error)?.[1]) };
+    };
+    // A limit of N: N turns in the thread's values (steps 0 … N-1), then the error naming N.
+    expect(await loopWith('lg-loop', 300)).toEqual({ turns: 100, limit: 100 });
+    expect(await loopWith('lg-loop', 5)).toEqual({ turns: 5, limit: 5 });
+    expect(await loopWith('lg-loop-8', 50)).toEqual({ turns: 8, limit: 8 });
+    expect(await loopWith('lg-loop-8', 3)).toEqual({ turns: 3, limit: 3 });
+  });
+
+  it('an unknown checkpoint id is 404 with nothing written: a state update, a run on the thread (each way of naming it), a stateless run', async () => {
+    const thread = (await api.client.threads.create()).thread_id;
+    await api.client.runs.wait(thread, 'lg-two', { input: { word: 'w' } });
+    const before = { state: await api.client.threads.getState(thread), history: await api.client.threads.getHistory(thread, { limit: 100 }), runs: await api.client.runs.list(thread) };
+    const unknown = randomUUID();
+    const fresh = randomUUID();
+    const attempts: [string, string, Record<string, unknown>][] = [
+      ['state, checkpoint_id', `/threads/${thread}/state`, { values: { word: 'reset' }, checkpoint_id: 'typo' }],
+      ['state, checkpoint', `/threads/${thread}/state`, { values: { word: 'reset' }, as_node: 'first', checkpoint: { checkpoint_id: unknown } }],
+      ['run, checkpoint_id', `/threads/${thread}/runs`, { assistant_id: 'lg-two', input: null, checkpoint_id: 'typo' }],
+      ['wait, checkpoint', `/threads/${thread}/runs/wait`, { assistant_id: 'lg-two', input: { word: 'x' }, checkpoint: { checkpoint_id: unknown } }],
+      ['stream, config', `/threads/${thread}/runs/stream`, { assistant_id: 'lg-two', input: { word: 'x' }, config: { configurable: { checkpoint_id: unknown } } }],
+      ['stateless', '/runs/wait', { assistant_id: 'lg-two', input: { word: 'x' }, checkpoint_id: unknown }],
+      ['new thread', `/threads/${fresh}/runs`, { assistant_id: 'lg-two', input: { word: 'x' }, if_not_exists: 'create', checkpoint_id: unknown }],
+    ];
+    for (const [name, path, body] of attempts) {
+      const { status, body: error } = await api.post(path, body);
+      expect({ name, status, code: error?.error?.code }).toEqual({ name, status: 404, code: 'not_found' });
+      expect(error.detail, name).toMatch(/^Checkpoint "(typo|[0-9a-f-]{36})"/);
+    }
+    expect((await sdkFailure(api.client.threads.updateState(thread, { values: { word: 'reset' }, checkpointId: 'typo' }))).status).toBe(404);
+    expect(await api.client.threads.getState(thread)).toEqual(before.state);
+    expect(await api.client.threads.getHistory(thread, { limit: 100 })).toEqual(before.history);
+    expect(await api.client.runs.list(thread)).toEqual(before.runs);
+    expect((await sdkFailure(api.client.threads.get(fresh))).status).toBe(404);
+  });
+
   it('refuses clearly, with detail: unknown assistant or thread (404), a bad webhook (400), nothing started', async () => {
     const thread = randomUUID();
     const refused = async (body: Record<string, unknown>, path = `/threads/${thread}/runs`) => {
@@ -198,5 +255,26 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect(await refused({ assistant_id: 'echo', input: [1], if_not_exists: 'create' })).toMatchObject({ status: 400, detail: expect.stringMatching(/^input: /) });
     expect(await refused({ assistant_id: 'echo', interrupt_before: '*', if_not_exists: 'create' })).toMatchObject({ status: 400 });
     expect((await api.get(`/api/sessions?session_id=${thread}`)).body.sessions).toEqual([]);
+  });
+
+  it("caps a run's metadata as a thread's: past 64 KiB of JSON (10,000 keys) is 413 with detail, nothing started; at the cap it is kept", async () => {
+    const thread = (await api.client.threads.create()).thread_id;
+    const manyKeys = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i]));
+    for (const [field, body] of [
+      ['metadata', { metadata: manyKeys }],
+      ['config.metadata', { config: { metadata: manyKeys } }],
+    ] as const) {
+      for (const path of [`/threads/${thread}/runs`, `/threads/${thread}/runs/wait`, '/runs/wait']) {
+        const { status, body: error } = await api.post(path, { assistant_id: 'lg-two', input: {}, ...body });
+        expect({ field, path, status, code: error.error?.code }).toEqual({ field, path, status: 413, code: 'payload_too_large' });
+        expect(error.detail).toMatch(new RegExp(`^${field.replace('.', '\\.')}: .*more than the limit of ${MAX_SESSION_METADATA_BYTES}`));
+      }
+    }
+    expect(await api.client.runs.list(thread)).toEqual([]);
+    // The largest metadata a thread takes, a run takes too.
+    const atCap = { blob: 'x'.repeat(MAX_SESSION_METADATA_BYTES - JSON.stringify({ blob: '' }).length) };
+    await api.client.threads.update(thread, { metadata: atCap });
+    const run = await api.client.runs.create(thread, 'lg-two', { input: {}, metadata: atCap });
+    expect((await api.client.runs.get(thread, run.run_id)).metadata).toEqual(atCap);
   });
 });

@@ -1,5 +1,6 @@
 import type { RunConsumer, RunHandler, RunJob, RunQueue } from '../../ports/run-queue.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
+import { setLongTimeout, type LongTimer } from '../../domain/long-timer.js';
 
 export interface MemoryRunQueueOptions {
   /** Jobs executed at once. @defaultValue 8 */
@@ -16,8 +17,8 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
   private readonly waiting: RunJob[] = [];
   private readonly known = new Set<string>();
   private readonly running = new Set<Promise<void>>();
-  /** Timers of delayed jobs (a start with `delayMs`). */
-  private readonly delayed = new Set<NodeJS.Timeout>();
+  /** Timers of delayed jobs (a start with `delayMs`, up to 30 days: past one setTimeout). */
+  private readonly delayed = new Set<LongTimer>();
   private handler: RunHandler | undefined;
   private onFailed: ((job: RunJob, error: Error) => void) | undefined;
   private closed = false;
@@ -31,13 +32,16 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     this.known.add(id);
     if (options.delayMs && options.delayMs > 0) {
       // Delayed: known (a live job) until it is due, then queued as any job.
-      const timer = setTimeout(() => {
-        this.delayed.delete(timer);
-        if (this.closed) return;
-        this.waiting.push(job);
-        this.pump();
-      }, options.delayMs);
-      timer.unref();
+      const timer = setLongTimeout(
+        () => {
+          this.delayed.delete(timer);
+          if (this.closed) return;
+          this.waiting.push(job);
+          this.pump();
+        },
+        options.delayMs,
+        { unref: true },
+      );
       this.delayed.add(timer);
       return;
     }
@@ -77,7 +81,7 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
 
   async close(timeoutMs = 10_000): Promise<void> {
     this.closed = true;
-    for (const timer of this.delayed) clearTimeout(timer);
+    for (const timer of this.delayed) timer.clear();
     this.delayed.clear();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {

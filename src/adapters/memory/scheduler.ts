@@ -1,9 +1,7 @@
 import { nextFireMs } from '../../domain/cron.js';
+import { setLongTimeout, type LongTimer } from '../../domain/long-timer.js';
 import { withTimeout } from '../../domain/timeout.js';
 import type { FireHandler, ScheduleConsumer, ScheduleFire, ScheduleTrigger, Scheduler } from '../../ports/scheduler.js';
-
-/** setTimeout's largest delay; longer waits re-arm on wake. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface MemorySchedulerOptions {
   /** Reports a fire whose handler threw (the embedded mode has no retry). */
@@ -12,7 +10,7 @@ export interface MemorySchedulerOptions {
 
 interface Armed {
   trigger: ScheduleTrigger;
-  timer: NodeJS.Timeout;
+  timer: LongTimer;
 }
 
 /**
@@ -49,7 +47,7 @@ export class MemoryScheduler implements Scheduler, ScheduleConsumer {
 
   private disarm(scheduleId: string): void {
     const armed = this.armed.get(scheduleId);
-    if (armed) clearTimeout(armed.timer);
+    if (armed) armed.timer.clear();
     this.armed.delete(scheduleId);
   }
 
@@ -60,8 +58,7 @@ export class MemoryScheduler implements Scheduler, ScheduleConsumer {
   }
 
   private wait(trigger: ScheduleTrigger, dueMs: number): void {
-    const timer = setTimeout(() => this.wake(trigger, dueMs), Math.min(Math.max(dueMs - Date.now(), 0), MAX_TIMER_MS));
-    timer.unref();
+    const timer = setLongTimeout(() => this.wake(trigger, dueMs), dueMs - Date.now(), { unref: true });
     this.armed.set(trigger.schedule_id, { trigger, timer });
   }
 

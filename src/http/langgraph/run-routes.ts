@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { AppError } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
+import { roleAtLeast, type Principal } from '../../domain/types.js';
 import { cancelRuns, cancelThreadRun, createRun, deleteEndedRun, describeRun, listThreadRuns, threadRun } from '../../langgraph-server/runs.js';
 import { LANGGRAPH_RUN_STATUSES, STREAM_MODES } from '../../langgraph-server/types.js';
 import type { AppDeps } from '../deps.js';
@@ -52,6 +54,17 @@ const EXAMPLES: Record<string, Example<z.infer<typeof RunCreateBody>>> = {
 const STATELESS_EXAMPLES: Record<string, Example<z.infer<typeof RunCreateBody>>> = {
   echo: { summary: 'echo on a thread of its own, removed afterwards', value: { assistant_id: 'echo', input: { text: 'hello' } } },
 };
+
+/**
+ * A join with `cancel_on_disconnect` cancels the run when its client leaves: as POST …/cancel,
+ * it needs the `user` role where roles are enforced (a viewer may join, not cancel).
+ */
+function mayCancel(deps: AppDeps, principal: Principal): void {
+  const { SERVICE_RBAC, SERVICE_AUTH } = deps.config;
+  if (SERVICE_RBAC && SERVICE_AUTH !== 'none' && !roleAtLeast(principal.role, 'user')) {
+    throw new AppError('forbidden', 'cancel_on_disconnect cancels the run when the client leaves, which needs the user role (a viewer may join without it).');
+  }
+}
 
 /** The LangGraph runs routes. */
 export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
@@ -184,7 +197,10 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       params: RunParams,
       query: z.object({ cancel_on_disconnect: Flag.meta({ description: 'cancel the run if the client leaves before it stops' }) }),
       responses: { 200: { description: 'The values (kept alive with newlines while the run goes on)', schema: ValuesSchema }, ...langgraphErrors(400, 401, 403, 404, 410, 429, 503) },
-      handler: async ({ params, query, principal, ctx }) => joinRun(deps, principal, ctx, params.thread_id, params.run_id, query.cancel_on_disconnect),
+      handler: async ({ params, query, principal, ctx }) => {
+        if (query.cancel_on_disconnect) mayCancel(deps, principal);
+        return joinRun(deps, principal, ctx, params.thread_id, params.run_id, query.cancel_on_disconnect);
+      },
     }),
     defineLangGraphRoute({
       method: 'GET',
@@ -201,14 +217,16 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
           .meta({ description: "a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with" }),
       }),
       responses: { 200: { description: STREAM_DESCRIPTION, contentType: 'text/event-stream' }, ...langgraphErrors(400, 401, 403, 404, 429, 503) },
-      handler: async ({ params, query, headers, principal, ctx }) =>
-        joinStream(deps, principal, ctx, {
+      handler: async ({ params, query, headers, principal, ctx }) => {
+        if (query.cancel_on_disconnect) mayCancel(deps, principal);
+        return joinStream(deps, principal, ctx, {
           threadId: params.thread_id,
           runId: params.run_id,
           ...(headers['last-event-id'] ? { afterId: headers['last-event-id'] } : {}),
           modes: query.stream_mode === undefined ? ['values'] : [query.stream_mode].flat(),
           cancelOnLeave: query.cancel_on_disconnect,
-        }),
+        });
+      },
     }),
     defineLangGraphRoute({
       method: 'POST',
