@@ -76,3 +76,19 @@ export const stateTooManyKeys = (): AppError =>
 export function isUnavailable(error: unknown): boolean {
   return error instanceof AppError && error.code === 'unavailable';
 }
+
+/** What a "try" operation answers: its value, or the refusal it expected (a race lost: the run ended, the approval was decided) as a value. */
+export type Tried<T, C extends ErrorCode> = { ok: true; value: T } | { ok: false; error: AppError & { code: C } };
+
+/**
+ * Awaits `work`, answering an AppError of one of `codes` as a value instead of throwing it:
+ * the races callers expect travel as values; faults (any other error) still throw.
+ */
+export async function tryExpected<T, C extends ErrorCode>(work: Promise<T>, ...codes: C[]): Promise<Tried<T, C>> {
+  try {
+    return { ok: true, value: await work };
+  } catch (error) {
+    if (error instanceof AppError && (codes as readonly ErrorCode[]).includes(error.code)) return { ok: false, error: error as AppError & { code: C } };
+    throw error;
+  }
+}

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AppError } from '../domain/errors.js';
+import { tryExpected } from '../domain/errors.js';
 import { rootSpan, runEvent } from '../domain/run-events.js';
 import { ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES, type Run, type RunEvent, type RunStatus } from '../domain/types.js';
 import type { EventBus } from '../ports/event-bus.js';
@@ -81,18 +81,13 @@ export class RunLifecycle {
    * was not in `from` (already ended, or ended by someone else first). Throws `not_found`.
    */
   async end(tenant: string, runId: string, end: EndRun): Promise<Run | null> {
-    let run: UpdatedRun;
-    try {
-      run = await this.options.store.runs.updateRun(tenant, runId, {
-        status: end.status,
-        error: end.error,
-        from: end.from ?? ACTIVE_RUN_STATUSES,
-        by: end.by ?? 'system',
-      });
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'conflict') return null;
-      throw error;
-    }
+    const updated = await tryExpected(
+      this.options.store.runs.updateRun(tenant, runId, { status: end.status, error: end.error, from: end.from ?? ACTIVE_RUN_STATUSES, by: end.by ?? 'system' }),
+      'conflict',
+    );
+    // Not in `from`: already ended, or ended by someone else first.
+    if (!updated.ok) return null;
+    const run = updated.value;
     // The worker executing a cancelled run aborts its node.
     if (run.status === 'cancelled') await this.options.events.signalCancel({ tenant, run_id: run.id, reason: end.error });
     if (end.announce) await this.publish(tenant, run, end.announce);
@@ -106,16 +101,12 @@ export class RunLifecycle {
    * resolves with the run, or with it as it is when it was no longer running (cancelled).
    */
   async complete(tenant: string, run: Run): Promise<Run | undefined> {
-    let done: UpdatedRun;
-    try {
-      done = await this.options.store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'conflict') return (await this.options.store.runs.getRun(tenant, run.id)) ?? undefined;
-      throw error;
-    }
+    const completed = await tryExpected(this.options.store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] }), 'conflict');
+    if (!completed.ok) return (await this.options.store.runs.getRun(tenant, run.id)) ?? undefined;
+    const done = completed.value;
     await this.finished(tenant, done, run.created_at);
-    const { queued_behind: _waiting, ...completed } = done;
-    return completed;
+    const { queued_behind: _waiting, ...ran } = done;
+    return ran;
   }
 
   /** A run a journal step completed (its end event and root span went with the step): metrics, then {@link settled}. */

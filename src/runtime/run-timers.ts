@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AppError } from '../domain/errors.js';
+import { AppError, tryExpected } from '../domain/errors.js';
 import { TIMEOUT_DECIDER, TIMEOUT_ERROR } from '../domain/types.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { DueTimer, Store } from '../ports/store.js';
@@ -48,12 +48,9 @@ export function createRunTimers(options: RunTimersOptions): { sweep(): Promise<n
       return;
     }
     const approved = approval.on_timeout === 'approve';
-    try {
-      await runs.answerApproval(timer.tenant, approval.id, { approved, comment: 'expired', decided_by: TIMEOUT_DECIDER });
-      logger.info({ approval_id: approval.id, approved }, 'approval expired: decided by timeout');
-    } catch (error) {
-      if (!(error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found'))) throw error;
-    }
+    // Decided, or gone, meanwhile: nothing to do.
+    const decided = await tryExpected(runs.answerApproval(timer.tenant, approval.id, { approved, comment: 'expired', decided_by: TIMEOUT_DECIDER }), 'conflict', 'not_found');
+    if (decided.ok) logger.info({ approval_id: approval.id, approved }, 'approval expired: decided by timeout');
   };
 
   return {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AppError } from '../../domain/errors.js';
+import { tryExpected } from '../../domain/errors.js';
 import { newId, nowIso } from '../../domain/time.js';
 import {
   APPROVAL_TIMEOUT_ACTIONS,
@@ -123,15 +123,10 @@ export class RunAttempt {
 
   /** Records a step: its checkpoint, the spans and `node_end` of the nodes that returned, then `node_start`s or the completion. */
   async step(step: NodeStep): Promise<StepOutcome> {
-    try {
-      const result = await this.deps.journal.step(this.tenant, this.run, step);
-      this.deps.lifecycle.counted(result.published);
-      return { kind: 'recorded', result };
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'conflict') return { kind: 'stopped' };
-      if (error instanceof AppError && (error.code === 'payload_too_large' || error.code === 'bad_request')) return { kind: 'refused', message: error.message };
-      throw error;
-    }
+    const tried = await tryExpected(this.deps.journal.step(this.tenant, this.run, step), 'conflict', 'payload_too_large', 'bad_request');
+    if (!tried.ok) return tried.error.code === 'conflict' ? { kind: 'stopped' } : { kind: 'refused', message: tried.error.message };
+    this.deps.lifecycle.counted(tried.value.published);
+    return { kind: 'recorded', result: tried.value };
   }
 
   /** The run as a completing step left it (its metrics, schedule and queue settled). */
@@ -176,9 +171,8 @@ export class RunAttempt {
     let paused: Run | undefined;
     for (const request of requests) {
       const askedAt = this.now();
-      let approvalId: string;
-      try {
-        const approval = await store.approvals.createApproval(this.tenant, {
+      const created = await tryExpected(
+        store.approvals.createApproval(this.tenant, {
           id: request.id,
           session_id: this.job.session_id,
           run_id: this.run.id,
@@ -190,13 +184,12 @@ export class RunAttempt {
           ...(request.expiresInMs
             ? { expires_at: new Date(askedAt + request.expiresInMs).toISOString(), on_timeout: request.onTimeout ?? 'reject' }
             : {}),
-        });
-        approvalId = approval.id;
-      } catch (error) {
-        // The run was cancelled between the interrupt and its request.
-        if (error instanceof AppError && error.code === 'conflict') return { kind: 'stopped' };
-        throw error;
-      }
+        }),
+        'conflict',
+      );
+      // The run was cancelled between the interrupt and its request.
+      if (!created.ok) return { kind: 'stopped' };
+      const approvalId = created.value.id;
       if (request.span) await this.addSpan(request.span);
       await this.publish({ type: 'interrupted', node: request.node, approval_id: approvalId });
       paused = { ...this.run, status: 'interrupted', approval_id: approvalId };

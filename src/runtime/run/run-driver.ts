@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AppError, isUnavailable } from '../../domain/errors.js';
+import { isUnavailable, tryExpected } from '../../domain/errors.js';
 import { errorMessage, type Checkpoint, type Run, type RunJob } from '../../domain/types.js';
 import type { RunJournal } from '../../ports/run-journal.js';
 import type { Store } from '../../ports/store.js';
@@ -56,14 +56,10 @@ export function createRunDriver(options: RunDriverOptions): Execute {
 
   /** The run taken (and its session's next node announced when `announce`), or undefined when it is not to run. */
   async function take(job: RunJob, announce: boolean): Promise<{ run: Run; checkpoint?: Checkpoint } | undefined> {
-    try {
-      const begun = await journal.begin(job.tenant, { id: job.run_id, session_id: job.session_id, agent_id: job.agent_id }, { announce });
-      if (begun.published) lifecycle.counted([begun.published]);
-      return begun;
-    } catch (error) {
-      // Ended (or taken back) meanwhile, or deleted: nothing to run.
-      if (error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found')) return undefined;
-      throw error;
-    }
+    const begun = await tryExpected(journal.begin(job.tenant, { id: job.run_id, session_id: job.session_id, agent_id: job.agent_id }, { announce }), 'conflict', 'not_found');
+    // Ended (or taken back) meanwhile, or deleted: nothing to run.
+    if (!begun.ok) return undefined;
+    if (begun.value.published) lifecycle.counted([begun.value.published]);
+    return begun.value;
   }
 }
