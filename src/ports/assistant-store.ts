@@ -36,8 +36,14 @@ export const DEFAULT_ASSISTANT_LIMITS: AssistantLimits = DEFAULTS;
 /** What a change ({@link AssistantStore.addVersion}, {@link AssistantStore.setLatest}) found. */
 export type AssistantChange = 'ok' | 'missing' | 'stale';
 
+/** A stored assistant as read, with how many versions it has (what a change is conditioned on). */
+export interface StoredAssistant {
+  assistant: AssistantRecord;
+  versions: number;
+}
+
 export interface AssistantStore {
-  get(tenant: string, assistantId: string): Promise<AssistantRecord | null>;
+  get(tenant: string, assistantId: string): Promise<StoredAssistant | null>;
   /** Every assistant of the tenant (at most `maxPerTenant`), in no particular order. */
   list(tenant: string): Promise<AssistantRecord[]>;
   /**

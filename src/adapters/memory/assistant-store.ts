@@ -5,6 +5,7 @@ import {
   type AssistantRecord,
   type AssistantStore,
   type AssistantVersionRecord,
+  type StoredAssistant,
 } from '../../ports/assistant-store.js';
 import { tooManyAssistants, tooManyAssistantVersions } from '../shared/assistant-limits.js';
 
@@ -30,9 +31,9 @@ export class MemoryAssistantStore implements AssistantStore {
     return t;
   }
 
-  async get(tenant: string, assistantId: string): Promise<AssistantRecord | null> {
+  async get(tenant: string, assistantId: string): Promise<StoredAssistant | null> {
     const stored = this.tenants.get(tenant)?.get(assistantId);
-    return stored ? (JSON.parse(stored.latest) as AssistantRecord) : null;
+    return stored ? { assistant: JSON.parse(stored.latest) as AssistantRecord, versions: stored.versions.length } : null;
   }
 
   async list(tenant: string): Promise<AssistantRecord[]> {

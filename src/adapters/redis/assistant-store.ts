@@ -5,6 +5,7 @@ import {
   type AssistantRecord,
   type AssistantStore,
   type AssistantVersionRecord,
+  type StoredAssistant,
 } from '../../ports/assistant-store.js';
 import { tooManyAssistants, tooManyAssistantVersions } from '../shared/assistant-limits.js';
 import type { RedisClient } from './connection.js';
@@ -37,9 +38,10 @@ class RedisAssistants implements AssistantStore {
     return [k.latest, k.versions(assistantId)];
   }
 
-  async get(tenant: string, assistantId: string): Promise<AssistantRecord | null> {
-    const json = await this.context.redis.hget(this.context.keys.assistants(tenant).latest, assistantId);
-    return json === null ? null : (JSON.parse(json) as AssistantRecord);
+  async get(tenant: string, assistantId: string): Promise<StoredAssistant | null> {
+    const k = this.context.keys.assistants(tenant);
+    const [[, json], [, versions]] = (await this.context.redis.multi().hget(k.latest, assistantId).hlen(k.versions(assistantId)).exec()) as [[unknown, string | null], [unknown, number]];
+    return json === null ? null : { assistant: JSON.parse(json) as AssistantRecord, versions };
   }
 
   async list(tenant: string): Promise<AssistantRecord[]> {
