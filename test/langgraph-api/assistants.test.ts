@@ -27,9 +27,9 @@ const MAX_VERSIONS = 4;
 
 /** Copies what its run was configured with into its state: `configurable.style` and `context.tone`. */
 const reflect = new StateGraph(Annotation.Root({ style: Annotation<string>, tone: Annotation<string> }))
-  .addNode('read', (_state, config: LangGraphRunnableConfig<{ tone?: string }>) => ({
+  .addNode('read', (_state, config: LangGraphRunnableConfig) => ({
     style: String(config.configurable?.style ?? 'none'),
-    tone: String(config.context?.tone ?? 'none'),
+    tone: String((config.context as { tone?: string } | undefined)?.tone ?? 'none'),
   }))
   .addEdge(START, 'read')
   .addEdge('read', END)

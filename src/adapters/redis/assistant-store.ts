@@ -19,6 +19,15 @@ export interface RedisAssistantStoreOptions {
   limits?: Partial<AssistantLimits>;
 }
 
+/** The replies of a MULTI's commands, or the first command's error. */
+function replies(results: [Error | null, unknown][] | null): unknown[] {
+  if (!results) throw new Error('The transaction was aborted.');
+  return results.map(([error, reply]) => {
+    if (error) throw error;
+    return reply;
+  });
+}
+
 /** Answers of changeAssistant-2.lua. */
 const CHANGES: Record<number, AssistantChange | 'full'> = { 0: 'ok', 1: 'missing', 2: 'stale', 3: 'full' };
 
@@ -40,7 +49,7 @@ class RedisAssistants implements AssistantStore {
 
   async get(tenant: string, assistantId: string): Promise<StoredAssistant | null> {
     const k = this.context.keys.assistants(tenant);
-    const [[, json], [, versions]] = (await this.context.redis.multi().hget(k.latest, assistantId).hlen(k.versions(assistantId)).exec()) as [[unknown, string | null], [unknown, number]];
+    const [json, versions] = replies(await this.context.redis.multi().hget(k.latest, assistantId).hlen(k.versions(assistantId)).exec()) as [string | null, number];
     return json === null ? null : { assistant: JSON.parse(json) as AssistantRecord, versions };
   }
 
@@ -87,7 +96,7 @@ class RedisAssistants implements AssistantStore {
 
   async versions(tenant: string, assistantId: string): Promise<AssistantVersionRecord[] | null> {
     const k = this.context.keys.assistants(tenant);
-    const [[, exists], [, all]] = (await this.context.redis.multi().hexists(k.latest, assistantId).hvals(k.versions(assistantId)).exec()) as [[unknown, number], [unknown, string[]]];
+    const [exists, all] = replies(await this.context.redis.multi().hexists(k.latest, assistantId).hvals(k.versions(assistantId)).exec()) as [number, string[]];
     if (!exists) return null;
     return all.map((json) => JSON.parse(json) as AssistantVersionRecord).sort((a, b) => b.version - a.version);
   }
