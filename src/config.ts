@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
 import { DEFAULT_WEBHOOK_BACKOFF_MS } from './domain/run-webhook.js';
 import { standardWebhooksKey } from './domain/standard-webhooks.js';
-import { DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
+import { DEFAULT_ASSISTANT_LIMITS, DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
 import { addressList } from './http/client-address.js';
 import { hostPortList, redisConnectionOf, type RedisConnection } from './config-redis.js';
 
@@ -88,6 +88,9 @@ const envSchema = z.object({
   SERVICE_CHECKPOINTS_RETAIN: int(1).default(DEFAULT_STORAGE_LIMITS.checkpointsRetain),
   // At least 1: the cap keeps one tenant's graphs from filling Redis (or the process); no value turns it off.
   SERVICE_LANGGRAPH_STORE_MAX_BYTES: int(1).default(DEFAULT_GRAPH_ITEMS_MAX_BYTES),
+  // At least 1 each: a tenant's assistants and their versions are bounded, as every store of a tenant is.
+  SERVICE_ASSISTANTS_MAX: int(1).default(DEFAULT_ASSISTANT_LIMITS.maxPerTenant),
+  SERVICE_ASSISTANT_VERSIONS_MAX: int(1).default(DEFAULT_ASSISTANT_LIMITS.maxVersions),
   SERVICE_MAX_PAGE_BYTES: int(1024).default(4 * 1024 * 1024),
   SERVICE_SESSION_TTL: duration.default(0),
   SERVICE_REQUEST_TIMEOUT_MS: int(1000).default(30_000),

@@ -339,7 +339,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refused: assistants are the configured agents and graphs */
+        /** Store an assistant of a graph: its config, context, metadata, name and description (version 1) */
         post: operations["createAssistant"];
         delete?: never;
         options?: never;
@@ -358,11 +358,11 @@ export interface paths {
         get: operations["getAssistant"];
         put?: never;
         post?: never;
-        /** Refused: assistants are the configured agents and graphs */
+        /** Delete a stored assistant and its versions (with `delete_threads=true`, its threads too) */
         delete: operations["deleteAssistant"];
         options?: never;
         head?: never;
-        /** Refused: assistants are the configured agents and graphs */
+        /** Change a stored assistant: a new version, its latest (metadata merged, the rest replaced where given) */
         patch: operations["updateAssistant"];
         trace?: never;
     };
@@ -377,6 +377,23 @@ export interface paths {
         get: operations["getAssistantGraph"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistants/{assistant_id}/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make one of a stored assistant's versions its latest (every field of that version) */
+        post: operations["setAssistantLatestVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -443,7 +460,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The assistant's versions: its one version */
+        /** The assistant's versions, newest first (a graph's default assistant: its one version) */
         post: operations["listAssistantVersions"];
         delete?: never;
         options?: never;
@@ -477,7 +494,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search assistants (every agent and graph is one) */
+        /** Search the tenant's assistants: every graph's default and the stored ones */
         post: operations["searchAssistants"];
         delete?: never;
         options?: never;
@@ -1125,7 +1142,7 @@ export interface components {
             status: "pending" | "approved" | "rejected" | "cancelled";
         };
         Assistant: {
-            /** @description UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
+            /** @description a stored assistant's UUID, or a graph's default: the UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
             assistant_id: string;
             /** @description free-form key/value object */
             config: {
@@ -1140,8 +1157,8 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             created_at: string;
-            description: string;
-            /** @description the agent id */
+            description: string | null;
+            /** @description the graph (agent id) */
             graph_id: string;
             /** @description free-form key/value object */
             metadata: {
@@ -3895,13 +3912,56 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description its id; a UUID is made when omitted
+                     */
+                    assistant_id?: string;
+                    /** @description the run config the assistant's runs start from: `configurable`, `tags`, `recursion_limit`, `metadata` (other keys are kept and ignored) */
+                    config?: {
+                        /** @description free-form key/value object */
+                        configurable?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        recursion_limit?: number;
+                        tags?: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description the graph's runtime context its runs start from */
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                    description?: string | null;
+                    /** @description a graph of LANGGRAPH_CONFIG (a defineAgent agent is 400) */
                     graph_id: string;
-                } & {
-                    [key: string]: unknown;
+                    /**
+                     * @description when the id is taken: 409 (`raise`, the default) or answer the existing assistant
+                     * @enum {string}
+                     */
+                    if_exists?: "raise" | "do_nothing";
+                    /** @description free-form key/value object */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    name?: string;
                 };
             };
         };
         responses: {
+            /** @description The assistant (the existing one with `if_exists: do_nothing`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
             /** @description Malformed query or body */
             400: {
                 headers: {
@@ -3922,6 +3982,15 @@ export interface operations {
             };
             /** @description Role lacks permission */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3972,14 +4041,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The assistant */
+            /** @description The assistant (its latest version) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4038,17 +4107,25 @@ export interface operations {
     deleteAssistant: {
         parameters: {
             query?: {
+                /** @description also delete the threads whose metadata names the assistant (among the tenant's 1000 newest) */
                 delete_threads?: "true" | "false";
             };
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Malformed query or body */
             400: {
                 headers: {
@@ -4110,7 +4187,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
@@ -4118,11 +4195,45 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    [key: string]: unknown;
+                    /** @description the run config the assistant's runs start from: `configurable`, `tags`, `recursion_limit`, `metadata` (other keys are kept and ignored) */
+                    config?: {
+                        /** @description free-form key/value object */
+                        configurable?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description free-form key/value object */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        recursion_limit?: number;
+                        tags?: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description the graph's runtime context its runs start from */
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                    description?: string | null;
+                    graph_id?: string;
+                    /** @description free-form key/value object */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    name?: string;
                 };
             };
         };
         responses: {
+            /** @description The assistant as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
             /** @description Malformed query or body */
             400: {
                 headers: {
@@ -4205,7 +4316,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
@@ -4268,12 +4379,113 @@ export interface operations {
             };
         };
     };
+    setAssistantLatestVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description assistant id, or the graph id (its default assistant) */
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The assistant, at that version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
     getAssistantSchemas: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
@@ -4343,7 +4555,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
@@ -4413,7 +4625,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
                 namespace: string;
             };
@@ -4482,7 +4694,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description assistant id, or the graph id */
+                /** @description assistant id, or the graph id (its default assistant) */
                 assistant_id: string;
             };
             cookie?: never;
@@ -4495,7 +4707,7 @@ export interface operations {
                      * @default 10
                      */
                     limit?: number;
-                    /** @description metadata holding each of these keys with this value */
+                    /** @description metadata containing this (JSON containment, as jsonb @>) */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -4515,7 +4727,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
+                        /** @description a stored assistant's UUID, or a graph's default: the UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
                         assistant_id: string;
                         /** @description free-form key/value object */
                         config: {
@@ -4530,8 +4742,8 @@ export interface operations {
                          * @example 2026-11-21T10:00:00.000Z
                          */
                         created_at: string;
-                        description: string;
-                        /** @description the agent id */
+                        description: string | null;
+                        /** @description the graph (agent id) */
                         graph_id: string;
                         /** @description free-form key/value object */
                         metadata: {
@@ -4619,7 +4831,7 @@ export interface operations {
                 "application/json": {
                     /** @description only this graph (agent id) */
                     graph_id?: string;
-                    /** @description metadata holding each of these keys with this value */
+                    /** @description metadata containing this (JSON containment, as jsonb @>) */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -4711,7 +4923,7 @@ export interface operations {
                      * @default 10
                      */
                     limit?: number;
-                    /** @description metadata holding each of these keys with this value */
+                    /** @description metadata containing this (JSON containment, as jsonb @>) */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -4738,7 +4950,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A page of assistants, ties by graph id */
+            /** @description A page of assistants, ties by graph id then assistant id */
             200: {
                 headers: {
                     /** @description offset of the next page, when there is one */
@@ -4749,7 +4961,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
+                        /** @description a stored assistant's UUID, or a graph's default: the UUIDv5 of the graph id in LangGraph's namespace (the graph id is accepted in its place) */
                         assistant_id?: string;
                         /** @description free-form key/value object */
                         config?: {
@@ -4764,8 +4976,8 @@ export interface operations {
                          * @example 2026-11-21T10:00:00.000Z
                          */
                         created_at?: string;
-                        description?: string;
-                        /** @description the agent id */
+                        description?: string | null;
+                        /** @description the graph (agent id) */
                         graph_id?: string;
                         /** @description free-form key/value object */
                         metadata?: {

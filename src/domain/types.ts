@@ -304,3 +304,9 @@ export const MAX_APPROVAL_JSON_BYTES = 64 * 1024;
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/**
+ * The default bounds of stored LangGraph assistants: assistants per tenant
+ * (SERVICE_ASSISTANTS_MAX) and versions per assistant (SERVICE_ASSISTANT_VERSIONS_MAX).
+ */
+export const DEFAULT_ASSISTANT_LIMITS = { maxPerTenant: 1000, maxVersions: 100 } as const;

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ReadinessCheck } from '../ports/backend.js';
 import type { EventBus } from '../ports/event-bus.js';
+import type { AssistantStore } from '../ports/assistant-store.js';
 import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   agents: AgentRegistry;
   /** LangGraph cross-thread memory items per tenant (the /store routes of the LangGraph Server API). */
   graphItems: GraphItemStore;
+  /** LangGraph assistants stored per tenant (the /assistants routes). */
+  assistants: AssistantStore;
   /** The engine of graph agents (LangGraph), when the registry has any: their state edits go through it. */
   graphs?: GraphThreads;
   logger: Logger;

@@ -1,40 +1,42 @@
-import { isDeepStrictEqual } from 'node:util';
-import { conflict, notFound } from '../domain/errors.js';
+import { randomUUID } from 'node:crypto';
+import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
+import { jsonContains } from '../domain/json-contains.js';
+import { MAX_SESSION_METADATA_BYTES } from '../domain/session-metadata.js';
 import type { JsonObject } from '../domain/types.js';
 import { uuid5 } from '../domain/uuid5.js';
+import type { AssistantRecord, AssistantVersionRecord } from '../ports/assistant-store.js';
 import { isGraphAgent, type Agent, type GraphAgent } from '../runtime/agent.js';
 import { drawAgent } from '../runtime/agent-drawing.js';
-import type { AgentRegistry } from '../runtime/registry.js';
+import type { LangGraphDeps } from './deps.js';
 
 /**
- * Assistants of the LangGraph Server API. Every agent of the registry (graph agents and
- * defineAgent agents) is one assistant, derived, never stored: `graph_id` is the agent id,
- * `assistant_id` the UUIDv5 the LangGraph server gives a graph's default assistant. They are
- * the configured agents, so they cannot be created, changed or deleted through the API.
+ * Assistants of the LangGraph Server API: each agent of the registry (graph agents and
+ * defineAgent agents) is its graph's default assistant, derived, never stored, the same for
+ * every tenant: `graph_id` is the agent id, `assistant_id` the UUIDv5 the LangGraph server
+ * gives a graph's default assistant, `metadata` `{"created_by":"system"}`; it cannot be changed
+ * or deleted (409). Beside them, each tenant stores its own assistants of the graphs
+ * (`POST /assistants`): a graph with its `config`, `context`, `metadata`, `name` and
+ * `description`, versioned (every change is a new version, and any version can be made the
+ * latest again). A run on an assistant runs its graph with the assistant's config and context
+ * under the run's own.
  */
 
 /** LangGraph's namespace of assistant ids (`NAMESPACE_GRAPH` of @langchain/langgraph-api). */
 const ASSISTANT_NAMESPACE = '6ba7b821-9dad-11d1-80b4-00c04fd430c8';
-/** Every assistant's created_at and updated_at: when this process loaded this module. */
+/** Every default assistant's created_at and updated_at: when this process loaded this module. */
 const STARTED_AT = new Date().toISOString();
+/** How many times a change is tried again when another change of the assistant came between its read and its write. */
+const CHANGE_ATTEMPTS = 5;
 
 export const ASSISTANT_FIELDS = ['assistant_id', 'graph_id', 'name', 'description', 'config', 'context', 'metadata', 'version', 'created_at', 'updated_at'] as const;
 
 /** An assistant as LangGraph's server answers it. */
-export interface Assistant {
-  assistant_id: string;
-  graph_id: string;
-  name: string;
-  description: string;
-  config: JsonObject;
-  context: JsonObject;
-  metadata: JsonObject;
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
+export type Assistant = AssistantRecord;
+/** One version of an assistant. */
+export type AssistantVersion = AssistantVersionRecord;
 
-type Agents = Pick<AgentRegistry, 'get' | 'list'>;
+type Agents = LangGraphDeps['agents'];
+type AssistantDeps = Pick<LangGraphDeps, 'agents' | 'assistants'>;
 
 const ids = new Map<string, string>();
 
@@ -45,7 +47,7 @@ export function assistantIdOf(graphId: string): string {
   return id;
 }
 
-/** The assistant an agent is. */
+/** The default assistant an agent is. */
 export function assistantOf(agent: Agent): Assistant {
   return {
     assistant_id: assistantIdOf(agent.id),
@@ -61,14 +63,191 @@ export function assistantOf(agent: Agent): Assistant {
   };
 }
 
+/** The agent whose default assistant an id names: its graph id (agent id) as it is, or the id derived from it. */
+function defaultAgent(agents: Agents, idOrGraphId: string): Agent | undefined {
+  return agents.get(idOrGraphId) ?? agents.list().find((a) => assistantIdOf(a.id) === idOrGraphId.toLowerCase());
+}
+
+/** An assistant and the agent that runs it. */
+export interface ResolvedAssistant {
+  assistant: Assistant;
+  agent: Agent;
+  /** A tenant's stored assistant (not a graph's default). */
+  stored: boolean;
+}
+
 /**
- * The agent an assistant id names: a graph id (agent id) as it is, or an assistant id derived
- * from one. Throws AppError `not_found` otherwise.
+ * The assistant an id names in the tenant: a graph's default (by its id or graph id), else one
+ * the tenant stored. Throws AppError `not_found` for neither.
  */
-export function resolveAssistant(agents: Agents, idOrGraphId: string): Agent {
-  const agent = agents.get(idOrGraphId) ?? agents.list().find((a) => assistantIdOf(a.id) === idOrGraphId.toLowerCase());
-  if (!agent) throw notFound(`Assistant "${idOrGraphId}"`);
+export async function getAssistant(deps: AssistantDeps, tenant: string, idOrGraphId: string): Promise<{ assistant: Assistant; agent?: Agent; stored: boolean }> {
+  const agent = defaultAgent(deps.agents, idOrGraphId);
+  if (agent) return { assistant: assistantOf(agent), agent, stored: false };
+  const found = await deps.assistants.get(tenant, idOrGraphId.toLowerCase());
+  if (!found) throw notFound(`Assistant "${idOrGraphId}"`);
+  const graph = deps.agents.get(found.assistant.graph_id);
+  return { assistant: found.assistant, ...(graph ? { agent: graph } : {}), stored: true };
+}
+
+/**
+ * The assistant an id names and the agent that runs it (what a run, a cron, a graph drawing
+ * need). Throws `not_found` for no assistant, `unknown_agent` for a stored assistant whose
+ * graph is no longer registered.
+ */
+export async function resolveAssistant(deps: AssistantDeps, tenant: string, idOrGraphId: string): Promise<ResolvedAssistant> {
+  const { assistant, agent, stored } = await getAssistant(deps, tenant, idOrGraphId);
+  if (!agent) throw new AppError('unknown_agent', `The graph "${assistant.graph_id}" of assistant "${assistant.assistant_id}" is no longer registered.`);
+  return { assistant, agent, stored };
+}
+
+/** The graph agent a stored assistant runs: a registered graph (a defineAgent agent takes no config or context). */
+function graphOf(agents: Agents, graphId: string): GraphAgent {
+  const agent = agents.get(graphId);
+  if (!agent) throw notFound(`Graph "${graphId}"`);
+  if (!isGraphAgent(agent)) {
+    throw badRequest(`graph_id: "${graphId}" is a defineAgent agent, not a graph: only graphs (LANGGRAPH_CONFIG) take stored assistants; use its default assistant.`);
+  }
   return agent;
+}
+
+/** An assistant's fields take at most MAX_SESSION_METADATA_BYTES of JSON (as a thread's metadata): 413 past it. */
+function checkSize(assistant: AssistantRecord): void {
+  const bytes = Buffer.byteLength(JSON.stringify(assistant));
+  if (bytes > MAX_SESSION_METADATA_BYTES) {
+    throw new AppError('payload_too_large', `The assistant would take ${bytes} bytes of JSON, more than the limit of ${MAX_SESSION_METADATA_BYTES}.`);
+  }
+}
+
+/** A default assistant cannot be changed: 409. */
+function refuseDefault(assistant: Assistant, what: 'changed' | 'deleted'): never {
+  throw conflict(
+    `Assistant "${assistant.assistant_id}" is the default assistant of graph "${assistant.graph_id}" (created_by system): it cannot be ${what}; create an assistant of the graph instead.`,
+  );
+}
+
+/** `POST /assistants`. */
+export interface AssistantCreate {
+  graph_id: string;
+  assistant_id?: string | undefined;
+  config?: JsonObject | undefined;
+  context?: JsonObject | undefined;
+  metadata?: JsonObject | undefined;
+  name?: string | undefined;
+  description?: string | null | undefined;
+  if_exists?: 'raise' | 'do_nothing' | undefined;
+}
+
+/**
+ * Stores an assistant of a graph in the tenant (its version 1). An id already taken (a stored
+ * assistant, or a graph's default) is 409 `conflict` under `if_exists: raise` (the default);
+ * `do_nothing` answers the existing assistant. Throws `not_found` (no such graph),
+ * `bad_request` (a defineAgent agent), `payload_too_large` (past the tenant's cap, or over 64
+ * KiB of JSON).
+ */
+export async function createAssistant(deps: AssistantDeps, tenant: string, body: AssistantCreate): Promise<Assistant> {
+  const assistantId = (body.assistant_id ?? randomUUID()).toLowerCase();
+  const taken = defaultAgent(deps.agents, assistantId);
+  if (taken) {
+    if (body.if_exists === 'do_nothing') return assistantOf(taken);
+    throw conflict(`Assistant "${assistantId}" already exists.`);
+  }
+  graphOf(deps.agents, body.graph_id);
+  const now = new Date().toISOString();
+  const assistant: AssistantRecord = {
+    assistant_id: assistantId,
+    graph_id: body.graph_id,
+    // As LangGraph's server names an assistant created without a name.
+    name: body.name ?? 'Untitled',
+    description: body.description ?? null,
+    config: body.config ?? {},
+    context: body.context ?? {},
+    metadata: body.metadata ?? {},
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  };
+  checkSize(assistant);
+  const existing = await deps.assistants.create(tenant, assistant);
+  if (!existing) return assistant;
+  if (body.if_exists === 'do_nothing') return existing;
+  throw conflict(`Assistant "${assistantId}" already exists.`);
+}
+
+/** `PATCH /assistants/{id}`: what is given replaces the assistant's, `metadata` is merged into it (shallow). */
+export interface AssistantPatch {
+  graph_id?: string | undefined;
+  config?: JsonObject | undefined;
+  context?: JsonObject | undefined;
+  metadata?: JsonObject | undefined;
+  name?: string | undefined;
+  description?: string | null | undefined;
+}
+
+/** The stored assistant an id names (a default one is refused with 409 for `what`); `not_found` otherwise. */
+async function storedAssistant(deps: AssistantDeps, tenant: string, assistantId: string, what: 'changed' | 'deleted') {
+  const agent = defaultAgent(deps.agents, assistantId);
+  if (agent) refuseDefault(assistantOf(agent), what);
+  const found = await deps.assistants.get(tenant, assistantId.toLowerCase());
+  if (!found) throw notFound(`Assistant "${assistantId}"`);
+  return found;
+}
+
+/** Writes a change read from the assistant's current state, again while another change came first. */
+async function changeAssistant(
+  deps: AssistantDeps,
+  tenant: string,
+  assistantId: string,
+  change: (current: AssistantRecord, versions: number, now: string) => Promise<{ latest: AssistantRecord; addsVersion: boolean }>,
+): Promise<Assistant> {
+  for (let attempt = 1; ; attempt += 1) {
+    const { assistant: current, versions } = await storedAssistant(deps, tenant, assistantId, 'changed');
+    const { latest, addsVersion } = await change(current, versions, new Date().toISOString());
+    checkSize(latest);
+    const done = addsVersion ? await deps.assistants.addVersion(tenant, latest, versions) : await deps.assistants.setLatest(tenant, latest, versions);
+    if (done === 'ok') return latest;
+    if (done === 'missing') throw notFound(`Assistant "${assistantId}"`);
+    if (attempt === CHANGE_ATTEMPTS) throw conflict(`Assistant "${assistantId}" is being changed by other requests; retry.`);
+  }
+}
+
+/**
+ * Changes a stored assistant: a new version (the highest so far + 1) that becomes its latest.
+ * A graph's default assistant is 409; `not_found`, `bad_request` and `payload_too_large` (past
+ * the versions cap) as for a creation.
+ */
+export function updateAssistant(deps: AssistantDeps, tenant: string, assistantId: string, patch: AssistantPatch): Promise<Assistant> {
+  if (patch.graph_id !== undefined) graphOf(deps.agents, patch.graph_id);
+  return changeAssistant(deps, tenant, assistantId, async (current, versions, now) => ({
+    addsVersion: true,
+    latest: {
+      ...current,
+      ...(patch.graph_id === undefined ? {} : { graph_id: patch.graph_id }),
+      ...(patch.config === undefined ? {} : { config: patch.config }),
+      ...(patch.context === undefined ? {} : { context: patch.context }),
+      ...(patch.name === undefined ? {} : { name: patch.name }),
+      ...(patch.description === undefined ? {} : { description: patch.description }),
+      metadata: { ...current.metadata, ...patch.metadata },
+      version: versions + 1,
+      updated_at: now,
+    },
+  }));
+}
+
+/** Makes one of a stored assistant's versions its latest (every field of that version); `not_found` for no such version. */
+export function setLatestVersion(deps: AssistantDeps, tenant: string, assistantId: string, version: number): Promise<Assistant> {
+  return changeAssistant(deps, tenant, assistantId, async (current, _versions, now) => {
+    const all = (await deps.assistants.versions(tenant, current.assistant_id)) ?? [];
+    const chosen = all.find((v) => v.version === version);
+    if (!chosen) throw notFound(`Version ${version} of assistant "${assistantId}"`);
+    return { addsVersion: false, latest: { ...chosen, created_at: current.created_at, updated_at: now } };
+  });
+}
+
+/** Removes a stored assistant and its versions (a default one is 409); answers the removed assistant. */
+export async function deleteStoredAssistant(deps: AssistantDeps, tenant: string, assistantId: string): Promise<Assistant> {
+  const { assistant } = await storedAssistant(deps, tenant, assistantId, 'deleted');
+  if (!(await deps.assistants.delete(tenant, assistant.assistant_id))) throw notFound(`Assistant "${assistantId}"`);
+  return assistant;
 }
 
 export interface AssistantFilters {
@@ -77,21 +256,15 @@ export interface AssistantFilters {
   metadata?: Record<string, unknown> | undefined;
 }
 
-/** Whether `metadata` holds each key of `wanted` with its value. */
-const holds = (metadata: JsonObject, wanted: Record<string, unknown> | undefined) =>
-  Object.entries(wanted ?? {}).every(([key, value]) => isDeepStrictEqual(metadata[key], value));
-
-/** The assistants matching every filter given. */
-export function matchingAssistants(agents: Agents, filters: AssistantFilters): Assistant[] {
-  return agents
-    .list()
-    .map(assistantOf)
-    .filter(
-      (a) =>
-        (filters.graph_id === undefined || a.graph_id === filters.graph_id) &&
-        (filters.name === undefined || a.name.toLowerCase().includes(filters.name.toLowerCase())) &&
-        holds(a.metadata, filters.metadata),
-    );
+/** The tenant's assistants (the graphs' defaults and its stored ones) matching every filter given; metadata by JSON containment. */
+export async function matchingAssistants(deps: AssistantDeps, tenant: string, filters: AssistantFilters): Promise<Assistant[]> {
+  const all = [...deps.agents.list().map(assistantOf), ...(await deps.assistants.list(tenant))];
+  return all.filter(
+    (a) =>
+      (filters.graph_id === undefined || a.graph_id === filters.graph_id) &&
+      (filters.name === undefined || a.name.toLowerCase().includes(filters.name.toLowerCase())) &&
+      (filters.metadata === undefined || jsonContains(a.metadata, filters.metadata)),
+  );
 }
 
 export interface AssistantSort {
@@ -99,46 +272,94 @@ export interface AssistantSort {
   sort_order: 'asc' | 'desc';
 }
 
-/** The assistants matching `filters`, sorted (ties by graph id). */
-export function searchAssistants(agents: Agents, filters: AssistantFilters & AssistantSort): Assistant[] {
+/** The assistants matching `filters`, sorted (ties by graph id, then assistant id). */
+export async function searchAssistants(deps: AssistantDeps, tenant: string, filters: AssistantFilters & AssistantSort): Promise<Assistant[]> {
   const { sort_by: by, sort_order: order } = filters;
   const sign = order === 'asc' ? 1 : -1;
-  return matchingAssistants(agents, filters).sort((a, b) => sign * a[by].localeCompare(b[by]) || a.graph_id.localeCompare(b.graph_id));
+  return (await matchingAssistants(deps, tenant, filters)).sort(
+    (a, b) => sign * a[by].localeCompare(b[by]) || a.graph_id.localeCompare(b.graph_id) || a.assistant_id.localeCompare(b.assistant_id),
+  );
 }
 
-/** A graph agent's compiled graph and what src/langgraph/ tells about it (loaded only for graph agents). */
-async function introspect(agent: GraphAgent) {
-  const graph = await agent.graph.load({ configurable: {} });
+/** A graph agent's compiled graph (with the assistant's config) and what src/langgraph/ tells about it. */
+async function introspect(agent: GraphAgent, assistant: Assistant) {
+  const configurable = (assistant.config.configurable ?? {}) as Record<string, unknown>;
+  const graph = await agent.graph.load({ configurable });
   return { graph, describe: await import('../langgraph/introspect.js') };
 }
 
 /** The assistant's graph: nodes and edges, as LangGraph draws a graph (`xray`: subgraphs inside their nodes). */
-export async function assistantGraph(agents: Agents, assistantId: string, xray: boolean | number | undefined): Promise<unknown> {
-  const agent = resolveAssistant(agents, assistantId);
+export async function assistantGraph(deps: AssistantDeps, tenant: string, assistantId: string, xray: boolean | number | undefined): Promise<unknown> {
+  const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
   if (!isGraphAgent(agent)) return drawAgent(agent);
-  const { graph, describe } = await introspect(agent);
+  const { graph, describe } = await introspect(agent, assistant);
   return describe.drawGraph(graph, xray);
 }
 
 /** The JSON schemas of the assistant's state, input, output, config and context. */
-export async function assistantSchemas(agents: Agents, assistantId: string): Promise<JsonObject> {
-  const agent = resolveAssistant(agents, assistantId);
+export async function assistantSchemas(deps: AssistantDeps, tenant: string, assistantId: string): Promise<JsonObject> {
+  const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
   if (!isGraphAgent(agent)) return { graph_id: agent.id, state_schema: {}, input_schema: {}, output_schema: {}, config_schema: null, context_schema: null };
-  const { graph, describe } = await introspect(agent);
+  const { graph, describe } = await introspect(agent, assistant);
   const schemas = await describe.graphSchemas(graph);
   // As the LangGraph server: a JS graph's config and context schemas are one.
   return { graph_id: agent.id, state_schema: schemas.state, input_schema: schemas.input, output_schema: schemas.output, config_schema: schemas.config, context_schema: schemas.config };
 }
 
-/** The assistant's versions (its one version) holding `metadata`, paged. */
-export function assistantVersions(agents: Agents, assistantId: string, page: { metadata?: Record<string, unknown> | undefined; limit: number; offset: number }): Omit<Assistant, 'updated_at'>[] {
-  const { updated_at: _updated, ...version } = assistantOf(resolveAssistant(agents, assistantId));
-  const kept = holds(version.metadata, page.metadata) ? [version] : [];
+/** The assistant's versions holding `metadata` (JSON containment), newest first, paged; a default assistant has its one version. */
+export async function assistantVersions(
+  deps: AssistantDeps,
+  tenant: string,
+  assistantId: string,
+  page: { metadata?: Record<string, unknown> | undefined; limit: number; offset: number },
+): Promise<AssistantVersion[]> {
+  const { assistant, stored } = await getAssistant(deps, tenant, assistantId);
+  let all: AssistantVersion[];
+  if (stored) {
+    all = (await deps.assistants.versions(tenant, assistant.assistant_id)) ?? [];
+  } else {
+    const { updated_at: _updated, ...version } = assistant;
+    all = [version];
+  }
+  const kept = page.metadata === undefined ? all : all.filter((v) => jsonContains(v.metadata, page.metadata));
   return kept.slice(page.offset, page.offset + page.limit);
 }
 
-/** Creating, changing or deleting an assistant: refused (`conflict`) after checking it exists (not for a creation). */
-export function refuseAssistantChange(agents: Agents, what: 'created' | 'changed' | 'deleted', assistantId?: string): never {
-  if (assistantId !== undefined) resolveAssistant(agents, assistantId);
-  throw conflict(`Assistants are the configured agents and graphs (AGENTS_MODULE, LANGGRAPH_CONFIG): they cannot be ${what} through the API.`);
+/** The run config keys an assistant's config gives a run (the others are ignored, as a run's). */
+interface AssistantRunConfig {
+  tags?: string[] | undefined;
+  recursion_limit?: number | undefined;
+  configurable?: Record<string, unknown> | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+/**
+ * A run's config and context under the assistant's, as LangGraph's server merges them: the
+ * run's values win; `configurable` and `metadata` are merged key by key, `tags` and
+ * `recursion_limit` are the run's when it gives them; `context` is merged key by key.
+ */
+export function withAssistant<C extends AssistantRunConfig>(
+  assistant: Assistant,
+  config: C | undefined,
+  context: unknown,
+): { config: C | AssistantRunConfig | undefined; context: unknown } {
+  const base = assistant.config as AssistantRunConfig;
+  const baseContext = assistant.context;
+  const hasConfig = Object.keys(base).length > 0;
+  const mergedConfig = !hasConfig
+    ? config
+    : {
+        ...(config ?? {}),
+        ...(base.tags !== undefined && config?.tags === undefined ? { tags: base.tags } : {}),
+        ...(base.recursion_limit !== undefined && config?.recursion_limit === undefined ? { recursion_limit: base.recursion_limit } : {}),
+        ...(base.configurable !== undefined || config?.configurable !== undefined ? { configurable: { ...base.configurable, ...config?.configurable } } : {}),
+        ...(base.metadata !== undefined || config?.metadata !== undefined ? { metadata: { ...base.metadata, ...config?.metadata } } : {}),
+      };
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  let mergedContext = context;
+  if (Object.keys(baseContext).length > 0) {
+    if (context === undefined || context === null) mergedContext = baseContext;
+    else if (isObject(context)) mergedContext = { ...baseContext, ...context };
+  }
+  return { config: mergedConfig, context: mergedContext };
 }

@@ -3,7 +3,7 @@ import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
 import type { JsonObject, Principal, Schedule } from '../domain/types.js';
 import { isGraphAgent, type Agent } from '../runtime/agent.js';
 import { firesAt } from '../runtime/schedule-control.js';
-import { assistantIdOf, resolveAssistant } from './assistants.js';
+import { assistantIdOf, resolveAssistant, withAssistant, type Assistant } from './assistants.js';
 import type { LangGraphDeps } from './deps.js';
 import { definedOf, multitaskOf, type MultitaskStrategy, type NodeList, type RunConfig } from './types.js';
 
@@ -13,7 +13,7 @@ import { definedOf, multitaskOf, type MultitaskStrategy, type NodeList, type Run
  * session every fire reuses. Changes go through the schedule control.
  */
 
-type CronDeps = Pick<LangGraphDeps, 'store' | 'agents' | 'schedules'>;
+type CronDeps = Pick<LangGraphDeps, 'store' | 'agents' | 'assistants' | 'schedules'>;
 
 export const CRON_FIELDS = [
   'cron_id',
@@ -81,9 +81,10 @@ export interface CronUpdate extends CronRunOptions {
 
 /** A schedule as LangGraph's Cron. */
 export function cronOf(schedule: Schedule): Cron {
+  const { assistant_id: assistantId, ...graph } = schedule.graph ?? {};
   return {
     cron_id: schedule.id,
-    assistant_id: assistantIdOf(schedule.agent_id),
+    assistant_id: typeof assistantId === 'string' ? assistantId : assistantIdOf(schedule.agent_id),
     thread_id: schedule.new_session ? null : (schedule.session_id ?? null),
     on_run_completed: schedule.new_session ? 'keep' : null,
     end_time: schedule.end_time ?? null,
@@ -91,7 +92,7 @@ export function cronOf(schedule: Schedule): Cron {
     timezone: schedule.timezone,
     created_at: schedule.created_at,
     updated_at: schedule.updated_at ?? schedule.created_at,
-    payload: { ...(schedule.graph ?? { input: schedule.input }), ...(schedule.webhook ? { webhook: schedule.webhook } : {}) },
+    payload: { ...(schedule.graph ? graph : { input: schedule.input }), ...(schedule.webhook ? { webhook: schedule.webhook } : {}) },
     user_id: null,
     next_run_date: firesAt(schedule, Date.parse(schedule.next_run)) ? schedule.next_run : null,
     metadata: schedule.metadata ?? {},
@@ -108,16 +109,19 @@ export type CronRun = Pick<Schedule, 'input' | 'graph'>;
  * it; each fire adds the cron's metadata); a native agent takes an input object and none of a
  * graph's options. Throws `bad_request` for what agentplane does not support.
  */
-export function cronRunOf(agent: Agent, body: CronCreate | CronUpdate, current?: Schedule): CronRun {
+export function cronRunOf(agent: Agent, body: CronCreate | CronUpdate, current?: Schedule, assistant?: Assistant): CronRun {
   if (body.on_run_completed === 'delete') {
     throw badRequest('on_run_completed: "delete" is not supported; the threads of stateless crons are kept (they expire as sessions do): send "keep".');
   }
   if (isGraphAgent(agent)) {
     const strategy = 'multitask_strategy' in body ? body.multitask_strategy : undefined;
+    // A stored assistant's config and context go under the cron's as it is created (its runs keep them, and its id).
+    const { config, context } = assistant ? withAssistant(assistant, body.config, body.context) : body;
     const given = definedOf({
       input: body.input,
-      config: body.config && definedOf({ configurable: body.config.configurable, tags: body.config.tags, recursion_limit: body.config.recursion_limit, metadata: body.config.metadata }),
-      context: body.context,
+      config: config && definedOf({ configurable: config.configurable, tags: config.tags, recursion_limit: config.recursion_limit, metadata: config.metadata }),
+      context,
+      assistant_id: assistant?.assistant_id,
       interrupt_before: body.interrupt_before,
       interrupt_after: body.interrupt_after,
       multitask_strategy: strategy,
@@ -154,14 +158,14 @@ async function checkThread(deps: CronDeps, tenant: string, threadId: string, age
 
 /** Creates a cron: stateless (a new thread each fire), or bound to `threadId`. */
 export async function createCron(deps: CronDeps, principal: Principal, body: CronCreate, threadId?: string): Promise<Cron> {
-  const agent = resolveAssistant(deps.agents, body.assistant_id);
+  const { agent, assistant, stored } = await resolveAssistant(deps, principal.tenant, body.assistant_id);
   if (threadId !== undefined) await checkThread(deps, principal.tenant, threadId, agent.id);
   const schedule = await deps.schedules.create(principal.tenant, {
     agent_id: agent.id,
     cron_expr: body.schedule,
     new_session: threadId === undefined,
     multitask: multitaskOf(body.multitask_strategy),
-    ...cronRunOf(agent, body),
+    ...cronRunOf(agent, body, undefined, stored ? assistant : undefined),
     ...(threadId === undefined ? {} : { session_id: threadId }),
     ...scheduleFieldsOf(body),
   });
@@ -174,8 +178,11 @@ export async function updateCron(deps: CronDeps, tenant: string, cronId: string,
   if (!current) throw notFound('The cron');
   const agent = deps.agents.get(current.agent_id);
   if (!agent) throw new AppError('unknown_agent', `The cron's agent "${current.agent_id}" is no longer registered; delete the cron.`);
+  // A stored assistant's config and context go under what the update gives, as at the creation.
+  const assistantId = current.graph?.assistant_id;
+  const assistant = typeof assistantId === 'string' ? (await deps.assistants.get(tenant, assistantId))?.assistant : undefined;
   const updated = await deps.schedules.update(tenant, cronId, {
-    ...cronRunOf(agent, body, current),
+    ...cronRunOf(agent, body, current, assistant),
     ...(body.schedule === undefined ? {} : { cron_expr: body.schedule }),
     ...scheduleFieldsOf(body),
   });

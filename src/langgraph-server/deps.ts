@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { AssistantStore } from '../ports/assistant-store.js';
 import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
@@ -21,6 +22,8 @@ export interface LangGraphDeps {
   agents: AgentRegistry;
   /** LangGraph cross-thread memory items per tenant (the /store of the API). */
   graphItems: GraphItemStore;
+  /** LangGraph assistants stored per tenant (besides each graph's default, derived). */
+  assistants: AssistantStore;
   /** The engine of graph agents (LangGraph), when the registry has any. */
   graphs?: GraphThreads;
   config: Pick<Config, 'SERVICE_MAX_PAGE_BYTES'>;

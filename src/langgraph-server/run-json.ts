@@ -38,7 +38,7 @@ export function statusesOf(status: LangGraphRunStatus): (run: Run) => boolean {
 export function recordOf(graphInput: string | null): RunRecord {
   if (graphInput === null) return {};
   const parsed = JSON.parse(graphInput) as RunRecord;
-  return { metadata: parsed.metadata, multitask_strategy: parsed.multitask_strategy };
+  return { metadata: parsed.metadata, multitask_strategy: parsed.multitask_strategy, ...(parsed.assistant_id === undefined ? {} : { assistant_id: parsed.assistant_id }) };
 }
 
 /** An agentplane run as LangGraph's Run. */
@@ -46,7 +46,7 @@ export function runJsonOf(run: Run, record: RunRecord): LangGraphRun {
   return {
     run_id: run.id,
     thread_id: run.session_id,
-    assistant_id: assistantIdOf(run.agent_id),
+    assistant_id: record.assistant_id ?? assistantIdOf(run.agent_id),
     created_at: run.created_at,
     updated_at: run.updated_at,
     status: langgraphStatusOf(run),

@@ -4,12 +4,12 @@ import { newId } from '../domain/time.js';
 import type { JsonObject, Principal, Run } from '../domain/types.js';
 import type { StartRunRequest } from '../ports/run-control.js';
 import { isGraphAgent, type Agent } from '../runtime/agent.js';
-import { assistantIdOf, resolveAssistant } from './assistants.js';
+import { resolveAssistant, withAssistant, type Assistant } from './assistants.js';
 import type { LangGraphDeps } from './deps.js';
 import { rollbackActiveRuns } from './run-rollback.js';
 import { definedOf, multitaskOf, type RunCreate, type RunRecord, type StreamMode } from './types.js';
 
-type StartDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'graphs' | 'logger'>;
+type StartDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'assistants' | 'graphs' | 'logger'>;
 
 /** A run a LangGraph client started, or the native agent's paused run its `command.resume` resumed. */
 export interface LangGraphStart {
@@ -50,18 +50,20 @@ const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
  * under `reject`, another agent's thread, a native agent's resume with nothing to resume).
  */
 export async function startLangGraphRun(deps: StartDeps, principal: Principal, body: RunCreate, options: StartOptions): Promise<LangGraphStart> {
-  const agent = resolveAssistant(deps.agents, body.assistant_id);
+  const { tenant } = principal;
   checkRunMetadata('metadata', body.metadata);
   checkRunMetadata('config.metadata', body.config?.metadata);
+  const { agent, assistant } = await resolveAssistant(deps, tenant, body.assistant_id);
   if (!isGraphAgent(agent)) refuseGraphOptions(agent, body);
   else await refuseUnknownForkPoint(deps, principal.tenant, agent, body, options.threadId);
   const modes = modesOf(body, options.defaultModes);
-  const { tenant } = principal;
   const sessionId = options.threadId ?? newId();
   let created = false;
+  let recorded: unknown;
   if (options.threadId !== undefined) {
-    const thread = await prepareThread(deps, tenant, options.threadId, agent, body.if_not_exists === 'create');
+    const thread = await prepareThread(deps, tenant, options.threadId, agent, assistant, body.if_not_exists === 'create');
     created = thread.created;
+    recorded = thread.assistantId;
     const { paused } = thread;
     if (paused && !isGraphAgent(agent)) return answerPaused(deps, principal, paused, agent, body, options.waited, modes);
     if (paused) await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
@@ -72,7 +74,7 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     session_id: sessionId,
     // rollback: the thread's active runs were rolled back above; the start then acts as interrupt.
     multitask: multitaskOf(body.multitask_strategy),
-    ...(isGraphAgent(agent) ? { graph: graphRequestOf(body, modes) } : { input: (body.input ?? {}) as JsonObject }),
+    ...(isGraphAgent(agent) ? { graph: graphRequestOf(body, modes, assistant) } : { input: (body.input ?? {}) as JsonObject }),
     ...(body.webhook !== undefined ? { webhook: body.webhook } : {}),
     // LangGraph's after_seconds: the run stays pending (queued) until then.
     ...((body.after_seconds ?? 0) > 0 ? { delay_ms: Math.round(body.after_seconds! * 1000) } : {}),
@@ -81,6 +83,7 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     // A native agent's run takes no command: with no pause to answer, a resume has nothing to go to.
     if (!isGraphAgent(agent) && body.command) throw conflict(`Thread "${sessionId}" has no pending interrupt to resume.`);
     const ticket = await deps.runs.startRun(tenant, request, { waited: options.waited });
+    if (options.threadId !== undefined && !created && recorded !== assistant.assistant_id) await recordAssistant(deps, tenant, options.threadId, assistant);
     return { run_id: ticket.run_id, session_id: ticket.session_id, agent, answered: new Set(), modes };
   } catch (error) {
     // A refused start leaves nothing behind: not the thread this request created for it either.
@@ -134,15 +137,23 @@ function resumeOnly(body: RunCreate): boolean {
 }
 
 /**
- * The thread exists (`created` by this request when `create` says so) and is not another
- * agent's; `paused`: its latest run, when that one waits at an approval.
+ * The thread exists (`created` by this request when `create` says so, its metadata naming the
+ * graph and the assistant) and is not another agent's; `paused`: its latest run, when that one
+ * waits at an approval; `assistantId`: the assistant its metadata names.
  */
-async function prepareThread(deps: StartDeps, tenant: string, threadId: string, agent: Agent, create: boolean): Promise<{ created: boolean; paused?: Run }> {
+async function prepareThread(
+  deps: StartDeps,
+  tenant: string,
+  threadId: string,
+  agent: Agent,
+  assistant: Assistant,
+  create: boolean,
+): Promise<{ created: boolean; paused?: Run; assistantId?: unknown }> {
   const session = await deps.store.sessions.getSession(tenant, threadId);
   if (!session) {
     if (!create) throw notFound(`Thread "${threadId}"`);
     try {
-      await deps.store.sessions.createSession(tenant, { session_id: threadId, metadata: { graph_id: agent.id, assistant_id: assistantIdOf(agent.id) } });
+      await deps.store.sessions.createSession(tenant, { session_id: threadId, metadata: { graph_id: agent.id, assistant_id: assistant.assistant_id } });
       return { created: true };
     } catch (error) {
       // Created meanwhile by another request: it exists, which is all this one needs.
@@ -154,7 +165,18 @@ async function prepareThread(deps: StartDeps, tenant: string, threadId: string, 
     throw conflict(`Thread "${threadId}" belongs to assistant "${session.agent_id}"; runs of "${agent.id}" need another thread.`);
   }
   const latest = await deps.store.runs.latestRun(tenant, threadId);
-  return { created: false, ...(latest?.status === 'interrupted' ? { paused: latest } : {}) };
+  return { created: false, assistantId: session.metadata.assistant_id, ...(latest?.status === 'interrupted' ? { paused: latest } : {}) };
+}
+
+/**
+ * A run on an existing thread records its assistant in the thread's metadata (`graph_id` and
+ * `assistant_id`, as LangGraph's server does), when it names another: a thread's assistant is
+ * its latest run's. The run is started already; a failed write is logged.
+ */
+async function recordAssistant(deps: StartDeps, tenant: string, threadId: string, assistant: Assistant): Promise<void> {
+  await deps.store.sessions.updateSessionMetadata(tenant, threadId, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id }).catch((error: unknown) => {
+    deps.logger.warn({ err: error, session_id: threadId }, "could not record a LangGraph run's assistant in its thread's metadata");
+  });
 }
 
 /** A new run on a paused thread: the paused run is cancelled (its approvals closed) first. */
@@ -177,15 +199,21 @@ async function answerPaused(deps: StartDeps, principal: Principal, paused: Run, 
   return { run_id: paused.id, session_id: paused.session_id, agent, answered: new Set([paused.approval_id]), modes };
 }
 
-/** What the engine is asked: input or command, config (a fork's checkpoint in `configurable`), modes, and the run's record. */
-function graphRequestOf(body: RunCreate, modes: readonly StreamMode[]): Record<string, unknown> {
-  const { config = {}, checkpoint } = body;
+/**
+ * What the engine is asked: input or command, config (the assistant's under the run's; a fork's
+ * checkpoint in `configurable`), context (the assistant's under the run's), modes, and the
+ * run's record (with its assistant).
+ */
+function graphRequestOf(body: RunCreate, modes: readonly StreamMode[], assistant: Assistant): Record<string, unknown> {
+  const { checkpoint } = body;
+  const merged = withAssistant(assistant, body.config, body.context);
+  const config = merged.config ?? {};
   const configurable = {
     ...config.configurable,
     ...(checkpoint ? definedOf({ checkpoint_id: checkpoint.checkpoint_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_map: checkpoint.checkpoint_map }) : {}),
     ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}),
   };
-  const record: RunRecord = { metadata: body.metadata ?? {}, multitask_strategy: body.multitask_strategy ?? 'reject' };
+  const record: RunRecord = { metadata: body.metadata ?? {}, multitask_strategy: body.multitask_strategy ?? 'reject', assistant_id: assistant.assistant_id };
   return definedOf({
     input: body.input,
     command: body.command,
@@ -195,7 +223,7 @@ function graphRequestOf(body: RunCreate, modes: readonly StreamMode[]): Record<s
       recursion_limit: config.recursion_limit,
       metadata: config.metadata,
     }),
-    context: body.context,
+    context: merged.context,
     // The legacy `messages` mode is made of the model's chunks and the values (messages/partial, /complete).
     stream_mode: modes.includes('messages') ? [...new Set([...modes, 'values'])] : modes,
     stream_subgraphs: body.stream_subgraphs,

@@ -31,12 +31,15 @@ export const THREAD_SCAN_LIMIT = 1000;
 const SCAN_PAGE = 100;
 
 /**
- * A thread's metadata: the session's, with `graph_id` and `assistant_id` of the agent its runs
- * are bound to (as LangGraph's server records the graph a thread's runs use).
+ * A thread's metadata: the session's, with `graph_id` of the agent its runs are bound to and
+ * `assistant_id`, the assistant of its latest LangGraph run (recorded in the session's metadata
+ * by the run), else the graph's default assistant (as LangGraph's server records the graph and
+ * assistant a thread's runs use).
  */
 export function threadMetadata(session: Session): JsonObject {
   if (session.agent_id === '') return session.metadata;
-  return { ...session.metadata, graph_id: session.agent_id, assistant_id: assistantIdOf(session.agent_id) };
+  const recorded = session.metadata.assistant_id;
+  return { ...session.metadata, graph_id: session.agent_id, assistant_id: typeof recorded === 'string' ? recorded : assistantIdOf(session.agent_id) };
 }
 
 /** The reads a thread is made of, each done once and only when needed (a search filters on some, answers with all). */

@@ -66,10 +66,12 @@ export interface RunCreate {
   webhook?: string | undefined;
 }
 
-/** What a LangGraph run keeps beside the engine's options in its stored input: its metadata and strategy. */
+/** What a LangGraph run keeps beside the engine's options in its stored input: its metadata, strategy and assistant. */
 export interface RunRecord {
   metadata?: Record<string, unknown>;
   multitask_strategy?: MultitaskStrategy;
+  /** The assistant the run was started on (absent: its graph's default, and for a native agent's run). */
+  assistant_id?: string;
 }
 
 /** A run as LangGraph's server answers it (and posts it to a run's webhook: a type, so a JSON object). */

@@ -33,6 +33,7 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     schedules: composition.schedules,
     agents: composition.agents,
     graphItems: backend.graphItems,
+    assistants: backend.assistants,
     ...(composition.graphs ? { graphs: composition.graphs } : {}),
     logger: composition.logger,
     metrics,

@@ -196,11 +196,13 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     maxStateKeys: config.SERVICE_MAX_STATE_KEYS,
     checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,
   };
+  const assistantLimits = { maxPerTenant: config.SERVICE_ASSISTANTS_MAX, maxVersions: config.SERVICE_ASSISTANT_VERSIONS_MAX };
   const webhookRetry = { attempts: WEBHOOK_ATTEMPTS, backoffMs: config.SERVICE_WEBHOOK_BACKOFF_MS };
   if (!config.redis) {
     return createMemoryBackend({
       limits,
       graphItemsMaxBytes: config.SERVICE_LANGGRAPH_STORE_MAX_BYTES,
+      assistantLimits,
       eventsRetain: config.SERVICE_EVENTS_RETAIN,
       concurrency: config.WORKER_CONCURRENCY,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
@@ -210,6 +212,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
   return createRedisBackend({
     limits,
     graphItemsMaxBytes: config.SERVICE_LANGGRAPH_STORE_MAX_BYTES,
+    assistantLimits,
     connection: config.redis,
     keyPrefix: config.SERVICE_KEY_PREFIX,
     eventsRetain: config.SERVICE_EVENTS_RETAIN,

@@ -1,3 +1,4 @@
+import type { AssistantStore } from './assistant-store.js';
 import type { Deduplicator } from './deduplicator.js';
 import type { EventBus } from './event-bus.js';
 import type { GraphCheckpointStore, GraphItemStore } from './graph-storage.js';
@@ -38,6 +39,8 @@ export interface Backend {
   readonly graphCheckpoints: GraphCheckpointStore;
   /** LangGraph cross-thread memory items, per tenant (not per session: they outlive sessions). */
   readonly graphItems: GraphItemStore;
+  /** LangGraph assistants stored per tenant (POST /assistants), with their versions. */
+  readonly assistants: AssistantStore;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
   /** The worker side of the queue. */

@@ -41,6 +41,8 @@ export interface GraphRunInput {
   interrupt_after?: string[] | '*';
   /** Run metadata given by the client (kept for its run reads). */
   metadata?: Record<string, unknown>;
+  /** The LangGraph assistant the run was started on (kept for its run reads; the engine ignores it). */
+  assistant_id?: string;
   /** POST the run to this URL when it ends (run webhooks, src/runtime/run-webhooks.ts; the engine ignores it). */
   webhook?: string;
 }

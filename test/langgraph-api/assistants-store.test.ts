@@ -187,19 +187,19 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: assistants and store
       });
     });
 
-    it('refuses to create, change or delete an assistant (409 with detail), whatever the SDK sends', async () => {
-      for (const attempt of [
-        () => a.assistants.create({ graphId: 'echo', name: 'mine' }),
-        () => a.assistants.update('echo', { name: 'renamed' }),
-        () => a.assistants.delete(assistantIdOf('echo')),
-      ]) {
+    it("refuses to change or delete a graph's default assistant (409 with detail), and stored assistants of a defineAgent agent (400)", async () => {
+      for (const attempt of [() => a.assistants.update('echo', { name: 'renamed' }), () => a.assistants.delete(assistantIdOf('lg-chat'))]) {
         const refused = await failure(attempt);
         expect(refused.status).toBe(409);
         expect(refused.body.error.code).toBe('conflict');
-        expect(refused.body.detail).toMatch(/^Assistants are the configured agents and graphs .*cannot be (created|changed|deleted) through the API\.$/);
+        expect(refused.body.detail).toMatch(/^Assistant ".+" is the default assistant of graph ".+" \(created_by system\): it cannot be (changed|deleted); create an assistant of the graph instead\.$/);
       }
+      const native = await failure(a.assistants.create({ graphId: 'echo', name: 'mine' }));
+      expect(native.status).toBe(400);
+      expect(native.body.detail).toMatch(/^graph_id: "echo" is a defineAgent agent, not a graph/);
       expect((await failure(a.assistants.delete('no-such-graph'))).status).toBe(404);
       expect((await a.assistants.get('echo')).name).toBe('echo');
+      expect(await a.assistants.count()).toBe(ALL_IDS.length);
     });
   });
 

@@ -23,6 +23,8 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
   const runs = useLoad(() => api.runs(sessionId), [sessionId]);
   const state = useLoad(() => api.state(sessionId), [sessionId]);
   const traces = useLoad(() => api.traces(sessionId), [sessionId]);
+  // The session itself: its metadata names the LangGraph assistant of its latest run, when a LangGraph client ran it.
+  const session = useLoad(async () => (await api.sessions({ session_id: sessionId, limit: 1, offset: 0 }))[0], [sessionId]);
   const [historyVersion, setHistoryVersion] = useState(0);
   const [feed, setFeed] = useState<FeedEntry[]>([]);
   const [from, setFrom] = useState<string | undefined>();
@@ -33,6 +35,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
 
   const refresh = () => {
     runs.reload();
+    session.reload();
     state.reload();
     traces.reload();
     setHistoryVersion((v) => v + 1);
@@ -70,6 +73,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
 
   const latest = runs.data?.[0];
   const checkpoint = state.data;
+  const assistantId = session.data?.metadata.assistant_id;
   const canResume =
     canWrite && latest !== undefined && !ACTIVE.has(latest.status) && (latest.status !== 'completed' || checkpoint?.node_id !== '__end__');
 
@@ -84,6 +88,14 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
       <dl class="facts">
         <dt>Agent</dt>
         <dd>{latest?.agent_id ?? '—'}</dd>
+        {typeof assistantId === 'string' ? (
+          <>
+            <dt>Assistant</dt>
+            <dd data-testid="session-assistant">
+              <code>{assistantId}</code>
+            </dd>
+          </>
+        ) : null}
         <dt>Latest run</dt>
         <dd data-testid="latest-status">{latest ? <StatusBadge status={latest.status} /> : '—'}</dd>
         <dt>Next node</dt>

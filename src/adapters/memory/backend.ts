@@ -6,6 +6,8 @@ import { MemoryDeduplicator } from './deduplicator.js';
 import { MemoryEventBus } from './event-bus.js';
 import { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
 import { MemoryGraphItemStore } from './graph-items.js';
+import { MemoryAssistantStore } from './assistant-store.js';
+import type { AssistantLimits } from '../../ports/assistant-store.js';
 import { memoryLimiterFactory } from './limiter.js';
 import { MemoryRunJournal } from './run-journal.js';
 import { MemoryRunQueue } from './run-queue.js';
@@ -23,6 +25,8 @@ export interface MemoryBackendOptions {
   limits: StorageLimits;
   /** Bytes of LangGraph memory items one tenant may hold (SERVICE_LANGGRAPH_STORE_MAX_BYTES). @defaultValue DEFAULT_GRAPH_ITEMS_MAX_BYTES */
   graphItemsMaxBytes?: number;
+  /** Assistants per tenant and versions per assistant (SERVICE_ASSISTANTS_MAX, SERVICE_ASSISTANT_VERSIONS_MAX). @defaultValue DEFAULT_ASSISTANT_LIMITS */
+  assistantLimits?: Partial<AssistantLimits>;
   /** How run webhooks are retried (on in-process timers). @defaultValue WEBHOOK_ATTEMPTS, DEFAULT_WEBHOOK_BACKOFF_MS */
   webhookRetry?: WebhookRetryOptions;
 }
@@ -54,6 +58,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     deduplicator: new MemoryDeduplicator(),
     graphCheckpoints,
     graphItems: new MemoryGraphItemStore({ maxTenantBytes: options.graphItemsMaxBytes }),
+    assistants: new MemoryAssistantStore(options.assistantLimits),
     readiness: { memory: () => store.ping() },
     consumer: () => queue,
     scheduleConsumer: () => scheduler,

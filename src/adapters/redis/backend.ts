@@ -10,6 +10,8 @@ import { durableWrites } from './durable.js';
 import { RedisEventBus } from './event-bus.js';
 import { redisGraphCheckpointStore } from './graph-checkpoints.js';
 import { redisGraphItemStore } from './graph-items.js';
+import { redisAssistantStore } from './assistant-store.js';
+import type { AssistantLimits } from '../../ports/assistant-store.js';
 import { redisLimiterFactory } from './limiter.js';
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
 import { redisContext } from './context.js';
@@ -40,6 +42,8 @@ export interface RedisBackendOptions {
   limits: StorageLimits;
   /** Bytes of LangGraph memory items one tenant may hold (SERVICE_LANGGRAPH_STORE_MAX_BYTES). @defaultValue DEFAULT_GRAPH_ITEMS_MAX_BYTES */
   graphItemsMaxBytes?: number;
+  /** Assistants per tenant and versions per assistant (SERVICE_ASSISTANTS_MAX, SERVICE_ASSISTANT_VERSIONS_MAX). @defaultValue DEFAULT_ASSISTANT_LIMITS */
+  assistantLimits?: Partial<AssistantLimits>;
   /** Background failures that are retried (event catch-up, queue worker errors, lost connections). */
   onError?: (what: string, error: unknown) => void;
   /** The connection to Redis is back after a failure. */
@@ -122,6 +126,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     // On the store's connection and prefix: deleting a session (one script) removes its thread.
     graphCheckpoints: redisGraphCheckpointStore(redis, prefix),
     graphItems: redisGraphItemStore(redis, { keyPrefix: prefix, maxTenantBytes: options.graphItemsMaxBytes }),
+    assistants: redisAssistantStore(redis, { keyPrefix: prefix, ...(options.assistantLimits ? { limits: options.assistantLimits } : {}) }),
     readiness: { redis: () => store.ping() },
     consumer: () =>
       (consumer ??= new BullRunConsumer({

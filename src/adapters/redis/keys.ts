@@ -216,4 +216,12 @@ export class RedisKeys {
       bytes: `${t}:bytes`,
     };
   }
+  /**
+   * A tenant's stored LangGraph assistants: `assistants`, a hash of assistant id -> the assistant
+   * as it reads (JSON); per assistant, a hash of version number -> that version (JSON).
+   */
+  assistants(tenant: string) {
+    const t = `${this.t(tenant)}:assistants`;
+    return { latest: t, versions: (assistantId: string) => `${t}:versions:${assistantId}` };
+  }
 }

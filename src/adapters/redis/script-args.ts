@@ -155,4 +155,6 @@ export const SCRIPT_ARGS = {
     ],
     { rest: true },
   ),
+  createAssistant: argv(['assistantId', 'assistant', 'version', 'maxPerTenant']),
+  changeAssistant: argv(['assistantId', 'assistant', 'version', 'versions', 'maxVersions']),
 } satisfies Partial<Record<ScriptName, ScriptArgs<string>>>;

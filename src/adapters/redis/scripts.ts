@@ -32,6 +32,9 @@ const SCRIPT_FILES = [
   'deleteGraphCheckpoints-6',
   'putGraphItem-5',
   'deleteGraphItem-5',
+  'createAssistant-2',
+  'changeAssistant-2',
+  'deleteAssistant-2',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

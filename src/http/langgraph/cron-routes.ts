@@ -6,7 +6,7 @@ import { IdParam, JsonObjectSchema } from '../schemas.js';
 import { defineLangGraphRoute, langgraphErrors, searchAnswer } from './define.js';
 import { CronCreateBody, CronSchema, CronUpdateBody } from './schemas.js';
 
-type CronDeps = Pick<LangGraphDeps, 'store' | 'agents' | 'schedules'>;
+type CronDeps = Pick<LangGraphDeps, 'store' | 'agents' | 'assistants' | 'schedules'>;
 
 const CronParams = z.object({ cron_id: IdParam.meta({ description: 'the cron id (a schedule id)' }) });
 const ThreadParams = z.object({ thread_id: IdParam.meta({ description: 'thread id (the session id)' }) });

@@ -1,0 +1,12 @@
+import { AppError } from '../../domain/errors.js';
+
+/** A new assistant past the tenant's cap (nothing is written). */
+export const tooManyAssistants = (max: number): AppError =>
+  new AppError('payload_too_large', `This tenant holds ${max} assistants, the most it may (SERVICE_ASSISTANTS_MAX); delete one first.`);
+
+/** A new version past the assistant's cap (nothing is written). */
+export const tooManyAssistantVersions = (max: number): AppError =>
+  new AppError(
+    'payload_too_large',
+    `The assistant has ${max} versions, the most one may (SERVICE_ASSISTANT_VERSIONS_MAX); create another assistant instead.`,
+  );

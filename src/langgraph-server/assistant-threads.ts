@@ -1,0 +1,34 @@
+import { AppError } from '../domain/errors.js';
+import { deleteStoredAssistant } from './assistants.js';
+import type { LangGraphDeps } from './deps.js';
+import { deleteThread, type ThreadDeps } from './thread-actions.js';
+import { searchThreads, THREAD_SCAN_LIMIT } from './threads.js';
+
+/**
+ * Deleting an assistant with its threads (`DELETE /assistants/{id}?delete_threads=true`): the
+ * threads whose metadata names it (`assistant_id`, set by its runs), among the tenant's newest
+ * THREAD_SCAN_LIMIT sessions, as a thread search finds them; their active runs are cancelled
+ * first, as a thread's deletion does.
+ */
+export async function deleteAssistant(
+  deps: ThreadDeps & Pick<LangGraphDeps, 'assistants'>,
+  tenant: string,
+  assistantId: string,
+  options: { deleteThreads: boolean; by: string },
+): Promise<void> {
+  const assistant = await deleteStoredAssistant(deps, tenant, assistantId);
+  if (!options.deleteThreads) return;
+  const { threads } = await searchThreads(deps, tenant, {
+    metadata: { assistant_id: assistant.assistant_id },
+    limit: THREAD_SCAN_LIMIT,
+    offset: 0,
+    sort_by: 'created_at',
+    sort_order: 'desc',
+  });
+  for (const thread of threads) {
+    await deleteThread(deps, tenant, thread.thread_id, options.by).catch((error: unknown) => {
+      // Deleted meanwhile: nothing left to do.
+      if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+    });
+  }
+}
