@@ -103,6 +103,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     describe: (run, asked) => runJsonOf(run, asked),
     ...(config.SERVICE_WEBHOOK_SIGNING_SECRET ? { signingKey: standardWebhooksKey(config.SERVICE_WEBHOOK_SIGNING_SECRET) } : {}),
     allowPrivate: config.SERVICE_WEBHOOK_ALLOW_PRIVATE,
+    timeoutMs: config.SERVICE_WEBHOOK_TIMEOUT_MS,
   });
   const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
   const schedules = createScheduleControl({ store, scheduler, agents });
@@ -197,6 +198,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,
   };
   const webhookRetry = { attempts: WEBHOOK_ATTEMPTS, backoffMs: config.SERVICE_WEBHOOK_BACKOFF_MS };
+  const webhookSlots = { concurrency: config.WORKER_WEBHOOK_CONCURRENCY, perTenant: config.WORKER_WEBHOOK_PER_TENANT };
   if (!config.redis) {
     return createMemoryBackend({
       limits,
@@ -205,6 +207,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       concurrency: config.WORKER_CONCURRENCY,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
       webhookRetry,
+      webhookSlots,
     });
   }
   return createRedisBackend({
@@ -219,6 +222,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     maxStalledCount: config.WORKER_MAX_STALLS,
     shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     webhookRetry,
+    webhookSlots,
     onError: (what, error) => logger.warn({ err: error }, what),
     onRecovered: (what) => logger.info(what),
     onUnconfirmedWrite,

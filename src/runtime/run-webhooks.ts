@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { webhookOrigin } from '../domain/run-webhook.js';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, webhookOrigin } from '../domain/run-webhook.js';
 import { signStandardWebhook } from '../domain/standard-webhooks.js';
 import type { JsonObject, Run } from '../domain/types.js';
 import type { Store } from '../ports/store.js';
@@ -17,7 +17,7 @@ export interface RunWebhooksOptions {
   signingKey?: Buffer;
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE: deliver to loopback, link-local and private addresses too. */
   allowPrivate: boolean;
-  /** Upper bound of one attempt, connection to the answer's last byte. @defaultValue 10000 */
+  /** Upper bound of one attempt, connection to the answer's last byte (SERVICE_WEBHOOK_TIMEOUT_MS). @defaultValue DEFAULT_WEBHOOK_TIMEOUT_MS */
   timeoutMs?: number;
   /** @defaultValue node's dns.lookup */
   resolve?: ResolveHost;
@@ -111,7 +111,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
       const body = Buffer.from(JSON.stringify({ ...job.payload, webhook_sent_at: new Date(sentAtMs).toISOString() }));
       let status: number;
       try {
-        status = await postWebhook({ url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? 10_000 });
+        status = await postWebhook({ url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS });
       } catch (error) {
         logger.info({ ...where, err: error }, 'run webhook attempt failed: no answer');
         throw new Error('run webhook: no answer', { cause: error });
