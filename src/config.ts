@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
+import { DEFAULT_SCHEDULES_PER_TENANT } from './domain/schedule-cap.js';
 import { DEFAULT_WEBHOOK_BACKOFF_MS, DEFAULT_WEBHOOK_SLOTS, DEFAULT_WEBHOOK_TIMEOUT_MS } from './domain/run-webhook.js';
 import { standardWebhooksKey } from './domain/standard-webhooks.js';
 import { DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
@@ -99,6 +100,7 @@ const envSchema = z.object({
   SERVICE_EXAMPLES: bool.default(false),
   SERVICE_APPROVALS: bool.default(true),
   SERVICE_SCHEDULES: bool.default(true),
+  SERVICE_SCHEDULES_MAX_PER_TENANT: int(1).default(DEFAULT_SCHEDULES_PER_TENANT),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
   SERVICE_EVENTS_RETAIN: int(1).default(10_000),
   SERVICE_SHUTDOWN_DELAY_MS: int(0).default(2_000),

@@ -37,7 +37,7 @@ export interface Cron {
   cron_id: string;
   assistant_id: string;
   thread_id: string | null;
-  on_run_completed: 'keep' | null;
+  on_run_completed: 'delete' | 'keep' | null;
   end_time: string | null;
   schedule: string;
   timezone: string;
@@ -85,7 +85,8 @@ export function cronOf(schedule: Schedule): Cron {
     cron_id: schedule.id,
     assistant_id: assistantIdOf(schedule.agent_id),
     thread_id: schedule.new_session ? null : (schedule.session_id ?? null),
-    on_run_completed: schedule.new_session ? 'keep' : null,
+    // A stateless cron stored before `delete` existed kept its threads.
+    on_run_completed: schedule.new_session ? (schedule.on_run_completed ?? 'keep') : null,
     end_time: schedule.end_time ?? null,
     schedule: schedule.cron_expr,
     timezone: schedule.timezone,
@@ -109,9 +110,6 @@ export type CronRun = Pick<Schedule, 'input' | 'graph'>;
  * graph's options. Throws `bad_request` for what agentplane does not support.
  */
 export function cronRunOf(agent: Agent, body: CronCreate | CronUpdate, current?: Schedule): CronRun {
-  if (body.on_run_completed === 'delete') {
-    throw badRequest('on_run_completed: "delete" is not supported; the threads of stateless crons are kept (they expire as sessions do): send "keep".');
-  }
   if (isGraphAgent(agent)) {
     const strategy = 'multitask_strategy' in body ? body.multitask_strategy : undefined;
     const given = definedOf({
@@ -140,6 +138,7 @@ function scheduleFieldsOf<E extends string | null>(body: CronRunOptions & { time
     ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
     ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+    ...(body.on_run_completed === undefined ? {} : { on_run_completed: body.on_run_completed }),
   };
 }
 
@@ -164,6 +163,8 @@ export async function createCron(deps: CronDeps, principal: Principal, body: Cro
     ...cronRunOf(agent, body),
     ...(threadId === undefined ? {} : { session_id: threadId }),
     ...scheduleFieldsOf(body),
+    // LangGraph's default for a stateless cron: each tick's thread goes once its run stops.
+    ...(threadId === undefined ? { on_run_completed: body.on_run_completed ?? 'delete' } : {}),
   });
   return cronOf(schedule);
 }

@@ -37,6 +37,8 @@ export interface RunWebhooks {
    * with a webhook (one read of the run's input, in the background; never throws).
    */
   ended(tenant: string, run: Run): void;
+  /** Resolves once the enqueue {@link ended} started for the run is done (at once when none is under way). */
+  enqueued(runId: string): Promise<void>;
   /** One attempt (the consumer's handler): resolves when done for good, throws to be tried again. */
   deliver(job: WebhookJob, attempt: number): Promise<void>;
   /** A delivery whose last attempt failed (the consumer's `onFailed`). */
@@ -52,7 +54,8 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
   const { store, queue, logger } = options;
   const clock = options.clock ?? Date.now;
   const resolve = options.resolve ?? resolveWithDns;
-  const enqueuing = new Set<Promise<void>>();
+  /** Enqueues under way, by run id. */
+  const enqueuing = new Map<string, Promise<void>>();
 
   const payloadOf = async (tenant: string, run: Run, asked: Record<string, unknown>): Promise<JsonObject> => {
     // The values the run ended with, as LangGraph sends a run's last checkpoint; a cancelled run has none.
@@ -88,10 +91,16 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
 
   return {
     ended(tenant, run) {
-      const task = enqueue(tenant, run)
+      const task: Promise<void> = enqueue(tenant, run)
         .catch((error: unknown) => logger.warn({ err: error, tenant, run_id: run.id }, 'run webhook not enqueued'))
-        .finally(() => enqueuing.delete(task));
-      enqueuing.add(task);
+        .finally(() => {
+          if (enqueuing.get(run.id) === task) enqueuing.delete(run.id);
+        });
+      enqueuing.set(run.id, task);
+    },
+
+    async enqueued(runId) {
+      await enqueuing.get(runId);
     },
 
     async deliver(job, attempt) {
@@ -132,7 +141,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
     },
 
     async close() {
-      await Promise.allSettled([...enqueuing]);
+      await Promise.allSettled([...enqueuing.values()]);
     },
   };
 }
