@@ -45,12 +45,14 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
   describe(`ScheduleStore contract: ${name}`, () => {
     it('stores a schedule as given and lists the tenant’s schedules newest first, paged', async () => {
       const store = await makeStore();
-      const a = schedule();
+      const a = schedule({ on_run_completed: 'delete' });
       const b = schedule({ new_session: false, session_id: 'reused', timezone: 'Europe/Berlin', input: {} });
       await store.schedules.createSchedule(T, a);
       await store.schedules.createSchedule(T, b);
       expect(await store.schedules.getSchedule(T, a.id)).toEqual(a);
       expect(await store.schedules.getSchedule(T, b.id)).toEqual(b);
+      expect(await store.schedules.updateSchedule(T, a.id, { on_run_completed: 'keep' })).toEqual({ ...a, on_run_completed: 'keep' });
+      a.on_run_completed = 'keep';
       expect((await store.schedules.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id, a.id]);
       expect((await store.schedules.listSchedules(T, { limit: 1, offset: 1 })).map((s) => s.id)).toEqual([a.id]);
     });
