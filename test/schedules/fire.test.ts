@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { builtInAgents } from '../../src/agents/index.js';
 import { loadConfig } from '../../src/config.js';
@@ -12,6 +14,7 @@ import { AgentRegistry } from '../../src/runtime/registry.js';
 import { reconcileSchedules, triggerOf, type NewScheduleRequest } from '../../src/runtime/schedule-control.js';
 import { createScheduleFirer, type FireOutcome } from '../../src/runtime/schedule-fire.js';
 import { createFireSessions } from '../../src/runtime/schedule-sessions.js';
+import { startRedis, uniquePrefix } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 /** Every item of a list read (a page larger than any test writes). */
@@ -298,6 +301,37 @@ describe('the sessions of a stateless cron’s fires (on_run_completed)', () => 
     expect(listed).toEqual(sessions.slice(2).reverse());
     for (const id of sessions.slice(0, 2)) expect(await backend.store.sessions.getSession(T, id)).toBeNull();
     for (const id of sessions.slice(2)) expect(await backend.store.sessions.getSession(T, id)).not.toBeNull();
+  });
+
+  it.each(['memory', 'redis'] as const)('delete on %s: the run’s webhook is still sent, with the values the run ended with, before its session goes', async (mode) => {
+    const bodies: Record<string, unknown>[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const redis = mode === 'redis' ? await startRedis() : undefined;
+    const env = { LOG_LEVEL: 'silent', SERVICE_WEBHOOK_ALLOW_PRIVATE: 'true', ...(redis ? { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: uniquePrefix() } : {}) };
+    const hooked = compose(loadConfig(env), { logger, agents, defaultMetrics: false });
+    try {
+      hooked.startExecuting();
+      const fire = createScheduleFirer({ store: hooked.backend.store, scheduler: hooked.backend.scheduler, runControl: hooked.runs, logger, clock: () => DUE + 250 });
+      const webhook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cron`;
+      const schedule = await hooked.schedules.create(T, { agent_id: 'echo', cron_expr: '* * * * *', input: { from: 'cron' }, webhook, on_run_completed: 'delete' });
+      await fire({ tenant: T, schedule_id: schedule.id, due_ms: DUE });
+      const [body] = await waitFor('the webhook', () => bodies.length > 0 && bodies);
+      expect(body).toMatchObject({ status: 'success', values: { from: 'cron', echoed: true } });
+      await waitFor('the session deleted', async () => (await hooked.backend.store.sessions.getSession(T, String(body!.thread_id))) === null);
+    } finally {
+      await hooked.close();
+      await redis?.stop();
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 
   it('a native schedule’s new sessions (no on_run_completed) are kept', async () => {
