@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
-import { DEFAULT_WEBHOOK_BACKOFF_MS } from './domain/run-webhook.js';
+import { DEFAULT_SCHEDULES_PER_TENANT } from './domain/schedule-cap.js';
+import { DEFAULT_WEBHOOK_BACKOFF_MS, DEFAULT_WEBHOOK_SLOTS, DEFAULT_WEBHOOK_TIMEOUT_MS } from './domain/run-webhook.js';
 import { standardWebhooksKey } from './domain/standard-webhooks.js';
 import { DEFAULT_ASSISTANT_LIMITS, DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
 import { addressList } from './http/client-address.js';
@@ -102,6 +103,7 @@ const envSchema = z.object({
   SERVICE_EXAMPLES: bool.default(false),
   SERVICE_APPROVALS: bool.default(true),
   SERVICE_SCHEDULES: bool.default(true),
+  SERVICE_SCHEDULES_MAX_PER_TENANT: int(1).default(DEFAULT_SCHEDULES_PER_TENANT),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
   SERVICE_EVENTS_RETAIN: int(1).default(10_000),
   SERVICE_SHUTDOWN_DELAY_MS: int(0).default(2_000),
@@ -145,10 +147,14 @@ const envSchema = z.object({
   }),
   SERVICE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   SERVICE_WEBHOOK_BACKOFF_MS: int(1, 3_600_000).default(DEFAULT_WEBHOOK_BACKOFF_MS),
+  SERVICE_WEBHOOK_TIMEOUT_MS: int(100, 600_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
   WORKER_PORT: int(0, 65535).default(8421),
   WORKER_CONCURRENCY: int(1, 1000).default(8),
   WORKER_STALLED_INTERVAL_MS: int(1000).default(30_000),
   WORKER_MAX_STALLS: int(0, 1000).default(5),
+  WORKER_WEBHOOK_CONCURRENCY: int(1, 1000).default(DEFAULT_WEBHOOK_SLOTS.concurrency),
+  // Above WORKER_WEBHOOK_CONCURRENCY it is that: one tenant may then take every slot.
+  WORKER_WEBHOOK_PER_TENANT: int(1, 1000).default(DEFAULT_WEBHOOK_SLOTS.perTenant),
   RUN_STEP_LIMIT: int(1).default(100),
   RUN_TIMEOUT_MS: int(0).default(0),
   RUN_JOB_ATTEMPTS: int(1, 100).default(10),

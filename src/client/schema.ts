@@ -1264,8 +1264,8 @@ export interface components {
             };
             /** @description its next tick; null when disabled or when that tick is past end_time */
             next_run_date: string | null;
-            /** @description keep for a stateless cron, null for a thread’s */
-            on_run_completed: "keep" | null;
+            /** @description what becomes of a stateless cron’s threads; null for a thread’s cron */
+            on_run_completed: ("delete" | "keep") | null;
             /** @description what each fire’s run is started with */
             payload: {
                 [key: string]: unknown;
@@ -1329,7 +1329,7 @@ export interface components {
              */
             multitask_strategy?: "reject" | "interrupt" | "rollback" | "enqueue";
             /**
-             * @description only `keep`: the threads of stateless crons are kept (and expire as sessions do)
+             * @description a stateless cron’s threads: `delete` (the default) each once its run stops, or `keep` them (those of its last 100 fires); ignored for a thread’s cron
              * @enum {string}
              */
             on_run_completed?: "delete" | "keep";
@@ -1391,7 +1391,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description only `keep`: the threads of stateless crons are kept (and expire as sessions do)
+             * @description a stateless cron’s threads: `delete` (the default) each once its run stops, or `keep` them (those of its last 100 fires); ignored for a thread’s cron
              * @enum {string}
              */
             on_run_completed?: "delete" | "keep";
@@ -1670,6 +1670,11 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             next_run: string;
+            /**
+             * @description a stateless LangGraph cron’s new sessions: deleted once their run stops, or kept (those of its last 100 fires)
+             * @enum {string}
+             */
+            on_run_completed?: "delete" | "keep";
             /** @description the session every fire reuses (new_session false) */
             session_id?: string;
             /**
@@ -5749,8 +5754,8 @@ export interface operations {
                         };
                         /** @description its next tick; null when disabled or when that tick is past end_time */
                         next_run_date?: string | null;
-                        /** @description keep for a stateless cron, null for a thread’s */
-                        on_run_completed?: "keep" | null;
+                        /** @description what becomes of a stateless cron’s threads; null for a thread’s cron */
+                        on_run_completed?: ("delete" | "keep") | null;
                         /** @description what each fire’s run is started with */
                         payload?: {
                             [key: string]: unknown;

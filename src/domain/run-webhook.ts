@@ -7,6 +7,16 @@ export const DEFAULT_WEBHOOK_BACKOFF_MS = 10_000;
 /** How run webhooks are retried unless configured otherwise. */
 export const DEFAULT_WEBHOOK_RETRY = Object.freeze({ attempts: WEBHOOK_ATTEMPTS, backoffMs: DEFAULT_WEBHOOK_BACKOFF_MS });
 
+/**
+ * Delivery slots of one worker when the configuration does not say (WORKER_WEBHOOK_CONCURRENCY,
+ * WORKER_WEBHOOK_PER_TENANT): 16 at once, at most 4 held by one tenant's deliveries, so a
+ * tenant whose receiver hangs takes a quarter of a worker's slots, never all of them.
+ */
+export const DEFAULT_WEBHOOK_SLOTS = Object.freeze({ concurrency: 16, perTenant: 4 });
+
+/** Bound of one delivery attempt, connection to the answer's last byte, by default (SERVICE_WEBHOOK_TIMEOUT_MS). */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+
 /** The longest run webhook URL, in bytes of its text (LangGraph's `webhook`). */
 export const MAX_WEBHOOK_URL_BYTES = 2048;
 

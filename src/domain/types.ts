@@ -155,6 +155,14 @@ export interface Schedule {
   webhook?: string;
   /** When it last changed; absent until its first change. */
   updated_at?: string;
+  /**
+   * A schedule with a new session per fire (a stateless LangGraph cron): what becomes of each
+   * fire's session once its run stops. `delete`: the session goes (a run paused at an interrupt
+   * is cancelled first). `keep`: it stays while the schedule's history lists its fire (the last
+   * SCHEDULE_HISTORY_LIMIT fires), and expires as any session does. Absent: kept, as a native
+   * schedule's sessions are.
+   */
+  on_run_completed?: 'delete' | 'keep';
 }
 
 export type ScheduleFireStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled' | 'skipped';

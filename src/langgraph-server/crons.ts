@@ -37,7 +37,7 @@ export interface Cron {
   cron_id: string;
   assistant_id: string;
   thread_id: string | null;
-  on_run_completed: 'keep' | null;
+  on_run_completed: 'delete' | 'keep' | null;
   end_time: string | null;
   schedule: string;
   timezone: string;
@@ -86,7 +86,8 @@ export function cronOf(schedule: Schedule): Cron {
     cron_id: schedule.id,
     assistant_id: typeof assistantId === 'string' ? assistantId : assistantIdOf(schedule.agent_id),
     thread_id: schedule.new_session ? null : (schedule.session_id ?? null),
-    on_run_completed: schedule.new_session ? 'keep' : null,
+    // A stateless cron stored before `delete` existed kept its threads.
+    on_run_completed: schedule.new_session ? (schedule.on_run_completed ?? 'keep') : null,
     end_time: schedule.end_time ?? null,
     schedule: schedule.cron_expr,
     timezone: schedule.timezone,
@@ -110,9 +111,6 @@ export type CronRun = Pick<Schedule, 'input' | 'graph'>;
  * graph's options. Throws `bad_request` for what agentplane does not support.
  */
 export function cronRunOf(agent: Agent, body: CronCreate | CronUpdate, current?: Schedule, assistant?: Assistant): CronRun {
-  if (body.on_run_completed === 'delete') {
-    throw badRequest('on_run_completed: "delete" is not supported; the threads of stateless crons are kept (they expire as sessions do): send "keep".');
-  }
   if (isGraphAgent(agent)) {
     const strategy = 'multitask_strategy' in body ? body.multitask_strategy : undefined;
     // A stored assistant's config and context go under the cron's as it is created (its runs keep them, and its id).
@@ -144,6 +142,7 @@ function scheduleFieldsOf<E extends string | null>(body: CronRunOptions & { time
     ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
     ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+    ...(body.on_run_completed === undefined ? {} : { on_run_completed: body.on_run_completed }),
   };
 }
 
@@ -168,6 +167,8 @@ export async function createCron(deps: CronDeps, principal: Principal, body: Cro
     ...cronRunOf(agent, body, undefined, stored ? assistant : undefined),
     ...(threadId === undefined ? {} : { session_id: threadId }),
     ...scheduleFieldsOf(body),
+    // LangGraph's default for a stateless cron: each tick's thread goes once its run stops.
+    ...(threadId === undefined ? { on_run_completed: body.on_run_completed ?? 'delete' } : {}),
   });
   return cronOf(schedule);
 }

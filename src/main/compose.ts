@@ -25,6 +25,7 @@ import { RunSignals } from '../runtime/run-signals.js';
 import { createRunTimers } from '../runtime/run-timers.js';
 import { createScheduleControl, startReconciling, type ScheduleControl } from '../runtime/schedule-control.js';
 import { createScheduleFirer } from '../runtime/schedule-fire.js';
+import { createFireSessions } from '../runtime/schedule-sessions.js';
 
 export interface ComposeOptions {
   logger: Logger;
@@ -94,6 +95,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
     onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
     onRunEnded: (tenant, run) => webhooks.ended(tenant, run),
+    onScheduledRunSettled: (tenant, run, scheduleId) => fireSessions.settled(tenant, run, scheduleId),
   });
   const webhooks = createRunWebhooks({
     store,
@@ -103,9 +105,16 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     describe: (run, asked) => runJsonOf(run, asked),
     ...(config.SERVICE_WEBHOOK_SIGNING_SECRET ? { signingKey: standardWebhooksKey(config.SERVICE_WEBHOOK_SIGNING_SECRET) } : {}),
     allowPrivate: config.SERVICE_WEBHOOK_ALLOW_PRIVATE,
+    timeoutMs: config.SERVICE_WEBHOOK_TIMEOUT_MS,
+  });
+  const fireSessions = createFireSessions({
+    store,
+    end: (tenant, runId, end) => lifecycle.end(tenant, runId, end),
+    webhookEnqueued: (runId) => webhooks.enqueued(runId),
+    logger,
   });
   const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
-  const schedules = createScheduleControl({ store, scheduler, agents });
+  const schedules = createScheduleControl({ store, scheduler, agents, maxPerTenant: config.SERVICE_SCHEDULES_MAX_PER_TENANT });
   // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
   const graphEngine = graphEngineOf(agents)?.({
     store,
@@ -166,7 +175,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     startScheduling() {
       if (!config.SERVICE_SCHEDULES || stopReconciling) return;
       const onFire = (status: string) => metrics.scheduleFires.inc({ status });
-      backend.scheduleConsumer().start(createScheduleFirer({ store, scheduler, runControl: runs, logger, onFire }));
+      backend.scheduleConsumer().start(createScheduleFirer({ store, scheduler, runControl: runs, logger, onFire, sessions: fireSessions }));
       stopReconciling = startReconciling(store, scheduler, logger);
     },
     startExpiring() {
@@ -198,6 +207,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
   };
   const assistantLimits = { maxPerTenant: config.SERVICE_ASSISTANTS_MAX, maxVersions: config.SERVICE_ASSISTANT_VERSIONS_MAX };
   const webhookRetry = { attempts: WEBHOOK_ATTEMPTS, backoffMs: config.SERVICE_WEBHOOK_BACKOFF_MS };
+  const webhookSlots = { concurrency: config.WORKER_WEBHOOK_CONCURRENCY, perTenant: config.WORKER_WEBHOOK_PER_TENANT };
   if (!config.redis) {
     return createMemoryBackend({
       limits,
@@ -207,6 +217,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       concurrency: config.WORKER_CONCURRENCY,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
       webhookRetry,
+      webhookSlots,
     });
   }
   return createRedisBackend({
@@ -222,6 +233,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     maxStalledCount: config.WORKER_MAX_STALLS,
     shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     webhookRetry,
+    webhookSlots,
     onError: (what, error) => logger.warn({ err: error }, what),
     onRecovered: (what) => logger.info(what),
     onUnconfirmedWrite,

@@ -342,7 +342,7 @@ export interface ScheduleFireUpdate {
  * it. Its id, agent, sessions and `created_at` never change.
  */
 export type SchedulePatch = Partial<
-  Pick<Schedule, 'cron_expr' | 'timezone' | 'next_run' | 'input' | 'enabled' | 'graph' | 'multitask' | 'metadata' | 'webhook' | 'updated_at'>
+  Pick<Schedule, 'cron_expr' | 'timezone' | 'next_run' | 'input' | 'enabled' | 'graph' | 'multitask' | 'metadata' | 'webhook' | 'updated_at' | 'on_run_completed'>
 > & { end_time?: string | null };
 
 /** A stored schedule with its tenant (reconciliation reads them across tenants). */
@@ -356,7 +356,11 @@ export interface TenantSchedule {
  * newest first and capped at SCHEDULE_HISTORY_LIMIT (domain/types.ts) per schedule.
  */
 export interface ScheduleStore {
-  createSchedule(tenant: string, schedule: Schedule): Promise<void>;
+  /**
+   * Stores a new schedule. With `limit`, a tenant that already holds that many schedules is
+   * refused with `conflict` (domain/schedule-cap.ts), atomically: nothing is stored then.
+   */
+  createSchedule(tenant: string, schedule: Schedule, limit?: number): Promise<void>;
   getSchedule(tenant: string, id: string): Promise<Schedule | null>;
   /** Newest `created_at` first, ties by id. */
   listSchedules(tenant: string, page: Page): Promise<Schedule[]>;
@@ -376,9 +380,10 @@ export interface ScheduleStore {
   updateScheduleFire(tenant: string, scheduleId: string, fireId: string, update: ScheduleFireUpdate): Promise<void>;
   /**
    * Settles the record a run was linked to with the run's status (when it is one of
-   * SETTLING_RUN_STATUSES); false when no record is linked or the status settles nothing.
+   * SETTLING_RUN_STATUSES) and answers the record's schedule id; null when no record is linked
+   * or the status settles nothing.
    */
-  settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean>;
+  settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<string | null>;
   /** Newest first; throws nothing for a missing schedule (empty list). */
   listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]>;
 }

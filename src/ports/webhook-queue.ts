@@ -44,3 +44,16 @@ export interface WebhookRetryOptions {
   /** Pause before the second attempt, doubling before each next one (SERVICE_WEBHOOK_BACKOFF_MS). */
   backoffMs: number;
 }
+
+/**
+ * Delivery slots of one consumer (a worker, or the embedded process), shared fairly between
+ * tenants: a receiver that hangs holds a slot for a whole attempt, so one tenant's deliveries
+ * hold at most `perTenant` of them at once and the rest wait, without spending an attempt,
+ * until one of the tenant's slots frees; another tenant's delivery takes a free slot meanwhile.
+ */
+export interface WebhookSlots {
+  /** Deliveries attempted at once (WORKER_WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /** Of those, the most one tenant's deliveries hold (WORKER_WEBHOOK_PER_TENANT; at most `concurrency`). */
+  perTenant: number;
+}

@@ -21,6 +21,11 @@ export interface RunLifecycleOptions {
    * (run webhooks). Must not throw nor hold the caller: it runs on the run path.
    */
   onRunEnded?: (tenant: string, run: Run) => void;
+  /**
+   * Called after a run's pause or end settled the record of the schedule fire that started it
+   * (FireSessions.settled: the fire's session may go). Must not throw.
+   */
+  onScheduledRunSettled?: (tenant: string, run: Run, scheduleId: string) => Promise<void>;
 }
 
 /** The run an event is about. */
@@ -138,7 +143,8 @@ export class RunLifecycle {
   async settled(tenant: string, run: UpdatedRun, scheduled = true): Promise<void> {
     const { store, logger } = this.options;
     // `scheduled` false: the caller knows no schedule fire is linked to the run (one read saved).
-    if (scheduled) await settleScheduledRun(store, tenant, run);
+    const scheduleId = scheduled ? await settleScheduledRun(store, tenant, run) : null;
+    if (scheduleId) await this.options.onScheduledRunSettled?.(tenant, run, scheduleId);
     if (!run.queued_behind) return;
     await this.promote(tenant, run.session_id).catch((err: unknown) => {
       // The reaper promotes it later.

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { webhookOrigin } from '../domain/run-webhook.js';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, webhookOrigin } from '../domain/run-webhook.js';
 import { signStandardWebhook } from '../domain/standard-webhooks.js';
 import type { JsonObject, Run } from '../domain/types.js';
 import type { Store } from '../ports/store.js';
@@ -17,7 +17,7 @@ export interface RunWebhooksOptions {
   signingKey?: Buffer;
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE: deliver to loopback, link-local and private addresses too. */
   allowPrivate: boolean;
-  /** Upper bound of one attempt, connection to the answer's last byte. @defaultValue 10000 */
+  /** Upper bound of one attempt, connection to the answer's last byte (SERVICE_WEBHOOK_TIMEOUT_MS). @defaultValue DEFAULT_WEBHOOK_TIMEOUT_MS */
   timeoutMs?: number;
   /** @defaultValue node's dns.lookup */
   resolve?: ResolveHost;
@@ -37,6 +37,8 @@ export interface RunWebhooks {
    * with a webhook (one read of the run's input, in the background; never throws).
    */
   ended(tenant: string, run: Run): void;
+  /** Resolves once the enqueue {@link ended} started for the run is done (at once when none is under way). */
+  enqueued(runId: string): Promise<void>;
   /** One attempt (the consumer's handler): resolves when done for good, throws to be tried again. */
   deliver(job: WebhookJob, attempt: number): Promise<void>;
   /** A delivery whose last attempt failed (the consumer's `onFailed`). */
@@ -52,7 +54,8 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
   const { store, queue, logger } = options;
   const clock = options.clock ?? Date.now;
   const resolve = options.resolve ?? resolveWithDns;
-  const enqueuing = new Set<Promise<void>>();
+  /** Enqueues under way, by run id. */
+  const enqueuing = new Map<string, Promise<void>>();
 
   const payloadOf = async (tenant: string, run: Run, asked: Record<string, unknown>): Promise<JsonObject> => {
     // The values the run ended with, as LangGraph sends a run's last checkpoint; a cancelled run has none.
@@ -88,10 +91,16 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
 
   return {
     ended(tenant, run) {
-      const task = enqueue(tenant, run)
+      const task: Promise<void> = enqueue(tenant, run)
         .catch((error: unknown) => logger.warn({ err: error, tenant, run_id: run.id }, 'run webhook not enqueued'))
-        .finally(() => enqueuing.delete(task));
-      enqueuing.add(task);
+        .finally(() => {
+          if (enqueuing.get(run.id) === task) enqueuing.delete(run.id);
+        });
+      enqueuing.set(run.id, task);
+    },
+
+    async enqueued(runId) {
+      await enqueuing.get(runId);
     },
 
     async deliver(job, attempt) {
@@ -111,7 +120,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
       const body = Buffer.from(JSON.stringify({ ...job.payload, webhook_sent_at: new Date(sentAtMs).toISOString() }));
       let status: number;
       try {
-        status = await postWebhook({ url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? 10_000 });
+        status = await postWebhook({ url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS });
       } catch (error) {
         logger.info({ ...where, err: error }, 'run webhook attempt failed: no answer');
         throw new Error('run webhook: no answer', { cause: error });
@@ -132,7 +141,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
     },
 
     async close() {
-      await Promise.allSettled([...enqueuing]);
+      await Promise.allSettled([...enqueuing.values()]);
     },
   };
 }

@@ -9,7 +9,7 @@ import type { ScheduleTrigger, Scheduler } from '../ports/scheduler.js';
 import type { SchedulePatch, Store } from '../ports/store.js';
 import type { AgentRegistry } from './registry.js';
 
-export interface NewScheduleRequest extends Partial<Pick<Schedule, 'enabled' | 'graph' | 'multitask' | 'metadata' | 'webhook'>> {
+export interface NewScheduleRequest extends Partial<Pick<Schedule, 'enabled' | 'graph' | 'multitask' | 'metadata' | 'webhook' | 'on_run_completed'>> {
   agent_id: string;
   cron_expr: string;
   /** @defaultValue `{}` */
@@ -25,7 +25,7 @@ export interface NewScheduleRequest extends Partial<Pick<Schedule, 'enabled' | '
 }
 
 /** A change of a schedule: the fields given replace the stored ones, `metadata` is merged. */
-export interface ScheduleChange extends Partial<Pick<Schedule, 'cron_expr' | 'timezone' | 'input' | 'enabled' | 'graph' | 'webhook'>> {
+export interface ScheduleChange extends Partial<Pick<Schedule, 'cron_expr' | 'timezone' | 'input' | 'enabled' | 'graph' | 'webhook' | 'on_run_completed'>> {
   /** A time, or null to remove the schedule's end. */
   end_time?: string | null;
   /** Shallow-merged into the schedule's metadata; a key set to null is removed. */
@@ -34,7 +34,10 @@ export interface ScheduleChange extends Partial<Pick<Schedule, 'cron_expr' | 'ti
 
 /** Creating, changing and deleting schedules: the stored schedule and its trigger, kept together. */
 export interface ScheduleControl {
-  /** Throws `unknown_agent`, `bad_request` (time zone, end time) or `invalid_cron`; nothing is stored then. */
+  /**
+   * Throws `unknown_agent`, `bad_request` (time zone, end time), `invalid_cron`, or `conflict`
+   * when the tenant holds `maxPerTenant` schedules already; nothing is stored then.
+   */
   create(tenant: string, request: NewScheduleRequest): Promise<Schedule>;
   /**
    * Applies the change; `next_run` is computed again from now. Throws `not_found`, and what
@@ -49,6 +52,8 @@ export interface ScheduleControlOptions {
   store: Pick<Store, 'schedules'>;
   scheduler: Scheduler;
   agents: AgentRegistry;
+  /** Schedules one tenant may hold (SERVICE_SCHEDULES_MAX_PER_TENANT); no cap when absent. */
+  maxPerTenant?: number;
 }
 
 /** The trigger that fires a stored schedule. */
@@ -93,7 +98,7 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
       const cron = validateCron(request.cron_expr, timezone);
       const now = Date.now();
       const newSession = request.new_session ?? true;
-      const { enabled, graph, multitask, metadata, webhook } = request;
+      const { enabled, graph, multitask, metadata, webhook, on_run_completed: afterRun } = request;
       const schedule: Schedule = {
         id: newId(),
         agent_id: request.agent_id,
@@ -110,8 +115,9 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
         ...(multitask === undefined ? {} : { multitask }),
         ...(metadata === undefined ? {} : { metadata: newMetadata(metadata) }),
         ...(webhook === undefined ? {} : { webhook: checkedWebhook(webhook) }),
+        ...(afterRun === undefined || !newSession ? {} : { on_run_completed: afterRun }),
       };
-      await store.schedules.createSchedule(tenant, schedule);
+      await store.schedules.createSchedule(tenant, schedule, options.maxPerTenant);
       if (!firesAt(schedule, now)) return schedule;
       try {
         await scheduler.upsert(triggerOf(tenant, schedule));
@@ -130,7 +136,7 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
       const timezone = change.timezone === undefined ? current.timezone : validateTimezone(change.timezone);
       const cron = validateCron(change.cron_expr ?? current.cron_expr, timezone);
       const now = Date.now();
-      const { input, enabled, graph, webhook, end_time: end, metadata } = change;
+      const { input, enabled, graph, webhook, end_time: end, metadata, on_run_completed: afterRun } = change;
       const patch: SchedulePatch = {
         cron_expr: cron,
         timezone,
@@ -142,6 +148,7 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
         ...(webhook === undefined ? {} : { webhook: checkedWebhook(webhook) }),
         ...(end === undefined ? {} : { end_time: end === null ? null : timeOf('end_time', end) }),
         ...(metadata === undefined ? {} : { metadata: mergeMetadata(current.metadata ?? {}, metadata) }),
+        ...(afterRun === undefined || !current.new_session ? {} : { on_run_completed: afterRun }),
       };
       const updated = await store.schedules.updateSchedule(tenant, id, patch);
       if (!updated) throw notFound('The schedule');

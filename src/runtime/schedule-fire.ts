@@ -7,6 +7,7 @@ import type { RunControl, RunTicket } from '../ports/run-control.js';
 import type { FireHandler, ScheduleFire, Scheduler } from '../ports/scheduler.js';
 import type { ScheduleFireUpdate, Store } from '../ports/store.js';
 import { firesAt, triggerOf } from './schedule-control.js';
+import type { FireSessions } from './schedule-sessions.js';
 
 /** How a fire ended, for `agentplane_schedule_fires_total{status}`. */
 export type FireOutcome = 'started' | 'skipped' | 'failed';
@@ -20,6 +21,8 @@ export interface ScheduleFirerOptions {
   onFire?: (outcome: FireOutcome) => void;
   /** @defaultValue Date.now */
   clock?: () => number;
+  /** What becomes of a fire's new session once its run stops (a stateless cron's `on_run_completed`). */
+  sessions?: FireSessions;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -61,6 +64,8 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
       return undefined;
     }
     const fireId = String(tick.due_ms);
+    // The sessions of the fires this one pushes out of the history, when they are kept only while listed.
+    const leaving = (await options.sessions?.leaving(tick.tenant, schedule)) ?? [];
     const sessionId = schedule.new_session ? newId() : (schedule.session_id ?? schedule.id);
     const begun = await store.schedules.beginScheduleFire(tick.tenant, schedule.id, {
       fire_id: fireId,
@@ -73,6 +78,7 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
       log.warn({ outcome: begun }, 'schedule fire not started');
       return undefined;
     }
+    if (leaving.length > 0) await options.sessions?.forget(tick.tenant, leaving);
     const settle = (update: ScheduleFireUpdate) =>
       store.schedules.updateScheduleFire(tick.tenant, schedule.id, fireId, update);
 
@@ -100,7 +106,8 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
     await settle({ run_id: ticket.run_id });
     // The run may have ended before the record named it; settle the record from the run then.
     const run = await store.runs.getRun(tick.tenant, ticket.run_id);
-    if (run) await settleScheduledRun(store, tick.tenant, run);
+    const settledBy = run ? await settleScheduledRun(store, tick.tenant, run) : null;
+    if (run && settledBy) await options.sessions?.settled(tick.tenant, run, settledBy);
     log.info({ run_id: ticket.run_id, session_id: sessionId }, 'schedule fired');
     return 'started';
   }
@@ -126,11 +133,12 @@ function isSessionBusy(error: unknown, schedule: Schedule): boolean {
  * Where a scheduled run's end reaches its fire record, the one place of that rule: called by
  * the run job handler when a run ends or pauses, and by the firer for a run that ended before
  * the record named it. A run no fire started changes nothing (one read of the run links).
+ * Answers the settled record's schedule id, or null.
  */
 export async function settleScheduledRun(
   store: Pick<Store, 'schedules'>,
   tenant: string,
   run: Pick<Run, 'id' | 'status' | 'error'>,
-): Promise<void> {
-  await store.schedules.settleScheduleRun(tenant, run);
+): Promise<string | null> {
+  return store.schedules.settleScheduleRun(tenant, run);
 }

@@ -45,12 +45,14 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
   describe(`ScheduleStore contract: ${name}`, () => {
     it('stores a schedule as given and lists the tenant’s schedules newest first, paged', async () => {
       const store = await makeStore();
-      const a = schedule();
+      const a = schedule({ on_run_completed: 'delete' });
       const b = schedule({ new_session: false, session_id: 'reused', timezone: 'Europe/Berlin', input: {} });
       await store.schedules.createSchedule(T, a);
       await store.schedules.createSchedule(T, b);
       expect(await store.schedules.getSchedule(T, a.id)).toEqual(a);
       expect(await store.schedules.getSchedule(T, b.id)).toEqual(b);
+      expect(await store.schedules.updateSchedule(T, a.id, { on_run_completed: 'keep' })).toEqual({ ...a, on_run_completed: 'keep' });
+      a.on_run_completed = 'keep';
       expect((await store.schedules.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id, a.id]);
       expect((await store.schedules.listSchedules(T, { limit: 1, offset: 1 })).map((s) => s.id)).toEqual([a.id]);
     });
@@ -101,15 +103,15 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
       await store.schedules.createSchedule(T, a);
       await store.schedules.beginScheduleFire(T, a.id, fire(1));
       await store.schedules.updateScheduleFire(T, a.id, fire(1).fire_id, { run_id: 'run-1' });
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'running' })).toBe(false);
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'interrupted' })).toBe(true);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'running' })).toBeNull();
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'interrupted' })).toBe(a.id);
       expect((await store.schedules.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'interrupted', run_id: 'run-1' });
-      expect(await store.schedules.settleScheduleRun(OTHER, { id: 'run-1', status: 'completed' })).toBe(false);
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'failed', error: 'boom' })).toBe(true);
+      expect(await store.schedules.settleScheduleRun(OTHER, { id: 'run-1', status: 'completed' })).toBeNull();
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'failed', error: 'boom' })).toBe(a.id);
       expect((await store.schedules.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'failed', run_id: 'run-1', error: 'boom' });
       // Final: neither a late status nor the (now dropped) run link changes it.
       await store.schedules.updateScheduleFire(T, a.id, fire(1).fire_id, { status: 'interrupted' });
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'completed' })).toBe(false);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-1', status: 'completed' })).toBeNull();
       expect((await store.schedules.listScheduleHistory(T, a.id))[0]).toMatchObject({ status: 'failed', error: 'boom' });
     });
 
@@ -125,6 +127,21 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
       expect(record).toEqual({ schedule_id: a.id, session_id: 'reused', fired_at: fire(1).fired_at, due_at: fire(1).due_at, status: 'skipped' });
     });
 
+    it('refuses a schedule past the tenant’s limit with conflict, storing nothing, atomically; other tenants have their own', async () => {
+      const store = await makeStore();
+      await store.schedules.createSchedule(T, schedule(), 2);
+      await store.schedules.createSchedule(T, schedule(), 2);
+      const refused = schedule();
+      await expect(store.schedules.createSchedule(T, refused, 2)).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/SERVICE_SCHEDULES_MAX_PER_TENANT/) });
+      expect(await store.schedules.getSchedule(T, refused.id)).toBeNull();
+      expect((await store.schedules.listAllSchedules()).map((s) => s.schedule.id)).not.toContain(refused.id);
+      await store.schedules.createSchedule(OTHER, schedule(), 2);
+      await store.schedules.createSchedule(T, schedule());
+      const racing = await Promise.allSettled([schedule(), schedule(), schedule()].map((s) => store.schedules.createSchedule(OTHER, s, 3)));
+      expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+      expect(await store.schedules.listSchedules(OTHER, { limit: 10, offset: 0 })).toHaveLength(3);
+    });
+
     it(`keeps the newest ${SCHEDULE_HISTORY_LIMIT} records and unlinks the runs of dropped ones`, async () => {
       const store = await makeStore();
       const a = schedule();
@@ -137,8 +154,8 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
       expect(history).toHaveLength(SCHEDULE_HISTORY_LIMIT);
       expect(history[0]!.run_id).toBe(`run-${SCHEDULE_HISTORY_LIMIT + 5}`);
       expect(history.at(-1)!.run_id).toBe('run-6');
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-5', status: 'completed' })).toBe(false);
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-6', status: 'completed' })).toBe(true);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-5', status: 'completed' })).toBeNull();
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-6', status: 'completed' })).toBe(a.id);
     });
 
     it('keeps the optional fields as given; updateSchedule changes the fields given, end_time null removes it', async () => {
@@ -200,7 +217,7 @@ export function scheduleStoreContract(name: string, makeStore: StoreFactory): vo
       expect(await store.schedules.deleteSchedule(T, a.id)).toBe(false);
       expect(await store.schedules.getSchedule(T, a.id)).toBeNull();
       expect(await store.schedules.listScheduleHistory(T, a.id)).toEqual([]);
-      expect(await store.schedules.settleScheduleRun(T, { id: 'run-a', status: 'completed' })).toBe(false);
+      expect(await store.schedules.settleScheduleRun(T, { id: 'run-a', status: 'completed' })).toBeNull();
       expect(await store.schedules.beginScheduleFire(T, a.id, fire(2))).toBe('gone');
       expect((await store.schedules.listSchedules(T, PAGE)).map((s) => s.id)).toEqual([b.id]);
     });

@@ -14,8 +14,9 @@ import { useApiWithWorkers } from '../support/workers.js';
 
 /**
  * LangGraph crons (agentplane schedules) driven by the real `@langchain/langgraph-sdk` Client:
- * create, search, count, update and delete on memory and Redis, what a tick starts, and a
- * cron on Redis with two worker processes firing one run per tick. Our cron expressions have
+ * create, search, count, update and delete on memory and Redis, the per-tenant cap, what a tick
+ * starts and what becomes of a stateless cron's threads, and a cron on Redis with two worker
+ * processes firing one run per tick. Our cron expressions have
  * five fields, so ticks are minutes: the tests that need one wait for it (bounded).
  */
 
@@ -117,7 +118,14 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
 
     const webhook = 'http://hooks.example.com/morning';
     const stateless = await client.crons.create(assistantIdOf('echo'), { schedule: '0 9 * * *', timezone: 'America/New_York', input: { text: 'morning' }, webhook });
-    expect(stateless).toMatchObject({ assistant_id: assistantIdOf('echo'), thread_id: null, on_run_completed: 'keep', end_time: null, payload: { input: { text: 'morning' }, webhook }, metadata: {} });
+    expect(stateless).toMatchObject({ assistant_id: assistantIdOf('echo'), thread_id: null, on_run_completed: 'delete', end_time: null, payload: { input: { text: 'morning' }, webhook }, metadata: {} });
+    const kept = await client.crons.create('echo', { schedule: '0 9 * * *', onRunCompleted: 'keep' });
+    expect((kept as Cron).on_run_completed).toBe('keep');
+    // Only a stateless cron's threads go: a thread's cron ignores it and keeps its thread.
+    const boundKeeps = await client.crons.createForThread(await newThread(), 'echo', { schedule: '0 9 * * *', onRunCompleted: 'delete' });
+    expect((boundKeeps as Cron).on_run_completed).toBeNull();
+    expect((await client.crons.update(kept.cron_id, { onRunCompleted: 'delete' })).on_run_completed).toBe('delete');
+    for (const id of [kept.cron_id, boundKeeps.cron_id]) await client.crons.delete(id);
     const morning = (stateless as Cron).next_run_date!;
     expect(clockIn(morning, 'America/New_York')).toBe('09:00');
     expect(Date.parse(morning) - Date.now()).toBeGreaterThan(0);
@@ -169,7 +177,7 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
       [() => client.crons.create('echo', { schedule: '* * * * * *' }), 400, /exactly 5 fields/],
       [() => client.crons.create('echo', { schedule: '* * * * *', timezone: 'Mars/Olympus' }), 400, /timezone/],
       [() => client.crons.create('echo', { schedule: '* * * * *', endTime: 'tomorrow' }), 400, /end_time/],
-      [() => client.crons.create('echo', { schedule: '* * * * *', onRunCompleted: 'delete' }), 400, /on_run_completed/],
+      [() => client.crons.create('echo', { schedule: '* * * * *', onRunCompleted: 'drop' as never }), 400, /on_run_completed/],
       [() => client.crons.create('echo', { schedule: '* * * * *', webhook: 'ftp://hooks.example.com/' }), 400, /webhook/],
       [() => client.crons.create('echo', { schedule: '* * * * *', interruptBefore: ['echo'] }), 400, /interrupt_before: assistant "echo" is not a graph/],
       [() => client.crons.create('echo', { schedule: '* * * * *', input: ['a list'] as never }), 400, /input/],
@@ -231,8 +239,42 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
     expect((await failure(client.crons.delete(cron.cron_id))).status).toBe(404);
   });
 
+  it('refuses a schedule past the tenant’s SERVICE_SCHEDULES_MAX_PER_TENANT, crons and /api/schedules alike: 409, nothing stored, no trigger', async () => {
+    const capped = await startTestApi({ ...(redis ? { redisUrl: redis.url } : {}), env: { SERVICE_SCHEDULES_MAX_PER_TENANT: '3' } });
+    try {
+      const sdk = new Client({ apiUrl: capped.url });
+      const thread = randomUUID();
+      await capped.backend.store.sessions.createSession(T, { session_id: thread });
+      const native = await call(`${capped.url}/api/schedules`, { method: 'POST', json: { agent_id: 'echo', cron_expr: '0 5 * * *' } });
+      expect(native.status).toBe(201);
+      await sdk.crons.create('echo', { schedule: '0 6 * * *' });
+      const bound = await sdk.crons.createForThread(thread, 'echo', { schedule: '0 7 * * *' });
+      const refusals = [
+        await failure(sdk.crons.create('echo', { schedule: '0 8 * * *' })),
+        await failure(sdk.crons.createForThread(thread, 'echo', { schedule: '0 8 * * *' })),
+        await call(`${capped.url}/api/schedules`, { method: 'POST', json: { agent_id: 'echo', cron_expr: '0 8 * * *' } }),
+      ];
+      for (const refused of refusals) {
+        expect(refused.status).toBe(409);
+        expect(refused.body.error).toEqual({ code: 'conflict', message: expect.stringMatching(/3 schedules.*SERVICE_SCHEDULES_MAX_PER_TENANT/) });
+      }
+      expect(await sdk.crons.count()).toBe(3);
+      expect(await capped.backend.scheduler.list()).toHaveLength(3);
+      // The cap is each tenant's.
+      await capped.composition.schedules.create('OtherTenant', { agent_id: 'echo', cron_expr: '0 8 * * *' });
+      // One place freed: of three creations at once, one is stored.
+      await sdk.crons.delete(bound.cron_id);
+      const racing = await Promise.allSettled([1, 2, 3].map((n) => sdk.crons.create('echo', { schedule: `0 ${n} * * *` })));
+      expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(await sdk.crons.count()).toBe(3);
+      expect((await capped.backend.store.schedules.listSchedules(T, { limit: 10, offset: 0 })).length).toBe(3);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it(
-    'at the next minute tick: a thread’s cron runs on the thread with its payload, a stateless one on a new thread; an ended or disabled one starts nothing',
+    'at the next minute tick: a thread’s cron runs on the thread with its payload, a stateless one on a new thread (deleted once its run stops, ended or paused, unless kept); an ended or disabled one starts nothing',
     async () => {
       // A cron ending a second from now must still have its trigger at creation and see its first tick after its end.
       await waitFor('not in the last seconds of a minute', () => Date.now() % MINUTE < 50_000, MINUTE, 250);
@@ -243,7 +285,11 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
         config: { configurable: { tag: 'cron' } },
         metadata: { from: 'cron' },
       });
-      const stateless = await client.crons.create('echo', { schedule: '* * * * *', input: { text: 'tock' } });
+      const stateless = await client.crons.create('echo', { schedule: '* * * * *', input: { text: 'tock' }, onRunCompleted: 'keep' });
+      // The default: each tick's thread deleted once its run stops, ended or paused (the paused run cancelled).
+      const discarding = await client.crons.create('echo', { schedule: '* * * * *', input: { text: 'gone' } });
+      const pausing = await client.crons.create('human-review', { schedule: '* * * * *', input: {} });
+      expect([(discarding as Cron).on_run_completed, (pausing as Cron).on_run_completed]).toEqual(['delete', 'delete']);
       const past = await client.crons.create('echo', { schedule: '* * * * *', endTime: new Date(Date.now() - 1000).toISOString() });
       const ending = await client.crons.create('echo', { schedule: '* * * * *', endTime: new Date(Date.now() + 1000).toISOString() });
       const disabled = await client.crons.create('echo', { schedule: '* * * * *', enabled: false });
@@ -261,6 +307,17 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
         return history.length > 0 && history[0]!.status === 'completed' && history;
       }, TICK_MS, 250);
       await waitFor('the trigger of the cron past its end removed at its tick', async () => !(await triggerOf(ending.cron_id)), TICK_MS, 250);
+      const settled = (cronId: string, status: string) =>
+        waitFor(`the fire of ${cronId} ${status}`, async () => {
+          const history = await historyOf(cronId);
+          return history.length > 0 && history[0]!.status === status && history[0]!;
+        }, TICK_MS, 250);
+      const [discarded, paused] = [await settled(discarding.cron_id, 'completed'), await settled(pausing.cron_id, 'cancelled')];
+      for (const fire of [discarded, paused]) {
+        await waitFor(`the thread ${fire.session_id} deleted`, async () => (await app.backend.store.sessions.getSession(T, fire.session_id)) === null);
+        expect(await app.backend.store.runs.getRun(T, fire.run_id!)).toBeNull();
+      }
+      expect(await app.backend.store.approvals.listPendingApprovals(T, { limit: 500, offset: 0 })).not.toContainEqual(expect.objectContaining({ session_id: paused.session_id }));
 
       expect((await call(`${app.url}/api/sessions/state?session_id=${thread}`)).body.state).toMatchObject({ notes: ['tick'], tag: 'cron' });
       expect(JSON.parse((await app.backend.store.runs.getRunInput(T, run!.id))!)).toMatchObject({ input: { note: 'tick' }, metadata: { from: 'cron' } });
@@ -269,7 +326,7 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
       expect((await call(`${app.url}/api/sessions/state?session_id=${record!.session_id}`)).body.state).toMatchObject({ text: 'tock', echoed: true });
       for (const cron of [past, ending, disabled]) expect(await historyOf(cron.cron_id)).toEqual([]);
       expect((await client.crons.search({ threadId: thread }))[0]!.next_run_date).not.toBe(bound.next_run_date);
-      for (const cron of [bound, stateless, past, ending, disabled]) await client.crons.delete(cron.cron_id);
+      for (const cron of [bound, stateless, discarding, pausing, past, ending, disabled]) await client.crons.delete(cron.cron_id);
     },
     TICK_MS + MINUTE,
   );
@@ -313,9 +370,10 @@ describe('LangGraph SDK: crons firing once across two workers', () => {
       expect(runs.map((r) => r.id).sort()).toEqual(boundFires.map((r) => r.run_id).sort());
       expect(runs.every((r) => r.status === 'completed')).toBe(true);
       expect(new Set(freeFires.map((r) => r.session_id)).size).toBe(freeFires.length);
+      // Stateless, on_run_completed "delete" (the default): each tick's thread went once its run completed.
       for (const fire of freeFires) {
-        const own = (await call(`${app.url}/api/runs?session_id=${fire.session_id}`)).body.runs as { id: string }[];
-        expect(own.map((r) => r.id)).toEqual([fire.run_id]);
+        await waitFor(`the thread ${fire.session_id} deleted`, async () => (await app.backend.store.sessions.getSession(T, fire.session_id)) === null);
+        expect((await call(`${app.url}/api/runs?session_id=${fire.session_id}`)).status).toBe(404);
       }
     },
     4 * MINUTE,

@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { builtInAgents } from '../../src/agents/index.js';
 import { loadConfig } from '../../src/config.js';
 import { newId } from '../../src/domain/time.js';
-import { DEFAULT_TENANT as T, type Schedule } from '../../src/domain/types.js';
+import { DEFAULT_TENANT as T, SCHEDULE_HISTORY_LIMIT, type Schedule } from '../../src/domain/types.js';
 import { compose, type Composition } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
 import type { Backend } from '../../src/ports/backend.js';
@@ -11,6 +13,8 @@ import type { FireHandler } from '../../src/ports/scheduler.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { reconcileSchedules, triggerOf, type NewScheduleRequest } from '../../src/runtime/schedule-control.js';
 import { createScheduleFirer, type FireOutcome } from '../../src/runtime/schedule-fire.js';
+import { createFireSessions } from '../../src/runtime/schedule-sessions.js';
+import { startRedis, uniquePrefix } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 /** Every item of a list read (a page larger than any test writes). */
@@ -227,5 +231,114 @@ describe('schedule fires', () => {
     await expect(tick(schedule)).resolves.toBeUndefined();
     expect(outcomes).toEqual(['failed']);
     expect(await history(schedule)).toEqual([]);
+  });
+});
+
+describe('the sessions of a stateless cron’s fires (on_run_completed)', () => {
+  /** A firer with what becomes of each fire's session, as the composition builds it. */
+  const sessionsFirer = (control: RunControl = runControl): FireHandler =>
+    createScheduleFirer({
+      store: backend.store,
+      scheduler: backend.scheduler,
+      runControl: control,
+      logger,
+      clock: () => DUE + 250,
+      sessions: createFireSessions({
+        store: backend.store,
+        end: (tenant, runId, end) => composition.lifecycle.end(tenant, runId, end),
+        webhookEnqueued: (runId) => composition.webhooks.enqueued(runId),
+        logger,
+      }),
+    });
+  const gone = (sessionId: string) =>
+    waitFor(`session ${sessionId} deleted`, async () => (await backend.store.sessions.getSession(T, sessionId)) === null);
+
+  it('delete: the session goes once the run completed, and once a paused run is cancelled; the records stay', async () => {
+    firer = sessionsFirer();
+    const done = await create({ agent_id: 'echo', cron_expr: '* * * * *', on_run_completed: 'delete' });
+    const pausing = await create({ agent_id: 'human-review', cron_expr: '* * * * *', on_run_completed: 'delete' });
+    await tick(done);
+    await tick(pausing);
+    const [completed] = await settled(done, 1);
+    const [cancelled] = await settled(pausing, 1, 'cancelled');
+    for (const record of [completed!, cancelled!]) {
+      await gone(record.session_id);
+      expect(await backend.store.runs.getRun(T, record.run_id!)).toBeNull();
+    }
+    expect(await backend.store.approvals.listPendingApprovals(T, ALL)).toEqual([]);
+  });
+
+  it('delete: also when the run ended before the fire record named it', async () => {
+    const slow: RunControl = {
+      ...runControl,
+      startRun: async (tenant, request) => {
+        const ticket = await runControl.startRun(tenant, request);
+        await waitFor('the run completed', async () => (await backend.store.runs.getRun(tenant, ticket.run_id))?.status === 'completed');
+        return ticket;
+      },
+    };
+    firer = sessionsFirer(slow);
+    const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *', on_run_completed: 'delete' });
+    await tick(schedule);
+    const [record] = await settled(schedule, 1);
+    await gone(record!.session_id);
+  });
+
+  it(`keep: the sessions of the fires the history lists stay; a fire pushing a record out of the last ${SCHEDULE_HISTORY_LIMIT} deletes its session`, async () => {
+    firer = sessionsFirer();
+    const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *', on_run_completed: 'keep' });
+    const sessions: string[] = [];
+    for (let n = 0; n < SCHEDULE_HISTORY_LIMIT + 2; n += 1) {
+      await tick(schedule, n);
+      const [latest] = await waitFor(`fire ${n} completed`, async () => {
+        const records = await history(schedule);
+        return records[0]?.due_at === new Date(DUE + n * MINUTE).toISOString() && records[0].status === 'completed' && records;
+      });
+      sessions.push(latest!.session_id);
+    }
+    const listed = (await history(schedule)).map((r) => r.session_id);
+    expect(listed).toHaveLength(SCHEDULE_HISTORY_LIMIT);
+    expect(listed).toEqual(sessions.slice(2).reverse());
+    for (const id of sessions.slice(0, 2)) expect(await backend.store.sessions.getSession(T, id)).toBeNull();
+    for (const id of sessions.slice(2)) expect(await backend.store.sessions.getSession(T, id)).not.toBeNull();
+  });
+
+  it.each(['memory', 'redis'] as const)('delete on %s: the run’s webhook is still sent, with the values the run ended with, before its session goes', async (mode) => {
+    const bodies: Record<string, unknown>[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const redis = mode === 'redis' ? await startRedis() : undefined;
+    const env = { LOG_LEVEL: 'silent', SERVICE_WEBHOOK_ALLOW_PRIVATE: 'true', ...(redis ? { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: uniquePrefix() } : {}) };
+    const hooked = compose(loadConfig(env), { logger, agents, defaultMetrics: false });
+    try {
+      hooked.startExecuting();
+      const fire = createScheduleFirer({ store: hooked.backend.store, scheduler: hooked.backend.scheduler, runControl: hooked.runs, logger, clock: () => DUE + 250 });
+      const webhook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cron`;
+      const schedule = await hooked.schedules.create(T, { agent_id: 'echo', cron_expr: '* * * * *', input: { from: 'cron' }, webhook, on_run_completed: 'delete' });
+      await fire({ tenant: T, schedule_id: schedule.id, due_ms: DUE });
+      const [body] = await waitFor('the webhook', () => bodies.length > 0 && bodies);
+      expect(body).toMatchObject({ status: 'success', values: { from: 'cron', echoed: true } });
+      await waitFor('the session deleted', async () => (await hooked.backend.store.sessions.getSession(T, String(body!.thread_id))) === null);
+    } finally {
+      await hooked.close();
+      await redis?.stop();
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  });
+
+  it('a native schedule’s new sessions (no on_run_completed) are kept', async () => {
+    firer = sessionsFirer();
+    const schedule = await create({ agent_id: 'echo', cron_expr: '* * * * *' });
+    await tick(schedule);
+    const [record] = await settled(schedule, 1);
+    expect(await backend.store.sessions.getSession(T, record!.session_id)).not.toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import type { Backend } from '../../ports/backend.js';
 import { DEFAULT_WEBHOOK_RETRY } from '../../domain/run-webhook.js';
 import type { StorageLimits } from '../../ports/store.js';
-import type { WebhookRetryOptions } from '../../ports/webhook-queue.js';
+import type { WebhookRetryOptions, WebhookSlots } from '../../ports/webhook-queue.js';
 import { MemoryDeduplicator } from './deduplicator.js';
 import { MemoryEventBus } from './event-bus.js';
 import { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
@@ -29,6 +29,8 @@ export interface MemoryBackendOptions {
   assistantLimits?: Partial<AssistantLimits>;
   /** How run webhooks are retried (on in-process timers). @defaultValue WEBHOOK_ATTEMPTS, DEFAULT_WEBHOOK_BACKOFF_MS */
   webhookRetry?: WebhookRetryOptions;
+  /** Delivery slots and each tenant's share of them. @defaultValue DEFAULT_WEBHOOK_SLOTS */
+  webhookSlots?: WebhookSlots;
 }
 
 /**
@@ -44,7 +46,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
   const events = new MemoryEventBus(options.eventsRetain);
   const queue = new MemoryRunQueue({ concurrency: options.concurrency });
   const scheduler = new MemoryScheduler();
-  const webhooks = new MemoryWebhookQueue(options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY);
+  const webhooks = new MemoryWebhookQueue(options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, options.webhookSlots);
   let closing: Promise<void> | undefined;
   return {
     mode: 'memory',

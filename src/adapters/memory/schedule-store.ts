@@ -6,6 +6,7 @@ import {
   type Schedule,
   type ScheduleHistoryRecord,
 } from '../../domain/types.js';
+import { tooManySchedules } from '../../domain/schedule-cap.js';
 import type { NewScheduleFire, Page, ScheduleFireUpdate, SchedulePatch, ScheduleStore, TenantSchedule } from '../../ports/store.js';
 
 interface ScheduleRecord {
@@ -37,7 +38,8 @@ export class MemoryScheduleStore implements ScheduleStore {
     return map;
   }
 
-  async createSchedule(tenant: string, schedule: Schedule): Promise<void> {
+  async createSchedule(tenant: string, schedule: Schedule, limit?: number): Promise<void> {
+    if (limit !== undefined && this.schedules(tenant).size >= limit) throw tooManySchedules(limit);
     this.schedules(tenant).set(schedule.id, {
       schedule: structuredClone(schedule),
       createdMs: Date.parse(schedule.created_at),
@@ -115,15 +117,15 @@ export class MemoryScheduleStore implements ScheduleStore {
     else this.runIndex(tenant).set(fire.run_id, { scheduleId, fireId });
   }
 
-  async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean> {
+  async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<string | null> {
     const link = this.runIndex(tenant).get(run.id);
     const status = SETTLING_RUN_STATUSES.find((s) => s === run.status);
-    if (!link || !status) return false;
+    if (!link || !status) return null;
     await this.updateScheduleFire(tenant, link.scheduleId, link.fireId, {
       status,
       ...(run.error ? { error: run.error } : {}),
     });
-    return true;
+    return link.scheduleId;
   }
 
   /** Drops the fire links of runs that no longer exist (their session was deleted or expired). */

@@ -1,39 +1,83 @@
+import { DEFAULT_WEBHOOK_SLOTS } from '../../domain/run-webhook.js';
 import { withTimeout } from '../../domain/timeout.js';
-import type { WebhookConsumer, WebhookHandler, WebhookJob, WebhookQueue, WebhookRetryOptions } from '../../ports/webhook-queue.js';
+import type { WebhookConsumer, WebhookHandler, WebhookJob, WebhookQueue, WebhookRetryOptions, WebhookSlots } from '../../ports/webhook-queue.js';
+
+interface Ready {
+  job: WebhookJob;
+  attempt: number;
+}
 
 /**
  * The webhook queue and its consumer in one process (embedded mode): each delivery is attempted
- * at once, and again on in-process timers (the pause doubling) until it is done or out of
- * attempts. A run's delivery waiting or running is not queued twice. Nothing survives the process.
+ * as soon as a slot is free, and again on in-process timers (the pause doubling) until it is
+ * done or out of attempts. A run's delivery waiting or running is not queued twice. Nothing
+ * survives the process.
+ *
+ * Slots ({@link WebhookSlots}): at most `concurrency` attempts at once, at most `perTenant` of
+ * them one tenant's. Attempts that are due wait in one line per tenant, and a free slot goes to
+ * the next tenant in turn that has one due and is under its share (round robin), so a tenant
+ * whose receiver hangs never holds the slots another tenant's delivery needs.
  */
 export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
   private readonly known = new Set<string>();
-  /** Enqueued before `start`: attempted once a handler is there. */
-  private readonly waiting: WebhookJob[] = [];
+  /** Due attempts, one line per tenant; the map's order is the turn (a tenant served moves to the end). */
+  private readonly ready = new Map<string, Ready[]>();
+  /** Attempts running, per tenant. */
+  private readonly held = new Map<string, number>();
+  private active = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
   private handler: WebhookHandler | undefined;
   private onFailed: ((job: WebhookJob, error: Error) => void) | undefined;
   private closed = false;
+  private readonly slots: WebhookSlots;
 
-  constructor(private readonly options: WebhookRetryOptions) {}
+  constructor(
+    private readonly options: WebhookRetryOptions,
+    slots: WebhookSlots = DEFAULT_WEBHOOK_SLOTS,
+  ) {
+    this.slots = { concurrency: slots.concurrency, perTenant: Math.min(slots.perTenant, slots.concurrency) };
+  }
 
   async enqueue(job: WebhookJob): Promise<void> {
     if (this.closed) throw new Error('The webhook queue is closed.');
     if (this.known.has(job.run_id)) return;
     this.known.add(job.run_id);
-    if (this.handler) this.attempt(job, 1);
-    else this.waiting.push(job);
+    this.due(job, 1);
   }
 
   start(handler: WebhookHandler, onFailed?: (job: WebhookJob, error: Error) => void): void {
     this.handler = handler;
     this.onFailed = onFailed;
-    for (const job of this.waiting.splice(0)) this.attempt(job, 1);
+    this.pump();
+  }
+
+  /** An attempt is due: it waits in its tenant's line for a slot. */
+  private due(job: WebhookJob, attempt: number): void {
+    const line = this.ready.get(job.tenant);
+    if (line) line.push({ job, attempt });
+    else this.ready.set(job.tenant, [{ job, attempt }]);
+    this.pump();
+  }
+
+  /** Gives free slots to due attempts, tenant by tenant in turn, each tenant within its share. */
+  private pump(): void {
+    if (!this.handler || this.closed) return;
+    while (this.active < this.slots.concurrency) {
+      const next = [...this.ready.entries()].find(([tenant]) => (this.held.get(tenant) ?? 0) < this.slots.perTenant);
+      if (!next) return;
+      const [tenant, line] = next;
+      const { job, attempt } = line.shift()!;
+      // Its turn is taken: the tenant goes to the end of the order (or out of it, with nothing left due).
+      this.ready.delete(tenant);
+      if (line.length > 0) this.ready.set(tenant, line);
+      this.attempt(job, attempt);
+    }
   }
 
   private attempt(job: WebhookJob, attempt: number): void {
-    if (this.closed) return;
+    this.active += 1;
+    this.held.set(job.tenant, (this.held.get(job.tenant) ?? 0) + 1);
     const task = this.handler!(job, attempt)
       .then(
         () => {
@@ -41,7 +85,14 @@ export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
         },
         (error: unknown) => this.failed(job, attempt, error instanceof Error ? error : new Error(String(error))),
       )
-      .finally(() => this.running.delete(task));
+      .finally(() => {
+        this.running.delete(task);
+        this.active -= 1;
+        const held = (this.held.get(job.tenant) ?? 1) - 1;
+        if (held > 0) this.held.set(job.tenant, held);
+        else this.held.delete(job.tenant);
+        this.pump();
+      });
     this.running.add(task);
   }
 
@@ -53,7 +104,7 @@ export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
     }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.attempt(job, attempt + 1);
+      this.due(job, attempt + 1);
     }, this.options.backoffMs * 2 ** (attempt - 1));
     timer.unref();
     this.timers.add(timer);
@@ -63,6 +114,7 @@ export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.ready.clear();
     // Attempts still running past the bound are left to finish on their own (their delivery is not tried again).
     await withTimeout(Promise.allSettled([...this.running]), timeoutMs).catch(() => undefined);
   }

@@ -2,7 +2,7 @@ import { withTimeout } from '../../domain/timeout.js';
 import { DEFAULT_WEBHOOK_RETRY } from '../../domain/run-webhook.js';
 import type { Backend } from '../../ports/backend.js';
 import type { StorageLimits } from '../../ports/store.js';
-import type { WebhookRetryOptions } from '../../ports/webhook-queue.js';
+import type { WebhookRetryOptions, WebhookSlots } from '../../ports/webhook-queue.js';
 import { describeConnection, isCluster, openRedis, pingAll, type ClientRole, type RedisClient, type RedisConnection } from './connection.js';
 import { mapFailures } from './errors.js';
 import { RedisDeduplicator } from './deduplicator.js';
@@ -54,6 +54,8 @@ export interface RedisBackendOptions {
   commandTimeoutMs?: number;
   /** How run webhooks are retried (BullMQ attempts and exponential backoff). @defaultValue WEBHOOK_ATTEMPTS, DEFAULT_WEBHOOK_BACKOFF_MS */
   webhookRetry?: WebhookRetryOptions;
+  /** A worker's delivery slots and each tenant's share of them. @defaultValue DEFAULT_WEBHOOK_SLOTS */
+  webhookSlots?: WebhookSlots;
 }
 
 /**
@@ -143,6 +145,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       (webhookConsumer ??= new BullWebhookConsumer({
         connection: open(forever('webhook-worker')),
         prefix: queuePrefix,
+        ...(options.webhookSlots ? { slots: options.webhookSlots } : {}),
         onError: (error) => options.onError?.('webhook queue worker error', error),
       })),
     close: () =>

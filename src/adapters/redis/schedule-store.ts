@@ -8,6 +8,7 @@ import {
   type ScheduleHistoryRecord,
 } from '../../domain/types.js';
 import type { NewScheduleFire, Page, ScheduleFireUpdate, SchedulePatch, ScheduleStore, TenantSchedule } from '../../ports/store.js';
+import { tooManySchedules } from '../../domain/schedule-cap.js';
 import type { RedisContext } from './context.js';
 import { flatToObject } from './hash.js';
 
@@ -21,13 +22,17 @@ import { flatToObject } from './hash.js';
 export class RedisScheduleStore implements ScheduleStore {
   constructor(private readonly c: RedisContext) {}
 
-  async createSchedule(tenant: string, schedule: Schedule): Promise<void> {
+  async createSchedule(tenant: string, schedule: Schedule, limit?: number): Promise<void> {
     await this.c.redis.hset(this.c.keys.scheduleTenants(), schedule.id, tenant);
-    await this.c.redis
-      .multi()
-      .hset(this.c.keys.schedule(tenant, schedule.id), ...scheduleFields(schedule))
-      .zadd(this.c.keys.schedules(tenant), Date.parse(schedule.created_at), schedule.id)
-      .exec();
+    const reply = await this.c.script(
+      'createSchedule',
+      [this.c.keys.schedule(tenant, schedule.id), this.c.keys.schedules(tenant)],
+      [schedule.id, Date.parse(schedule.created_at), limit ?? '', ...scheduleFields(schedule)],
+    );
+    if (Number(reply[0]) === 1) return;
+    // Refused: the index entry written first is taken back (a leftover would only be skipped).
+    await this.c.redis.hdel(this.c.keys.scheduleTenants(), schedule.id);
+    throw tooManySchedules(limit!);
   }
 
   async getSchedule(tenant: string, id: string): Promise<Schedule | null> {
@@ -98,17 +103,17 @@ export class RedisScheduleStore implements ScheduleStore {
     );
   }
 
-  async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<boolean> {
+  async settleScheduleRun(tenant: string, run: Pick<Run, 'id' | 'status' | 'error'>): Promise<string | null> {
     const status = SETTLING_RUN_STATUSES.find((s) => s === run.status);
-    if (!status) return false;
+    if (!status) return null;
     const link = await this.c.redis.hget(this.c.keys.scheduleRuns(tenant), run.id);
-    if (!link) return false;
+    if (!link) return null;
     const [scheduleId = '', fireId = ''] = link.split(' ');
     await this.updateScheduleFire(tenant, scheduleId, fireId, {
       status,
       ...(run.error ? { error: run.error } : {}),
     });
-    return true;
+    return scheduleId;
   }
 
   async listScheduleHistory(tenant: string, scheduleId: string): Promise<ScheduleHistoryRecord[]> {
@@ -158,5 +163,6 @@ function toSchedule(hash: Record<string, string>): Schedule | null {
   if (hash.metadata) schedule.metadata = JSON.parse(hash.metadata) as JsonObject;
   if (hash.webhook) schedule.webhook = hash.webhook;
   if (hash.updated_at) schedule.updated_at = hash.updated_at;
+  if (hash.on_run_completed) schedule.on_run_completed = hash.on_run_completed as 'delete' | 'keep';
   return schedule;
 }

@@ -21,6 +21,7 @@ const SCRIPT_FILES = [
   'decideApproval-6',
   'beginScheduleFire-4',
   'updateScheduleFire-2',
+  'createSchedule-2',
   'deleteSchedule-5',
   'updateSchedule-1',
   'publishEvent-1',

@@ -1,6 +1,7 @@
-import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DEFAULT_WEBHOOK_SLOTS } from '../../domain/run-webhook.js';
 import { withTimeout } from '../../domain/timeout.js';
-import type { WebhookConsumer, WebhookHandler, WebhookJob, WebhookQueue, WebhookRetryOptions } from '../../ports/webhook-queue.js';
+import type { WebhookConsumer, WebhookHandler, WebhookJob, WebhookQueue, WebhookRetryOptions, WebhookSlots } from '../../ports/webhook-queue.js';
 
 /** Name of the BullMQ queue of run webhooks. */
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -44,17 +45,28 @@ export interface BullWebhookConsumerOptions {
   connection: ConnectionOptions;
   prefix: string;
   /**
-   * Deliveries attempted at once by this process: each waits on a receiver, seldom on us.
-   * @defaultValue 16
+   * Deliveries attempted at once by this process (each waits on a receiver, seldom on us), and
+   * how many of them one tenant's may hold. @defaultValue DEFAULT_WEBHOOK_SLOTS (16, 4)
    */
-  concurrency?: number;
+  slots?: WebhookSlots;
   onError?: (error: unknown) => void;
 }
+
+/**
+ * How long a delivery whose tenant holds its share of this process's slots waits before it is
+ * taken again (by this worker or another). No attempt is spent on it.
+ */
+export const WEBHOOK_DEFER_MS = 1_000;
 
 /**
  * Worker side: a BullMQ Worker on the `webhooks` queue. A worker killed mid-attempt leaves the
  * job stalled and another worker makes the attempt again (at least once: receivers
  * deduplicate by `webhook-id`).
+ *
+ * Slots are shared between tenants ({@link WebhookSlots}): a job taken while its tenant already
+ * holds `perTenant` of this worker's slots is put back, delayed by {@link WEBHOOK_DEFER_MS},
+ * without an attempt (BullMQ's moveToDelayed and DelayedError), so the slot goes to the next job,
+ * another tenant's; a tenant whose receiver hangs holds at most its share of each worker.
  */
 export class BullWebhookConsumer implements WebhookConsumer {
   private worker: Worker<WebhookJob> | undefined;
@@ -64,11 +76,27 @@ export class BullWebhookConsumer implements WebhookConsumer {
 
   start(handler: WebhookHandler, onFailed?: (job: WebhookJob, error: Error) => void): void {
     const { connection, prefix } = this.options;
-    this.worker = new Worker<WebhookJob>(WEBHOOKS_QUEUE, async (job) => handler(job.data, job.attemptsMade + 1), {
-      connection,
-      prefix,
-      concurrency: this.options.concurrency ?? 16,
-    });
+    const slots = this.options.slots ?? DEFAULT_WEBHOOK_SLOTS;
+    const perTenant = Math.min(slots.perTenant, slots.concurrency);
+    const held = new Map<string, number>();
+    const process = async (job: Job<WebhookJob>, token?: string): Promise<void> => {
+      const { tenant } = job.data;
+      // Checked and taken in one turn of the event loop: no other job of this worker interleaves.
+      const holding = held.get(tenant) ?? 0;
+      if (holding >= perTenant) {
+        await job.moveToDelayed(Date.now() + WEBHOOK_DEFER_MS, token);
+        throw new DelayedError();
+      }
+      held.set(tenant, holding + 1);
+      try {
+        await handler(job.data, job.attemptsMade + 1);
+      } finally {
+        const left = (held.get(tenant) ?? 1) - 1;
+        if (left > 0) held.set(tenant, left);
+        else held.delete(tenant);
+      }
+    };
+    this.worker = new Worker<WebhookJob>(WEBHOOKS_QUEUE, process, { connection, prefix, concurrency: slots.concurrency });
     this.worker.on('error', (error) => this.options.onError?.(error));
     this.worker.on('failed', (job, error) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) onFailed?.(job.data, error);

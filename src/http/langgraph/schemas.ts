@@ -83,7 +83,10 @@ const IGNORED = 'accepted and ignored: a cron’s runs publish no stream chunks'
 const RunOptions = RunCreateBody.pick({ input: true, config: true, context: true, interrupt_before: true, interrupt_after: true }).extend({
   metadata: JsonObjectSchema.optional().meta({ description: "the cron's metadata, given to each of its runs" }),
   webhook: WebhookUrlSchema.optional(),
-  on_run_completed: z.enum(['delete', 'keep']).optional().meta({ description: 'only `keep`: the threads of stateless crons are kept (and expire as sessions do)' }),
+  on_run_completed: z
+    .enum(['delete', 'keep'])
+    .optional()
+    .meta({ description: 'a stateless cron’s threads: `delete` (the default) each once its run stops, or `keep` them (those of its last 100 fires); ignored for a thread’s cron' }),
   enabled: z.boolean().optional().meta({ description: 'false: kept, but its ticks start nothing (default true)' }),
   stream_mode: RunCreateBody.shape.stream_mode.meta({ description: IGNORED }),
   stream_subgraphs: z.boolean().optional().meta({ description: IGNORED }),
@@ -119,7 +122,7 @@ export const CronSchema = z
     cron_id: z.string().meta({ description: 'the schedule id' }),
     assistant_id: z.string(),
     thread_id: z.string().nullable().meta({ description: 'the thread every fire runs on; null for a stateless cron (a new thread each fire)' }),
-    on_run_completed: z.literal('keep').nullable().meta({ description: 'keep for a stateless cron, null for a thread’s' }),
+    on_run_completed: z.enum(['delete', 'keep']).nullable().meta({ description: 'what becomes of a stateless cron’s threads; null for a thread’s cron' }),
     end_time: Timestamp.nullable(),
     schedule: z.string(),
     timezone: z.string(),

@@ -23,6 +23,10 @@ const ScheduleSchema = z
     metadata: JsonObjectSchema.optional().meta({ description: 'a LangGraph cron’s metadata' }),
     webhook: z.string().optional().meta({ description: 'each fire’s run is POSTed there when it ends (a LangGraph cron’s webhook)' }),
     updated_at: Timestamp.optional().meta({ description: 'its last change (PATCH /runs/crons/{id})' }),
+    on_run_completed: z
+      .enum(['delete', 'keep'])
+      .optional()
+      .meta({ description: 'a stateless LangGraph cron’s new sessions: deleted once their run stops, or kept (those of its last 100 fires)' }),
   })
   .meta({ id: 'Schedule' });
 
