@@ -2,15 +2,19 @@ import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
 import { SCHEDULE_HISTORY_LIMIT, TERMINAL_RUN_STATUSES, type Run, type Schedule } from '../domain/types.js';
 import type { Store } from '../ports/store.js';
-import type { EndRun } from './run-lifecycle.js';
+import type { RunStatus } from '../domain/types.js';
 
 /** The error of a paused run cancelled because its fire's session goes once the run stops. */
 export const DISCARDED_PAUSE_ERROR = 'cancelled: its schedule deletes the session once its run stops (on_run_completed: delete)';
 
 export interface FireSessionsOptions {
   store: Pick<Store, 'sessions' | 'schedules'>;
-  /** Ends a paused run (RunLifecycle.end); its end settles the record again, and the session goes then. */
-  end(tenant: string, runId: string, end: EndRun): Promise<unknown>;
+  /**
+   * Ends a paused run (RunLifecycle.end, typed here by what this module asks of it: the
+   * lifecycle imports the schedule fires, which use this module); its end settles the record
+   * again, and the session goes then.
+   */
+  end(tenant: string, runId: string, end: { status: 'cancelled'; error: string; from: readonly RunStatus[] }): Promise<unknown>;
   /** Resolves once the run's webhook delivery (if any) is enqueued: it reads the session. */
   webhookEnqueued(runId: string): Promise<void>;
   logger: Logger;
