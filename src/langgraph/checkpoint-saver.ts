@@ -45,6 +45,13 @@ export interface AgentplaneCheckpointSaverOptions {
    * expired, lost with Redis's data): a run writing for it stops. @defaultValue false
    */
   requireSession?: boolean;
+  /**
+   * Store a run's `configurable` and `config.metadata` in the metadata of the checkpoints it
+   * writes, as LangGraph's server does (`getHistory({ metadata })` then finds a run's
+   * checkpoints); off, the metadata is stored as LangGraph gives it (the saver's own contract).
+   * @defaultValue false
+   */
+  runMetadata?: boolean;
   /** @defaultValue LangGraph's JsonPlusSerializer */
   serde?: SerializerProtocol;
 }
@@ -68,6 +75,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   private readonly retain: number;
   private readonly maxCheckpointBytes: number;
   private readonly requireSession: boolean;
+  private readonly runMetadata: boolean;
 
   constructor(options: AgentplaneCheckpointSaverOptions) {
     super(options.serde);
@@ -76,6 +84,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     this.retain = options.retain ?? DEFAULT_STORAGE_LIMITS.checkpointsRetain;
     this.maxCheckpointBytes = options.maxCheckpointBytes ?? DEFAULT_STORAGE_LIMITS.maxStateBytes;
     this.requireSession = options.requireSession ?? false;
+    this.runMetadata = options.runMetadata ?? false;
     if (!Number.isInteger(this.retain) || this.retain < 1) throw new TypeError('retain must be an integer of at least 1.');
   }
 
@@ -153,7 +162,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
       checkpointId,
       ...(parentId ? { parentId: storageId('checkpoint_id', parentId) } : {}),
       checkpoint: await serialize(this.serde, rest),
-      metadata: await serialize(this.serde, withRunId(metadata, config)),
+      metadata: await serialize(this.serde, this.runMetadata ? checkpointMetadataOf(metadata, config) : withRunId(metadata, config)),
       versions,
     };
     // The storage refuses a checkpoint whose whole state passes the cap (it knows the stored values' sizes).
@@ -301,6 +310,20 @@ function deltaDepth(metadata: CheckpointMetadata): number {
  * The metadata with the run that wrote the checkpoint (`configurable.run_id`, as LangGraph's
  * server records it): a worker taking over a run finds how far that run got.
  */
+/** Keys of `configurable` a checkpoint's metadata does not take (they name the checkpoint itself), as LangGraph's server. */
+const NOT_METADATA = new Set(['checkpoint_ns', 'checkpoint_id', 'run_id', 'thread_id']);
+
+/**
+ * A checkpoint's metadata as LangGraph's server stores it: the run's `configurable` (but the
+ * checkpoint's own names and `__` internals), the run's metadata (`config.metadata`: what the
+ * client gave the run), then LangGraph's own; and the run id, so a run finds its checkpoints
+ * (a taken-over job, a rollback). `getHistory({ metadata })` finds a run's checkpoints by it.
+ */
+function checkpointMetadataOf(metadata: CheckpointMetadata, config: RunnableConfig): CheckpointMetadata {
+  const configurable = Object.entries(config.configurable ?? {}).filter(([key]) => !key.startsWith('__') && !NOT_METADATA.has(key));
+  return withRunId({ ...Object.fromEntries(configurable), ...config.metadata, ...metadata } as CheckpointMetadata, config);
+}
+
 function withRunId(metadata: CheckpointMetadata, config: RunnableConfig): CheckpointMetadata {
   const runId: unknown = config.configurable?.run_id;
   if (typeof runId !== 'string' || 'run_id' in metadata) return metadata;

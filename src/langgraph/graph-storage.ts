@@ -31,6 +31,7 @@ export function tenantGraphStorage(options: TenantGraphStorageOptions): TenantGr
       retain: options.retain,
       maxCheckpointBytes: options.maxCheckpointBytes,
       requireSession: options.requireSession ?? true,
+      runMetadata: true,
     }),
     store: new AgentplaneStore({ tenant, storage: options.items }),
   };

@@ -73,7 +73,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   // The thread's latest checkpoint is where the engine reads and goes on from; a client's
   // `checkpoint_id` (a fork) is where a fresh run starts, only.
   const { checkpoint_id: forkFrom, ...given } = asked.config?.configurable ?? {};
-  const configurable = { ...given, thread_id: job.session_id, run_id: run.id };
+  // As LangGraph's server: the graph and assistant of the run are in its configurable (and so in its checkpoints' metadata).
+  const configurable = { ...given, graph_id: job.agent_id, ...(asked.assistant_id ? { assistant_id: asked.assistant_id } : {}), thread_id: job.session_id, run_id: run.id };
   const graph = await graphs.graphFor(source, tenant, { configurable });
   const config = { configurable };
   /** The LangGraph stream modes a LangGraph client asked for: their chunks go out as `stream` events. */
@@ -107,7 +108,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     const stream = await graph.stream(input, {
       ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
       ...(asked.config?.tags ? { tags: asked.config.tags } : {}),
-      ...(asked.config?.metadata ? { metadata: asked.config.metadata } : {}),
+      // The run's metadata and its config's reach its checkpoints' metadata (getHistory({ metadata }) finds them).
+      ...(asked.metadata || asked.config?.metadata ? { metadata: { ...asked.metadata, ...asked.config?.metadata } } : {}),
       ...(asked.context !== undefined && asked.context !== null ? { context: asked.context as Record<string, unknown> } : {}),
       ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
       ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
