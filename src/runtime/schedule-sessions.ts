@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
-import { SCHEDULE_HISTORY_LIMIT, TERMINAL_RUN_STATUSES, type Run, type Schedule } from '../domain/types.js';
+import { SCHEDULE_HISTORY_LIMIT, TERMINAL_RUN_STATUSES, type Run, type RunStatus, type Schedule } from '../domain/types.js';
 import type { Store } from '../ports/store.js';
-import type { RunStatus } from '../domain/types.js';
 
 /** The error of a paused run cancelled because its fire's session goes once the run stops. */
 export const DISCARDED_PAUSE_ERROR = 'cancelled: its schedule deletes the session once its run stops (on_run_completed: delete)';
