@@ -5,7 +5,9 @@ import { createRedisBackend } from '../../src/adapters/redis/backend.js';
 import { loadConfig } from '../../src/config.js';
 import { DEFAULT_EVENT_RETENTION, DEFAULT_STORAGE_LIMITS, type RunEvent, type Span, type StoredEvent } from '../../src/domain/types.js';
 import type { Backend } from '../../src/ports/backend.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { Redis } from 'ioredis';
+import { RedisEventBus } from '../../src/adapters/redis/event-bus.js';
+import { startPrivateRedis, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 /**
  * The byte caps of the event log on the run path too: events a worker's journal publishes
@@ -80,6 +82,33 @@ function journalBytes(name: string, build: () => Backend): void {
 
 journalBytes('memory', () => createMemoryBackend(common));
 journalBytes('redis', () => createRedisBackend({ ...common, connection: { mode: 'single', url: redis.url }, keyPrefix: uniquePrefix('event-bytes'), lockDurationMs: 30_000 }));
+
+describe('Redis memory under a run streaming large chunks', () => {
+  it('grows by about the per-run cap (16 MiB by default), not by what the run published (40 MiB)', async () => {
+    const own = await startPrivateRedis();
+    const admin = new Redis(own.url);
+    const [commands, subscriber] = [new Redis(own.url), new Redis(own.url)];
+    const bus = new RedisEventBus({ redis: commands, subscriber, keyPrefix: uniquePrefix('event-memory'), retain: DEFAULT_EVENT_RETENTION.count });
+    try {
+      const used = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+      const before = await used();
+      const chunk = 'x'.repeat(250 * 1024);
+      for (let i = 0; i < 160; i += 1) {
+        await bus.publish('t', { type: 'stream', session: 's', run_id: 'loud', agent_id: 'g', ts: new Date().toISOString(), name: 'custom', data: `${i}${chunk}` });
+      }
+      const grown = (await used()) - before;
+      const retained = await bus.readAfter('t', '0-0', 1_000);
+      expect(sum(retained)).toBeLessThanOrEqual(DEFAULT_EVENT_RETENTION.runBytes);
+      expect(retained.length).toBeGreaterThan(50);
+      // The stream's entries, its accounting and allocator slack: well under what was sent.
+      expect(grown).toBeLessThan(DEFAULT_EVENT_RETENTION.runBytes * 1.25);
+    } finally {
+      await bus.close();
+      for (const client of [admin, commands, subscriber]) client.disconnect();
+      await own.kill();
+    }
+  });
+});
 
 describe('SERVICE_EVENTS_MAX_BYTES and SERVICE_EVENTS_RUN_MAX_BYTES', () => {
   it('default to 64 MiB per tenant and 16 MiB per run, take byte counts, and refuse less than 1 MiB', () => {
