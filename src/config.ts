@@ -3,7 +3,7 @@ import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
 import { DEFAULT_SCHEDULES_PER_TENANT } from './domain/schedule-cap.js';
 import { DEFAULT_WEBHOOK_BACKOFF_MS, DEFAULT_WEBHOOK_SLOTS, DEFAULT_WEBHOOK_TIMEOUT_MS } from './domain/run-webhook.js';
 import { standardWebhooksKey } from './domain/standard-webhooks.js';
-import { DEFAULT_ASSISTANT_LIMITS, DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN } from './domain/types.js';
+import { DEFAULT_ASSISTANT_LIMITS, DEFAULT_EVENT_RETENTION, DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN, MIN_EVENTS_BYTES } from './domain/types.js';
 import { addressList } from './http/client-address.js';
 import { hostPortList, redisConnectionOf, type RedisConnection } from './config-redis.js';
 
@@ -105,7 +105,9 @@ const envSchema = z.object({
   SERVICE_SCHEDULES: bool.default(true),
   SERVICE_SCHEDULES_MAX_PER_TENANT: int(1).default(DEFAULT_SCHEDULES_PER_TENANT),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
-  SERVICE_EVENTS_RETAIN: int(1).default(10_000),
+  SERVICE_EVENTS_RETAIN: int(1).default(DEFAULT_EVENT_RETENTION.count),
+  SERVICE_EVENTS_MAX_BYTES: int(MIN_EVENTS_BYTES).default(DEFAULT_EVENT_RETENTION.bytes),
+  SERVICE_EVENTS_RUN_MAX_BYTES: int(MIN_EVENTS_BYTES).default(DEFAULT_EVENT_RETENTION.runBytes),
   SERVICE_SHUTDOWN_DELAY_MS: int(0).default(2_000),
   SERVICE_SHUTDOWN_TIMEOUT_MS: int(0).default(25_000),
   SERVICE_REPLICA_ID: optionalString,

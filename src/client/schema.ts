@@ -8585,10 +8585,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A page of threads. Without ids, only the tenant's 1000 newest sessions are searched. */
+            /** @description A page of threads: at most `limit`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one thread always fits). Without ids, only the tenant's 1000 newest sessions are searched. */
             200: {
                 headers: {
-                    /** @description offset of the next page, when there is one */
+                    /** @description offset of the next page, when there is one (the page reached its limit or its bytes) */
                     "X-Pagination-Next"?: string;
                     [name: string]: unknown;
                 };

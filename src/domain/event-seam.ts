@@ -49,14 +49,19 @@ export class EventSeam {
   /**
    * Delivers every retained event after `fromId` (or after the last delivered one, if later),
    * page by page, then the held live events. On a read error it keeps holding and rethrows,
-   * so the caller may retry.
+   * so the caller may retry. `pace`, when given, is awaited before each retained event: a
+   * consumer that writes to a client waits there for it to take what was written, so a page
+   * of large events is not all buffered at once.
    */
-  async catchUp(read: ReadAfter, fromId: string, pageSize = 500): Promise<void> {
+  async catchUp(read: ReadAfter, fromId: string, pageSize = 500, pace?: () => Promise<void>): Promise<void> {
     this.hold();
     let cursor = this.lastId && compareEventIds(this.lastId, fromId) > 0 ? this.lastId : fromId;
     for (;;) {
       const page = await read(cursor, pageSize);
-      for (const event of page) this.emit(event);
+      for (const event of page) {
+        if (pace) await pace();
+        this.emit(event);
+      }
       if (page.length === pageSize) {
         cursor = page[page.length - 1]!.id;
       } else if (this.overflowed) {

@@ -192,6 +192,24 @@ export const DEFAULT_STORAGE_LIMITS = Object.freeze({
  */
 export const DEFAULT_GRAPH_ITEMS_MAX_BYTES = 64 * 1024 * 1024;
 
+/**
+ * What a tenant's event log retains for resuming streams (SERVICE_EVENTS_RETAIN,
+ * SERVICE_EVENTS_MAX_BYTES, SERVICE_EVENTS_RUN_MAX_BYTES): at most `count` events, at most
+ * `bytes` of their JSON (UTF-8) per tenant and `runBytes` per run. Past any of them the oldest
+ * go (the run's oldest for `runBytes`). 64 MiB per tenant as its LangGraph memory items;
+ * 16 MiB per run, so one run streaming large chunks takes at most a quarter of its tenant's
+ * log and the other runs' recent events stay resumable. Both hold 64 of the largest events (a
+ * 256 KiB stream chunk); the settings accept no less than {@link MIN_EVENTS_BYTES}.
+ */
+export const DEFAULT_EVENT_RETENTION = Object.freeze({
+  count: 10_000,
+  bytes: 64 * 1024 * 1024,
+  runBytes: 16 * 1024 * 1024,
+});
+
+/** The least byte cap the settings accept: one of the largest events (a stream chunk with its envelope) fits four times. */
+export const MIN_EVENTS_BYTES = 1024 * 1024;
+
 /** History records kept per schedule; older ones are dropped. */
 export const SCHEDULE_HISTORY_LIMIT = 100;
 

@@ -24,9 +24,11 @@ export async function deleteAssistant(
     offset: 0,
     sort_by: 'created_at',
     sort_order: 'desc',
+    // Ids alone: the page never stops early at its byte bound.
+    select: ['thread_id'],
   });
   for (const thread of threads) {
-    await deleteThread(deps, tenant, thread.thread_id, options.by).catch((error: unknown) => {
+    await deleteThread(deps, tenant, String(thread.thread_id), options.by).catch((error: unknown) => {
       // Deleted meanwhile: nothing left to do.
       if (!(error instanceof AppError && error.code === 'not_found')) throw error;
     });

@@ -29,6 +29,11 @@ export interface Thread {
 export const THREAD_SCAN_LIMIT = 1000;
 /** Sessions read per storage call while scanning. */
 const SCAN_PAGE = 100;
+/**
+ * Threads whose latest checkpoint (up to SERVICE_MAX_STATE_BYTES each) is read at once, when a
+ * filter, a sort or the page needs it: a search holds a few states at a time, not a scan page's.
+ */
+const STATE_READS = 8;
 
 /**
  * A thread's metadata: the session's, with `graph_id` of the agent its runs are bound to and
@@ -59,6 +64,11 @@ export class ThreadFacts {
 
   latestCheckpoint(): Promise<Checkpoint | null> {
     return (this.checkpoint ??= this.deps.store.sessions.getCheckpoint(this.tenant, this.session.id));
+  }
+
+  /** Lets go of the latest checkpoint read (a state may be large): read again if asked again. */
+  forgetCheckpoint(): void {
+    this.checkpoint = undefined;
   }
 
   /**
@@ -137,14 +147,19 @@ export interface ThreadSearch extends ThreadFilter {
   offset: number;
   sort_by: 'thread_id' | 'status' | 'created_at' | 'updated_at' | 'state_updated_at';
   sort_order: 'asc' | 'desc';
+  /** Only these fields of each thread. */
+  select?: readonly string[];
 }
 
 /**
- * One page of the tenant's threads matching `search`, sorted; `more` when a next page may hold
- * more. Without `ids` only the newest THREAD_SCAN_LIMIT sessions are looked at; sorted by
- * `created_at` descending (the default) the scan stops once the page is full.
+ * One page of the tenant's threads matching `search`, sorted, each with the fields selected;
+ * `more` when a next page may hold more (the next page starts at `offset` + the threads
+ * answered). Without `ids` only the newest THREAD_SCAN_LIMIT sessions are looked at; sorted by
+ * `created_at` descending (the default) the scan stops once the page is full. A page also
+ * stops before its JSON would pass SERVICE_MAX_PAGE_BYTES (UTF-8), as a history page does: one
+ * thread always fits, and `more` says where to go on.
  */
-export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ threads: Thread[]; more: boolean }> {
+export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ threads: JsonObject[]; more: boolean }> {
   const inScanOrder = search.sort_by === 'created_at' && search.sort_order === 'desc';
   const wanted = search.offset + search.limit;
   const found: ThreadFacts[] = [];
@@ -155,7 +170,27 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
   }
   const sorted = inScanOrder ? found : await sortedBy(found, search.sort_by, search.sort_order);
   const page = sorted.slice(search.offset, wanted);
-  return { threads: await Promise.all(page.map((facts) => facts.thread())), more: sorted.length > wanted };
+  const maxBytes = deps.config.SERVICE_MAX_PAGE_BYTES;
+  const threads: JsonObject[] = [];
+  // The answer's bytes: `[`, `]`, and a comma between two threads.
+  let bytes = 2;
+  for (let at = 0; at < page.length; at += STATE_READS) {
+    const batch = await Promise.all(page.slice(at, at + STATE_READS).map(async (facts) => selected(await facts.thread(), search.select)));
+    for (const thread of batch) {
+      const size = Buffer.byteLength(JSON.stringify(thread)) + (threads.length > 0 ? 1 : 0);
+      if (threads.length > 0 && bytes + size > maxBytes) return { threads, more: true };
+      threads.push(thread);
+      bytes += size;
+    }
+    for (const facts of page.slice(at, at + STATE_READS)) facts.forgetCheckpoint();
+  }
+  return { threads, more: sorted.length > wanted };
+}
+
+/** The fields of a thread named by `select`, all without it. */
+function selected(thread: Thread, select: readonly string[] | undefined): JsonObject {
+  const fields = thread as unknown as JsonObject;
+  return select ? Object.fromEntries(Object.entries(fields).filter(([field]) => select.includes(field))) : fields;
 }
 
 /** How many of the tenant's threads match `filter` (among the newest THREAD_SCAN_LIMIT without `ids`). */
@@ -168,9 +203,23 @@ export async function countThreads(deps: ThreadStateDeps, tenant: string, filter
 async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter): AsyncGenerator<ThreadFacts> {
   for await (const sessions of candidates(deps, tenant, filter.ids)) {
     const facts = sessions.map((session) => new ThreadFacts(deps, tenant, session));
-    const matched = await Promise.all(facts.map((thread) => matches(thread, filter)));
+    const matched = await inBatches(facts, (thread) => matches(thread, filter));
     yield* facts.filter((_, i) => matched[i]);
   }
+}
+
+/**
+ * `read` of each thread, STATE_READS at a time, each thread's checkpoint let go of after its
+ * read: a scan holds a few states at once, never all it looked at.
+ */
+async function inBatches<T>(threads: readonly ThreadFacts[], read: (thread: ThreadFacts) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let at = 0; at < threads.length; at += STATE_READS) {
+    const batch = threads.slice(at, at + STATE_READS);
+    out.push(...(await Promise.all(batch.map(read))));
+    for (const thread of batch) thread.forgetCheckpoint();
+  }
+  return out;
 }
 
 async function matches(thread: ThreadFacts, filter: ThreadFilter): Promise<boolean> {
@@ -194,7 +243,7 @@ async function* candidates(deps: ThreadStateDeps, tenant: string, ids: readonly 
 }
 
 async function sortedBy(threads: ThreadFacts[], by: ThreadSearch['sort_by'], order: ThreadSearch['sort_order']): Promise<ThreadFacts[]> {
-  const keys = await Promise.all(threads.map((thread) => sortKey(thread, by)));
+  const keys = await inBatches(threads, (thread) => sortKey(thread, by));
   const sign = order === 'asc' ? 1 : -1;
   return threads
     .map((thread, i) => ({ thread, key: keys[i]! }))

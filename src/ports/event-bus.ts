@@ -12,7 +12,9 @@ export interface CancelSignal {
 
 /**
  * Run events: published by workers, delivered to SSE clients on every replica.
- * Each tenant retains its newest `SERVICE_EVENTS_RETAIN` events for replay; ids have the form
+ * Each tenant retains its newest `SERVICE_EVENTS_RETAIN` events for replay, at most
+ * `SERVICE_EVENTS_MAX_BYTES` of their JSON (UTF-8) and `SERVICE_EVENTS_RUN_MAX_BYTES` of one
+ * run's (past that the run's own oldest go, out of the middle of the log); ids have the form
  * `<ms>-<seq>` and rise within a tenant (domain/event-ids.ts).
  *
  * Live delivery is ordered and gap-free per tenant while a listener stays subscribed: an

@@ -58,8 +58,8 @@ scheduleStoreContract('redis cluster', async () => new RedisStore(commands(), { 
 listingContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('listing'), ...options }));
 sessionCreationContract('redis cluster', async (options) => new RedisStore(commands(), { keyPrefix: uniquePrefix('sessions'), ...options }));
 
-eventBusContract('redis cluster (sharded pub/sub)', async (retain) => {
-  return new RedisEventBus({ redis: commands(), subscriber: forever('subscriber', true), keyPrefix: uniquePrefix('events'), retain });
+eventBusContract('redis cluster (sharded pub/sub)', async (retain, bytes) => {
+  return new RedisEventBus({ redis: commands(), subscriber: forever('subscriber', true), keyPrefix: uniquePrefix('events'), retain, ...bytes });
 });
 
 /** The limiter sends nothing to a client that is not ready yet (it asks the insurance instead). */

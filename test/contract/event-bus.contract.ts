@@ -7,8 +7,17 @@ import { listenerCount } from '../support/listeners.js';
 import type { EventBus } from '../../src/ports/event-bus.js';
 import { waitFor } from '../support/wait.js';
 
-/** A fresh EventBus retaining `retain` events per tenant; both adapters must pass every test. */
-export type EventBusFactory = (retain: number) => Promise<EventBus>;
+/** Bytes of retained event JSON, per tenant and per run (SERVICE_EVENTS_MAX_BYTES, SERVICE_EVENTS_RUN_MAX_BYTES). */
+export interface EventBytesCaps {
+  maxBytes: number;
+  runMaxBytes: number;
+}
+
+/**
+ * A fresh EventBus retaining `retain` events per tenant, and at most `bytes` of them when given
+ * (the defaults otherwise); both adapters must pass every test.
+ */
+export type EventBusFactory = (retain: number, bytes?: EventBytesCaps) => Promise<EventBus>;
 
 const T = 'tenant-a';
 // On the test Redis Cluster, T and OTHER land on different masters (test/cluster checks it).
@@ -24,6 +33,15 @@ async function publishMany(bus: EventBus, tenant: string, count: number, from = 
   for (let i = 0; i < count; i += 1) ids.push(await bus.publish(tenant, event(from + i)));
   return ids;
 }
+
+/** A `custom` event of `run` carrying `chars` two-byte characters (é): UTF-8 bytes are twice its UTF-16 length. */
+function bigEvent(run: string, n: number, chars: number): RunEvent {
+  return { type: 'custom', session: 's1', run_id: run, agent_id: 'echo', ts: new Date().toISOString(), name: `c${n}`, data: 'é'.repeat(chars) };
+}
+
+/** UTF-8 bytes of an event's JSON: what the byte caps count. */
+const bytesOf = (e: StoredEvent) => Buffer.byteLength(JSON.stringify(e.event));
+const sum = (events: StoredEvent[]) => events.reduce((total, e) => total + bytesOf(e), 0);
 
 /** Every retained event of the tenant, paging through readAfter. */
 async function readAll(bus: EventBus, tenant: string): Promise<StoredEvent[]> {
@@ -91,11 +109,53 @@ export function eventBusContract(name: string, makeBus: EventBusFactory): void {
       const bus = await makeBus(10);
       const ids = await publishMany(bus, T, 600);
       const kept = (await readAll(bus, T)).map((e) => e.id);
-      // Redis trims approximately (MAXLEN ~, whole stream nodes of 100 entries); memory exactly.
-      expect(kept.slice(-10)).toEqual(ids.slice(-10));
-      expect(kept.length).toBeGreaterThanOrEqual(10);
-      expect(kept.length).toBeLessThanOrEqual(10 + 100);
-      expect(kept).toEqual(ids.slice(ids.length - kept.length));
+      expect(kept).toEqual(ids.slice(-10));
+      await bus.close();
+    });
+
+    it('retains at most maxBytes of event JSON per tenant, counted in UTF-8 bytes, the oldest dropped first', async () => {
+      const caps = { maxBytes: 20_000, runMaxBytes: 20_000 };
+      const bus = await makeBus(10_000, caps);
+      const ids: string[] = [];
+      // Ten runs, six events each of ~2 KB of UTF-8 (~1 K UTF-16 units): 120 KB published.
+      for (let i = 0; i < 60; i += 1) ids.push(await bus.publish(T, bigEvent(`run-${i % 10}`, i, 1_000)));
+      const kept = await readAll(bus, T);
+      expect(sum(kept)).toBeLessThanOrEqual(caps.maxBytes);
+      // The newest events, and no fewer than fit: the next older one would pass the cap.
+      expect(kept.map((e) => e.id)).toEqual(ids.slice(ids.length - kept.length));
+      expect(sum(kept) + Buffer.byteLength(JSON.stringify(bigEvent('run-0', 0, 1_000)))).toBeGreaterThan(caps.maxBytes);
+      // Events of the other tenant are not counted against this one's.
+      const other = await bus.publish(OTHER, bigEvent('run-x', 0, 1_000));
+      expect((await bus.readAfter(OTHER, '0-0', 10)).map((e) => e.id)).toEqual([other]);
+      // Resuming after a dropped event answers what is retained after it, as past the count cap.
+      expect((await bus.readAfter(T, ids[0]!, 1_000)).map((e) => e.id)).toEqual(kept.map((e) => e.id));
+      // Dropping keeps up as more is published: never above the cap.
+      for (let i = 60; i < 90; i += 1) ids.push(await bus.publish(T, bigEvent(`run-${i % 10}`, i, 700)));
+      const later = await readAll(bus, T);
+      expect(sum(later)).toBeLessThanOrEqual(caps.maxBytes);
+      expect(later.at(-1)!.id).toBe(ids.at(-1));
+      await bus.close();
+    });
+
+    it('retains at most runMaxBytes of one run: its oldest events go, other runs keep theirs', async () => {
+      const caps = { maxBytes: 1_000_000, runMaxBytes: 10_000 };
+      const bus = await makeBus(10_000, caps);
+      const loud: string[] = [];
+      const quiet: string[] = [];
+      for (let i = 0; i < 40; i += 1) {
+        loud.push(await bus.publish(T, bigEvent('loud', i, 1_000)));
+        if (i % 4 === 0) quiet.push(await bus.publish(T, event(i)));
+      }
+      const kept = await readAll(bus, T);
+      const keptLoud = kept.filter((e) => e.event.run_id === 'loud');
+      expect(sum(keptLoud)).toBeLessThanOrEqual(caps.runMaxBytes);
+      expect(sum(keptLoud) + bytesOf(keptLoud[0]!)).toBeGreaterThan(caps.runMaxBytes);
+      expect(keptLoud.map((e) => e.id)).toEqual(loud.slice(loud.length - keptLoud.length));
+      // Every quiet event stays, though older than the loud run's dropped ones.
+      expect(kept.filter((e) => e.event.run_id !== 'loud').map((e) => e.id)).toEqual(quiet);
+      // A resume from a dropped event of the loud run skips what was dropped, nothing else.
+      const resumed = await bus.readAfter(T, loud[0]!, 1_000);
+      expect(resumed.map((e) => e.id)).toEqual(kept.filter((e) => compareEventIds(e.id, loud[0]!) > 0).map((e) => e.id));
       await bus.close();
     });
 

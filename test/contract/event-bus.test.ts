@@ -5,9 +5,9 @@ import { eventBusContract } from './event-bus.contract.js';
 
 const redis = useRedis();
 
-eventBusContract('memory', async (retain) => new MemoryEventBus(retain));
+eventBusContract('memory', async (retain, bytes) => new MemoryEventBus(retain, bytes));
 
-eventBusContract('redis', async (retain) => {
+eventBusContract('redis', async (retain, bytes) => {
   const subscriber = redis.connect({ maxRetriesPerRequest: null });
-  return new RedisEventBus({ redis: redis.connect(), subscriber, keyPrefix: uniquePrefix('events'), retain });
+  return new RedisEventBus({ redis: redis.connect(), subscriber, keyPrefix: uniquePrefix('events'), retain, ...bytes });
 });

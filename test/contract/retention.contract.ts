@@ -168,6 +168,16 @@ export function retentionContract(name: string, make: BoundedStorageFactory): vo
       expect(tiny.more).toBe(true);
     });
 
+    it('counts a history page in UTF-8 bytes, not string length', async () => {
+      const { store, session } = await setUp();
+      // ~2,000 bytes of UTF-8 per checkpoint, ~1,000 UTF-16 units: one fits 2,500 bytes, two would not.
+      const id = await session({ pad: 'é'.repeat(1_000) });
+      for (let i = 0; i < 3; i += 1) await store.sessions.appendCheckpoint(T, id, { patch: { i } });
+      const page = await store.sessions.listCheckpoints(T, id, { limit: 50, offset: 0, maxBytes: 2_500 });
+      expect(page.checkpoints.map((c) => c.seq_num)).toEqual([4]);
+      expect(page.more).toBe(true);
+    });
+
     it('deletes a session with its runs, spans, history and approvals; refuses while a run is active', async () => {
       const { store, session } = await setUp();
       const id = await session();

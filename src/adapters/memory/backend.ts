@@ -16,8 +16,12 @@ import { MemoryStore } from './store.js';
 import { MemoryWebhookQueue } from './webhook-queue.js';
 
 export interface MemoryBackendOptions {
-  /** Events retained per tenant for replay. */
+  /** Events retained per tenant for replay (SERVICE_EVENTS_RETAIN). */
   eventsRetain: number;
+  /** Bytes of event JSON retained per tenant (SERVICE_EVENTS_MAX_BYTES). @defaultValue DEFAULT_EVENT_RETENTION.bytes */
+  eventsMaxBytes?: number;
+  /** Bytes of event JSON retained per run (SERVICE_EVENTS_RUN_MAX_BYTES). @defaultValue DEFAULT_EVENT_RETENTION.runBytes */
+  eventsRunMaxBytes?: number;
   /** Run jobs executed at once. */
   concurrency: number;
   /** Longest wait for running jobs and fires at close. */
@@ -43,7 +47,10 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     sessionExists: (tenant: string, threadId: string): boolean => store.hasSession(tenant, threadId),
   });
   const store: MemoryStore = new MemoryStore({ limits: options.limits, graphCheckpoints });
-  const events = new MemoryEventBus(options.eventsRetain);
+  const events = new MemoryEventBus(options.eventsRetain, {
+    ...(options.eventsMaxBytes ? { maxBytes: options.eventsMaxBytes } : {}),
+    ...(options.eventsRunMaxBytes ? { runMaxBytes: options.eventsRunMaxBytes } : {}),
+  });
   const queue = new MemoryRunQueue({ concurrency: options.concurrency });
   const scheduler = new MemoryScheduler();
   const webhooks = new MemoryWebhookQueue(options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, options.webhookSlots);

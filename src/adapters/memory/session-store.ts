@@ -76,7 +76,7 @@ export class MemorySessionStore implements SessionStore {
     let bytes = 0;
     let index = all.length - 1 - page.offset;
     for (; index >= 0 && checkpoints.length < page.limit; index -= 1) {
-      const size = JSON.stringify(all[index]).length;
+      const size = Buffer.byteLength(JSON.stringify(all[index]));
       if (checkpoints.length > 0 && bytes + size > page.maxBytes) break;
       bytes += size;
       checkpoints.push(clone(all[index]!));

@@ -13,7 +13,7 @@ import { redisGraphItemStore } from './graph-items.js';
 import { redisAssistantStore } from './assistant-store.js';
 import type { AssistantLimits } from '../../ports/assistant-store.js';
 import { redisLimiterFactory } from './limiter.js';
-import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
+import { DEFAULT_EVENT_RETENTION, DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
 import { redisContext } from './context.js';
 import { RedisKeys } from './keys.js';
 import { RedisRunJournal } from './run-journal.js';
@@ -27,8 +27,12 @@ export interface RedisBackendOptions {
   connection: RedisConnection;
   /** Prefix of every key and of BullMQ's queues. */
   keyPrefix: string;
-  /** Events retained per tenant (XADD MAXLEN ~). */
+  /** Events retained per tenant (SERVICE_EVENTS_RETAIN). */
   eventsRetain: number;
+  /** Bytes of event JSON retained per tenant (SERVICE_EVENTS_MAX_BYTES). @defaultValue DEFAULT_EVENT_RETENTION.bytes */
+  eventsMaxBytes?: number;
+  /** Bytes of event JSON retained per run (SERVICE_EVENTS_RUN_MAX_BYTES). @defaultValue DEFAULT_EVENT_RETENTION.runBytes */
+  eventsRunMaxBytes?: number;
   /** Run jobs executed at once by this process's consumer. */
   concurrency: number;
   /** How long a run job's lock lives without renewal (a dead worker's job is taken over after it). */
@@ -90,12 +94,17 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       options.onUnconfirmedWrite,
     );
   const store = new RedisStore(redis, { keyPrefix: prefix, limits: options.limits, durable: durable(redis) });
+  const eventBytes = {
+    maxBytes: options.eventsMaxBytes ?? DEFAULT_EVENT_RETENTION.bytes,
+    runMaxBytes: options.eventsRunMaxBytes ?? DEFAULT_EVENT_RETENTION.runBytes,
+  };
   const events = mapFailures(
     new RedisEventBus({
       redis,
       subscriber: open({ ...forever('subscriber'), shardedSubscriber: true }),
       keyPrefix: prefix,
       retain: options.eventsRetain,
+      ...eventBytes,
       onError: (error) => options.onError?.('event delivery catch-up failed; retrying', error),
     }),
   );
@@ -118,7 +127,12 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
     store,
     events,
     journal: mapFailures(
-      new RedisRunJournal(redisContext(redis, prefix), { limits: { ...DEFAULT_STORAGE_LIMITS, ...options.limits }, eventsRetain: options.eventsRetain }),
+      new RedisRunJournal(redisContext(redis, prefix), {
+        limits: { ...DEFAULT_STORAGE_LIMITS, ...options.limits },
+        eventsRetain: options.eventsRetain,
+        eventsMaxBytes: eventBytes.maxBytes,
+        eventsRunMaxBytes: eventBytes.runMaxBytes,
+      }),
     ),
     queue,
     webhooks,

@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import type { RunEvent, StoredEvent } from '../../domain/types.js';
+import { DEFAULT_EVENT_RETENTION, type RunEvent, type StoredEvent } from '../../domain/types.js';
 import { EventSeam } from '../../domain/event-seam.js';
 import { withTimeout } from '../../domain/timeout.js';
 import type { CancelSignal, EventBus, EventListener } from '../../ports/event-bus.js';
@@ -17,8 +17,12 @@ export interface RedisEventBusOptions {
    */
   subscriber: RedisClient;
   keyPrefix: string;
-  /** Events retained per tenant (XADD MAXLEN ~). */
+  /** Events retained per tenant. */
   retain: number;
+  /** Bytes of event JSON (UTF-8) retained per tenant. @defaultValue DEFAULT_EVENT_RETENTION.bytes */
+  maxBytes?: number;
+  /** Bytes of event JSON (UTF-8) retained per run. @defaultValue DEFAULT_EVENT_RETENTION.runBytes */
+  runMaxBytes?: number;
   /** Errors of background work (a catch-up read that failed is retried). @defaultValue ignore */
   onError?: (error: unknown) => void;
   /** Pause before a failed catch-up is tried again. @defaultValue 500 */
@@ -48,8 +52,9 @@ const PAGE = 500;
 const SUBSCRIBE_TIMEOUT_MS = 5_000;
 
 /**
- * The EventBus on Redis: each event is appended to its tenant's capped stream (the stream id
- * is the event id) and announced by the same script: on one pub/sub channel (one Redis,
+ * The EventBus on Redis: each event is appended to its tenant's stream (the stream id is the
+ * event id), capped in events and in bytes per tenant and per run (includes/publishEvent.lua),
+ * and announced by the same script: on one pub/sub channel (one Redis,
  * Sentinel), or on a Redis Cluster on the tenant's sharded channel, in its slot, so an
  * announcement travels to one shard only. Each process holds one subscriber client and fans
  * announcements out to its local listeners by tenant.
@@ -97,10 +102,19 @@ export class RedisEventBus implements EventBus {
   }
 
   publish(tenant: string, event: RunEvent): Promise<string> {
+    const { keys } = this.c;
     return this.c.script<string>(
       'publishEvent',
-      [this.c.keys.events(tenant)],
-      [String(this.options.retain), JSON.stringify(event), this.c.announceChannel(tenant), JSON.stringify(tenant)],
+      [keys.events(tenant), keys.eventBytes(tenant), keys.eventsByRun(tenant)],
+      [
+        String(this.options.retain),
+        JSON.stringify(event),
+        this.c.announceChannel(tenant),
+        JSON.stringify(tenant),
+        this.options.maxBytes ?? DEFAULT_EVENT_RETENTION.bytes,
+        this.options.runMaxBytes ?? DEFAULT_EVENT_RETENTION.runBytes,
+        event.run_id ?? '',
+      ],
     );
   }
 

@@ -132,6 +132,20 @@ export class RedisKeys {
   events(tenant: string): string {
     return `${this.t(tenant)}:events`;
   }
+  /**
+   * Bytes of the tenant's retained events (includes/publishEvent.lua): a hash, field `tenant`
+   * the whole log's, `run:<run id>` each run's with events retained.
+   */
+  eventBytes(tenant: string): string {
+    return `${this.t(tenant)}:events:bytes`;
+  }
+  /**
+   * The tenant's retained events by run (includes/publishEvent.lua), so a run's oldest can be
+   * dropped: a sorted set read lexically, one member per event.
+   */
+  eventsByRun(tenant: string): string {
+    return `${this.t(tenant)}:events:by-run`;
+  }
   /** Pub/sub channel announcing new events of every tenant (one Redis, Sentinel). */
   eventsChannel(): string {
     return `${this.prefix}:events`;

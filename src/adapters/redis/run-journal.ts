@@ -1,6 +1,6 @@
 import { newId, nowIso } from '../../domain/time.js';
 import { rootSpan, runEvent } from '../../domain/run-events.js';
-import { END_NODE, type Checkpoint, type JsonObject, type Run, type RunEvent } from '../../domain/types.js';
+import { DEFAULT_EVENT_RETENTION, END_NODE, type Checkpoint, type JsonObject, type Run, type RunEvent } from '../../domain/types.js';
 import type { NodeStep, RunJournal, StepResult } from '../../ports/run-journal.js';
 import type { StorageLimits } from '../../ports/store.js';
 import type { RedisContext } from './context.js';
@@ -14,6 +14,10 @@ export interface RedisRunJournalOptions {
   limits: StorageLimits;
   /** Events retained per tenant (as the event bus). */
   eventsRetain: number;
+  /** Bytes of event JSON retained per tenant (as the event bus). @defaultValue DEFAULT_EVENT_RETENTION.bytes */
+  eventsMaxBytes?: number;
+  /** Bytes of event JSON retained per run (as the event bus). @defaultValue DEFAULT_EVENT_RETENTION.runBytes */
+  eventsRunMaxBytes?: number;
 }
 
 /** The worker's run path on Redis: one script to take a run, one per node (the last completes it). */
@@ -22,6 +26,13 @@ export class RedisRunJournal implements RunJournal {
     private readonly c: RedisContext,
     private readonly options: RedisRunJournalOptions,
   ) {}
+
+  private eventBytes(): { eventsMaxBytes: number; eventsRunMaxBytes: number } {
+    return {
+      eventsMaxBytes: this.options.eventsMaxBytes ?? DEFAULT_EVENT_RETENTION.bytes,
+      eventsRunMaxBytes: this.options.eventsRunMaxBytes ?? DEFAULT_EVENT_RETENTION.runBytes,
+    };
+  }
 
   async begin(tenant: string, ref: Pick<Run, 'id' | 'session_id' | 'agent_id'>, options: { announce?: boolean } = {}): Promise<{ run: Run; published?: RunEvent; checkpoint?: Checkpoint }> {
     const { keys } = this.c;
@@ -38,6 +49,8 @@ export class RedisRunJournal implements RunJournal {
         keys.events(tenant),
         keys.state(tenant, ref.session_id),
         keys.checkpoints(tenant, ref.session_id),
+        keys.eventBytes(tenant),
+        keys.eventsByRun(tenant),
       ],
       SCRIPT_ARGS.beginRun.encode({
         runId: ref.id,
@@ -48,6 +61,7 @@ export class RedisRunJournal implements RunJournal {
         tenantJson: JSON.stringify(tenant),
         eventTail: options.announce === false ? '' : `,${tail}`,
         runIndexPrefix: keys.runIndexPrefix(tenant),
+        ...this.eventBytes(),
       }),
     );
     const run = toRun(flatToObject(reply[0] as unknown[]))!;
@@ -84,6 +98,8 @@ export class RedisRunJournal implements RunJournal {
         keys.activeRuns(tenant),
         keys.queuedBehind(tenant, run.session_id),
         keys.scheduleRuns(tenant),
+        keys.eventBytes(tenant),
+        keys.eventsByRun(tenant),
       ],
       SCRIPT_ARGS.stepRun.encode(
         {
@@ -105,6 +121,7 @@ export class RedisRunJournal implements RunJournal {
           nextEvents: lines(next),
           rootSpan: completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
           runIndexPrefix: keys.runIndexPrefix(tenant),
+          ...this.eventBytes(),
         },
         statePairs(step.patch),
       ),

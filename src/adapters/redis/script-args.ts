@@ -133,6 +133,8 @@ export const SCRIPT_ARGS = {
     'tenantJson',
     'eventTail',
     'runIndexPrefix',
+    'eventsMaxBytes',
+    'eventsRunMaxBytes',
   ]),
   stepRun: argv(
     [
@@ -152,6 +154,8 @@ export const SCRIPT_ARGS = {
       'nextEvents',
       'rootSpan',
       'runIndexPrefix',
+      'eventsMaxBytes',
+      'eventsRunMaxBytes',
     ],
     { rest: true },
   ),

@@ -142,7 +142,7 @@ export class RedisSessionStore implements SessionStore {
       if (!entry) break;
       if (seq <= newest) {
         const checkpoint = checkpointOf(entry, state);
-        bytes += JSON.stringify(checkpoint).length;
+        bytes += Buffer.byteLength(JSON.stringify(checkpoint));
         if (checkpoints.length > 0 && bytes > page.maxBytes) break;
         checkpoints.push(checkpoint);
         if (bytes >= page.maxBytes) {

@@ -141,7 +141,13 @@ export class LangGraphStream {
         await stream.drained();
         if (stream.isClosed || this.ended) return;
         const page = await events.readAfter(this.tenant, cursor, REPLAY_PAGE);
-        for (const event of page) this.deliver(event, true);
+        for (const event of page) {
+          // Event by event at the client's pace: a page of large chunks written at once would
+          // pass the stream's buffer bound and disconnect it.
+          await stream.drained();
+          if (stream.isClosed || this.ended) return;
+          this.deliver(event, true);
+        }
         if (page.length < REPLAY_PAGE) break;
         cursor = page[page.length - 1]!.id;
       }

@@ -70,18 +70,19 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       bodyExamples: { newest: { summary: 'the ten newest threads', value: { limit: 10, offset: 0, sort_by: 'created_at', sort_order: 'desc' } } },
       responses: {
         200: {
-          description: `A page of threads. Without ids, only the tenant's ${THREAD_SCAN_LIMIT} newest sessions are searched.`,
+          description:
+            `A page of threads: at most \`limit\`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one thread always fits). ` +
+            `Without ids, only the tenant's ${THREAD_SCAN_LIMIT} newest sessions are searched.`,
           schema: z.array(ThreadSchema.partial()),
-          headers: { 'X-Pagination-Next': 'offset of the next page, when there is one' },
+          headers: { 'X-Pagination-Next': 'offset of the next page, when there is one (the page reached its limit or its bytes)' },
         },
         ...langgraphErrors(400, 401, 403, 413, 415, 429),
       },
       handler: async ({ body, principal }) => {
         const { threads, more } = await searchThreads(deps, principal.tenant, body);
-        const { select } = body;
         return {
           status: 200,
-          body: select ? threads.map((thread) => Object.fromEntries(Object.entries(thread).filter(([field]) => (select as readonly string[]).includes(field)))) : threads,
+          body: threads,
           headers: more ? { 'X-Pagination-Next': String(body.offset + threads.length) } : ({} as Record<string, string>),
         };
       },

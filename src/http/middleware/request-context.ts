@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import { Stream } from 'node:stream';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { AppError } from '../../domain/errors.js';
 import { renderError, toAppError } from '../errors.js';
@@ -17,6 +18,21 @@ export interface RequestContextOptions {
   replicaId: string;
   /** True once a graceful shutdown started: answers carry `Connection: close`. */
   isDraining: () => boolean;
+}
+
+/**
+ * Serializes a JSON body (an object or array; Koa would otherwise do it after every middleware
+ * returned) here, so that a body JSON cannot hold (past V8's longest string: "Invalid string
+ * length"; a BigInt) is an error this middleware renders, logs and counts with the status
+ * sent, instead of Koa's plain-text 500 after a log line that said 200. The Content-Type Koa
+ * set for the object stays.
+ */
+function serializeJsonBody(ctx: Context): void {
+  const { body } = ctx;
+  if (body === null || typeof body !== 'object' || body instanceof Stream) return;
+  // Plain objects and arrays only: a Buffer, a stream, a Blob or a Response is Koa's to send.
+  const prototype = Object.getPrototypeOf(body) as unknown;
+  if (Array.isArray(body) || prototype === Object.prototype || prototype === null) ctx.body = JSON.stringify(body);
 }
 
 /**
@@ -38,6 +54,7 @@ export function requestContext(options: RequestContextOptions): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new AppError('not_found', `No route matches ${ctx.method} ${ctx.path}.`);
       }
+      serializeJsonBody(ctx);
     } catch (error) {
       const appError = toAppError(error);
       if (appError.code === 'internal') {

@@ -109,6 +109,9 @@ async function replay(
       },
       afterId,
       REPLAY_PAGE,
+      // Event by event at the client's pace: a page of large events (stream chunks of up to
+      // 256 KiB) written at once would pass the stream's buffer bound and disconnect it.
+      () => stream.drained(),
     );
   } catch (error) {
     logger.warn({ err: error }, 'event stream ended: replay failed; the client resumes with Last-Event-ID');

@@ -9,6 +9,7 @@
   KEYS[5] run hash   KEYS[6] the tenant's event stream   KEYS[7] sessions-by-activity sorted set
   KEYS[8] active-runs sorted set   KEYS[9] runs queued behind on the session
   KEYS[10] schedule run links hash of the tenant
+  KEYS[11] the tenant's event bytes hash   KEYS[12] the tenant's events by run (includes/publishEvent.lua)
 
   ARGV, named and ordered by SCRIPT_ARGS.stepRun (script-args.ts):
   ARGV[1] session id   ARGV[2] run id   ARGV[3] checkpoint id   ARGV[4] next node
@@ -19,7 +20,8 @@
   ARGV[16] the next events' JSON: node_start of each next node, or `completed` alone
   ARGV[17] the run's root span JSON when it completes, '' otherwise
   ARGV[18] prefix of the tenant's run indexes
-  ARGV[19..] pairs: state key, raw JSON value
+  ARGV[19] event bytes retained per tenant   ARGV[20] event bytes retained per run
+  ARGV[21..] pairs: state key, raw JSON value
 
   Returns {1, history entry JSON} for a step, {1, history entry JSON, run hash as a flat array,
   runs waiting behind it, schedule link or ''} when the run completed, or (codes of scripts.ts)
@@ -35,20 +37,25 @@
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'seq', 'run_status', 'state_bytes', 'state_keys', 'run_id')
 if not meta[1] then return {NOT_FOUND} end
 if meta[6] ~= ARGV[2] or meta[3] ~= 'running' then return {RUN_STATUS, meta[3] or ''} end
-local entry, seq, bytes, count = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 19,
+local entry, seq, bytes, count = append_checkpoint(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5], ARGV, 21,
   tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), meta[2], meta[4], meta[5])
 if type(entry) == 'number' then return {entry} end
 local retain = tonumber(ARGV[10])
 local function add_span(json)
   if redis.call('RPUSH', KEYS[4], json) > retain then redis.call('LTRIM', KEYS[4], -retain, -1) end
 end
+local event_keys = { stream = KEYS[6], bytes = KEYS[11], by_run = KEYS[12] }
+local event_caps = { retain = ARGV[11], bytes = ARGV[19], run_bytes = ARGV[20] }
+local function publish(json, stop)
+  publish_event(event_keys, event_caps, ARGV[12], ARGV[13], ARGV[2], json, stop)
+end
 local function each_line(text, f)
   for line in string.gmatch(text, '[^\n]+') do f(line) end
 end
 each_line(ARGV[14], add_span)
-each_line(ARGV[15], function(json) publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], json) end)
+each_line(ARGV[15], publish)
 if ARGV[17] == '' then
-  each_line(ARGV[16], function(json) publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], json) end)
+  each_line(ARGV[16], publish)
   return {1, entry}
 end
 set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6], nil, nil, { meta[6], seq })
@@ -63,6 +70,6 @@ for i = 1, #run, 2 do fields[run[i]] = run[i + 1] end
 if fields.waited and bytes <= STOP_STATE_BYTES and count <= SMALL_STATE_KEYS then
   stop = '{"run":' .. cjson.encode(fields) .. ',"state":' .. state_json(KEYS[2]) .. '}'
 end
-publish_event(KEYS[6], ARGV[11], ARGV[12], ARGV[13], ARGV[16], stop)
+publish(ARGV[16], stop)
 local link = redis.call('HGET', KEYS[10], ARGV[2]) or ''
 return {1, entry, run, redis.call('LLEN', KEYS[9]), link}

@@ -5,12 +5,14 @@
 
   KEYS[1] run hash   KEYS[2] session hash   KEYS[3] active-runs sorted set of the tenant
   KEYS[4] the tenant's event stream   KEYS[5] state hash   KEYS[6] checkpoints list
+  KEYS[7] the tenant's event bytes hash   KEYS[8] the tenant's events by run (includes/publishEvent.lua)
 
   ARGV, named and ordered by SCRIPT_ARGS.beginRun (script-args.ts):
   ARGV[1] run id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)
   ARGV[4] events retained   ARGV[5] events channel   ARGV[6] tenant as a JSON string
   ARGV[7] the node_start event's JSON after its "node" value (`,"session":…}`); '' publishes none
   ARGV[8] prefix of the tenant's run indexes
+  ARGV[9] event bytes retained per tenant   ARGV[10] event bytes retained per run
 
   Returns {run hash as a flat array, the node of the node_start event ('' when none), and when
   the state is small (at most SMALL_STATE_KEYS keys) the latest history entry JSON and the state
@@ -31,7 +33,8 @@ local session = redis.call('HMGET', KEYS[2], 'run_id', 'node_id', 'seq', 'state_
 set_run_status(KEYS[1], KEYS[2], KEYS[3], ARGV[8], ARGV[1], 'running', ARGV[2], ARGV[3], nil, before, session)
 local node = session[2]
 if node and node ~= '__end__' and ARGV[7] ~= '' then
-  publish_event(KEYS[4], ARGV[4], ARGV[5], ARGV[6], '{"type":"node_start","node":' .. cjson.encode(node) .. ARGV[7])
+  publish_event({ stream = KEYS[4], bytes = KEYS[7], by_run = KEYS[8] }, { retain = ARGV[4], bytes = ARGV[9], run_bytes = ARGV[10] },
+    ARGV[5], ARGV[6], ARGV[1], '{"type":"node_start","node":' .. cjson.encode(node) .. ARGV[7])
 else
   node = ''
 end
