@@ -20,11 +20,6 @@ for _, member in ipairs(ARGV) do
     redis.call('ZREM', KEYS[1], member)
     removed = removed + 1
   end
-  local writes = graph_write_fields(KEYS[5], member)
-  for i = 1, #writes, PATCH_BATCH do
-    local batch = {unpack(writes, i, math.min(i + PATCH_BATCH - 1, #writes))}
-    redis.call('HDEL', KEYS[6], unpack(batch))
-    redis.call('ZREM', KEYS[5], unpack(batch))
-  end
+  graph_drop_writes(KEYS[5], KEYS[6], member)
 end
 return {0, removed}

@@ -54,14 +54,7 @@ local function drop(old, with_writes)
   release(graph_blob_fields(graph_ns(old), redis.call('HGET', KEYS[3], old)))
   redis.call('HDEL', KEYS[3], old)
   redis.call('ZREM', KEYS[2], old)
-  if with_writes then
-    local writes = graph_write_fields(KEYS[6], old)
-    for i = 1, #writes, PATCH_BATCH do
-      local batch = {unpack(writes, i, math.min(i + PATCH_BATCH - 1, #writes))}
-      redis.call('HDEL', KEYS[7], unpack(batch))
-      redis.call('ZREM', KEYS[6], unpack(batch))
-    end
-  end
+  if with_writes then graph_drop_writes(KEYS[6], KEYS[7], old) end
 end
 
 local pruned = 0

@@ -31,3 +31,13 @@ end
 local function graph_write_fields(write_index, member)
   return redis.call('ZRANGEBYLEX', write_index, '[' .. member .. '\0', '(' .. member .. '\1')
 end
+
+-- Removes a checkpoint's pending writes (write index zset, writes hash).
+local function graph_drop_writes(write_index, writes_key, member)
+  local writes = graph_write_fields(write_index, member)
+  for i = 1, #writes, PATCH_BATCH do
+    local batch = {unpack(writes, i, math.min(i + PATCH_BATCH - 1, #writes))}
+    redis.call('HDEL', writes_key, unpack(batch))
+    redis.call('ZREM', write_index, unpack(batch))
+  end
+end
