@@ -1,0 +1,19 @@
+
+
+/* Paging of the list reads of the storage ports. */
+
+/** Paging of list reads. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface SessionListOptions extends Page {
+  agent_id?: string;
+}
+
+/** A page of a list read that is also bounded in bytes (history, whose items can be large). */
+export interface BytePage extends Page {
+  /** Stop adding items once their JSON passes this many bytes (the first item is always included). */
+  maxBytes: number;
+}
