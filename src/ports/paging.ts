@@ -1,7 +1,3 @@
-
-
-/* Paging of the list reads of the storage ports. */
-
 /** Paging of list reads. */
 export interface Page {
   limit: number;
