@@ -1,6 +1,6 @@
 import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.js';
-import type { GraphEngineDeps, GraphStateEdit, GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphEngineDeps, GraphRunInput, GraphStateEdit, GraphThreads } from '../runtime/graph-engine.js';
 import type { GraphLoader } from './graph-loader.js';
 import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
 
@@ -25,7 +25,8 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     }
     const run = await store.runs.latestRun(tenant, sessionId);
     if (run?.status === 'running') throw new AppError('conflict', 'A run of this session is running.');
-    const config = { configurable: { thread_id: sessionId } };
+    // The graph as the thread's last run had it: a function export builds it from the run's configurable (an assistant's, say).
+    const config = { configurable: { ...(run ? configurableOf(await store.runs.getRunInput(tenant, run.id)) : {}), thread_id: sessionId } };
     const graph = await graphs.graphFor(source, tenant, config);
     try {
       await graph.updateState(edit.checkpointId ? { configurable: { ...config.configurable, checkpoint_id: edit.checkpointId } } : config, values, edit.asNode);
@@ -92,4 +93,13 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
   }
 
   return { updateState, threadState, threadHistory, copyThread, rollbackRun };
+}
+
+/** Keys of a run's configurable that name a checkpoint or the run itself, not how the graph is built. */
+const NOT_GRAPH_CONFIG = new Set(['thread_id', 'run_id', 'checkpoint_id', 'checkpoint_ns', 'checkpoint_map']);
+
+/** The `configurable` a run was given (its stored graph_input), without the checkpoint's and the run's own names. */
+function configurableOf(stored: string | null): Record<string, unknown> {
+  const asked = stored === null ? {} : (JSON.parse(stored) as GraphRunInput);
+  return Object.fromEntries(Object.entries(asked.config?.configurable ?? {}).filter(([key]) => !NOT_GRAPH_CONFIG.has(key)));
 }

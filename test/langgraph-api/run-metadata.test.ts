@@ -34,3 +34,16 @@ describe.each(BACKENDS)('LangGraph run metadata in checkpoint metadata (%s)', (b
     expect(await api.client.threads.getHistory(thread, { metadata: { experiment: 'none' } })).toEqual([]);
   });
 });
+
+describe.each(BACKENDS)('a function-export graph built from its thread’s configuration (%s)', (backend) => {
+  const api = useLangGraphApi(backend);
+
+  it('updates the state of a thread as its last run built the graph: the assistant’s configurable names the node', async () => {
+    const assistant = await api.client.assistants.create({ graphId: 'lg-named', config: { configurable: { node: 'custom' } } });
+    const thread = await api.client.threads.create({ graphId: 'lg-named' });
+    expect(await api.client.runs.wait(thread.thread_id, assistant.assistant_id, { input: {} })).toEqual({ steps: ['custom'] });
+    // The node exists only in the graph built with the assistant's configurable.
+    await api.client.threads.updateState(thread.thread_id, { values: { steps: ['edited'] }, asNode: 'custom' });
+    expect((await api.client.threads.getState(thread.thread_id)).values).toEqual({ steps: ['custom', 'edited'] });
+  });
+});

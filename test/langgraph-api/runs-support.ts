@@ -106,6 +106,17 @@ const loop = new StateGraph(Turns)
   .addConditionalEdges('spin', () => 'spin', ['spin', END])
   .compile();
 
+/** A function export: its one node is named by the run's `configurable.node` (an assistant's config, say). */
+const Named = Annotation.Root({ steps: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+export const namedNode = (config: { configurable?: Record<string, unknown> }) => {
+  const node = typeof config.configurable?.node === 'string' ? config.configurable.node : 'plain';
+  return new StateGraph(Named)
+    .addNode(node, () => ({ steps: [node] }))
+    .addEdge(START, node)
+    .addEdge(node, END)
+    .compile();
+};
+
 export const testAgents = (): Agent[] => [
   ...builtInAgents,
   graphAgent('lg-two', twoSteps, ['first', 'second']),
@@ -116,6 +127,7 @@ export const testAgents = (): Agent[] => [
   graphAgent('lg-chat', chat, ['model']),
   graphAgent('lg-loop', loop, ['spin']),
   graphAgent('lg-loop-8', loop.withConfig({ recursionLimit: 8 }), ['spin']),
+  graphAgent('lg-named', namedNode, ['plain']),
 ];
 
 export interface LangGraphApi {
