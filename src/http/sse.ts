@@ -93,9 +93,11 @@ export class SseHub {
    * Turns the response of `ctx` into an event stream: status 200, the SSE headers, a
    * PassThrough body holding the `retry:` line (Koa sends the headers with it), no
    * compression, no socket timeout. Once the hub is ending, the stream ends at once.
+   * `retryLine: false` opens it without that line (the LangGraph routes: LangGraph's SDK
+   * decodes a frame of its own for a lone `retry:`, an empty event, and its server sends none).
    */
-  start(ctx: Context): SseStream {
-    const stream = new SseStream(ctx, this.maxBufferedBytes, () => this.remove(stream));
+  start(ctx: Context, options: { retryLine?: boolean } = {}): SseStream {
+    const stream = new SseStream(ctx, this.maxBufferedBytes, () => this.remove(stream), options.retryLine ?? true);
     this.open.add(stream);
     this.options.onCount?.(this.open.size);
     this.heartbeat ??= setInterval(() => {
@@ -188,6 +190,7 @@ export class SseStream {
     ctx: Context,
     private readonly maxBufferedBytes: number,
     onClose: () => void,
+    retryLine = true,
   ) {
     this.closeHandlers.push(onClose);
     this.socket = ctx.req.socket;
@@ -204,7 +207,7 @@ export class SseStream {
     ctx.onerror = onerrorUnlessClientGone;
     // Koa destroys the body when the response closes, whichever side ended it.
     this.body.once('close', () => this.close());
-    this.body.write(`retry: ${SSE_RETRY_MS}\n\n`);
+    if (retryLine) this.body.write(`retry: ${SSE_RETRY_MS}\n\n`);
   }
 
   /** Bytes written to this stream that the client has not taken yet (beyond the socket's own buffer). */
