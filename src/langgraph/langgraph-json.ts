@@ -25,10 +25,23 @@ export interface LangGraphJson {
   graphs: GraphEntry[];
   /** Its `env`: the variables of the .env file it names, or the object it holds. */
   env: Record<string, string>;
+  /** Its `http.cors`: how the API answers browsers of other origins (unless SERVICE_CORS_ORIGINS is set). */
+  cors?: LangGraphCors;
 }
 
-/** A one-line error about the `langgraph.json` at `path` (LANGGRAPH_CONFIG). */
-export const configError = (path: string, detail: string): ConfigError => new ConfigError('LANGGRAPH_CONFIG', `${path}: ${detail}`);
+/** `http.cors` of a `langgraph.json`, as LangGraph's server reads it. */
+export interface LangGraphCors {
+  allow_origins?: string[];
+  allow_origin_regex?: string;
+  allow_methods?: string[];
+  allow_headers?: string[];
+  allow_credentials?: boolean;
+  expose_headers?: string[];
+  max_age?: number;
+}
+
+/** A one-line error about the `langgraph.json` at `path` (SERVICE_LANGGRAPH_JSON). */
+export const configError = (path: string, detail: string): ConfigError => new ConfigError('SERVICE_LANGGRAPH_JSON', `${path}: ${detail}`);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -36,11 +49,11 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * Reads and checks a `langgraph.json` (the file `langgraph dev` reads): `graphs` maps a graph
  * id to `"./path/file.ts:exportName"` (or `{ "path": …, "description": … }`), paths relative to
  * the file's folder; `env` is a .env file path relative to it, or an object of strings. Each
- * fault is a {@link ConfigError} of LANGGRAPH_CONFIG, one line naming the file and the fix.
+ * fault is a {@link ConfigError} of SERVICE_LANGGRAPH_JSON, one line naming the file and the fix.
  */
 export function readLangGraphJson(configPath: string): LangGraphJson {
   const path = resolve(configPath);
-  if (!existsSync(path)) throw new ConfigError('LANGGRAPH_CONFIG', `no file at ${path}`);
+  if (!existsSync(path)) throw new ConfigError('SERVICE_LANGGRAPH_JSON', `no file at ${path}`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
@@ -50,9 +63,46 @@ export function readLangGraphJson(configPath: string): LangGraphJson {
   if (!isObject(json) || !isObject(json.graphs)) {
     throw configError(path, 'no "graphs" object: write { "graphs": { "<id>": "./file.ts:exportName" } }');
   }
+  refuseUnsupported(path, json);
   const folder = dirname(path);
   const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
-  return { path, graphs, env: envOf(path, folder, json.env) };
+  const cors = isObject(json.http) ? corsOf(path, json.http.cors) : undefined;
+  return { path, graphs, env: envOf(path, folder, json.env), ...(cors ? { cors } : {}) };
+}
+
+/**
+ * What LangGraph's server serves from a `langgraph.json` that agentplane does not: a custom
+ * HTTP app (`http.app`) and generative UI components (`ui`). A file that asks for them is
+ * refused, in one line, rather than served without them.
+ */
+function refuseUnsupported(path: string, json: Record<string, unknown>): void {
+  const unsupported: string[] = [];
+  if (isObject(json.http) && json.http.app !== undefined && json.http.app !== null) unsupported.push('"http.app" (a custom HTTP app mounted beside the API)');
+  if (json.ui !== undefined && json.ui !== null && !(isObject(json.ui) && Object.keys(json.ui).length === 0)) unsupported.push('"ui" (generative UI components)');
+  if (unsupported.length === 0) return;
+  throw configError(path, `agentplane does not serve ${unsupported.join(' nor ')}: remove ${unsupported.length > 1 ? 'them' : 'it'} from the file, or serve ${unsupported.length > 1 ? 'them' : 'it'} with LangGraph's own server`);
+}
+
+const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+function corsOf(path: string, cors: unknown): LangGraphCors | undefined {
+  if (cors === undefined || cors === null) return undefined;
+  if (!isObject(cors)) throw configError(path, '"http.cors" is not an object');
+  const fail = (field: string, what: string) => configError(path, `"http.cors.${field}" is not ${what}`);
+  for (const field of ['allow_origins', 'allow_methods', 'allow_headers', 'expose_headers'] as const) {
+    if (cors[field] !== undefined && !isStringArray(cors[field])) throw fail(field, 'an array of strings');
+  }
+  if (cors.allow_origin_regex !== undefined) {
+    if (typeof cors.allow_origin_regex !== 'string') throw fail('allow_origin_regex', 'a string');
+    try {
+      new RegExp(cors.allow_origin_regex);
+    } catch (error) {
+      throw fail('allow_origin_regex', `a regular expression (${(error as Error).message})`);
+    }
+  }
+  if (cors.allow_credentials !== undefined && typeof cors.allow_credentials !== 'boolean') throw fail('allow_credentials', 'true or false');
+  if (cors.max_age !== undefined && (typeof cors.max_age !== 'number' || !Number.isInteger(cors.max_age) || cors.max_age < 0)) throw fail('max_age', 'a whole number of seconds');
+  return cors as LangGraphCors;
 }
 
 function graphEntry(path: string, folder: string, id: string, entry: unknown): GraphEntry {

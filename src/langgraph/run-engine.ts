@@ -73,7 +73,14 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   // The thread's latest checkpoint is where the engine reads and goes on from; a client's
   // `checkpoint_id` (a fork) is where a fresh run starts, only.
   const { checkpoint_id: forkFrom, ...given } = asked.config?.configurable ?? {};
-  const configurable = { ...given, thread_id: job.session_id, run_id: run.id };
+  // The graph's defaults (LANGGRAPH_CONFIG), under what the run was given.
+  const defaults = source.defaults;
+  const defaultConfig = (defaults?.config ?? {}) as { configurable?: Record<string, unknown>; tags?: unknown; metadata?: unknown; recursion_limit?: unknown };
+  const configurable = { ...defaultConfig.configurable, ...given, thread_id: job.session_id, run_id: run.id };
+  const tags = [...(Array.isArray(defaultConfig.tags) ? (defaultConfig.tags as string[]) : []), ...(asked.config?.tags ?? [])];
+  const metadata = { ...(isRecord(defaultConfig.metadata) ? defaultConfig.metadata : {}), ...asked.config?.metadata };
+  const context = isRecord(asked.context) || defaults?.context ? { ...defaults?.context, ...(isRecord(asked.context) ? asked.context : {}) } : undefined;
+  const recursionLimit = typeof defaultConfig.recursion_limit === 'number' ? defaultConfig.recursion_limit : undefined;
   const graph = await graphs.graphFor(source, tenant, { configurable });
   const config = { configurable };
   /** The LangGraph stream modes a LangGraph client asked for: their chunks go out as `stream` events. */
@@ -106,13 +113,13 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   try {
     const stream = await graph.stream(input, {
       ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
-      ...(asked.config?.tags ? { tags: asked.config.tags } : {}),
-      ...(asked.config?.metadata ? { metadata: asked.config.metadata } : {}),
-      ...(asked.context !== undefined && asked.context !== null ? { context: asked.context as Record<string, unknown> } : {}),
+      ...(tags.length > 0 ? { tags } : {}),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+      ...(context ? { context } : {}),
       ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
       ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
       signal: graphSignal,
-      recursionLimit: asked.config?.recursion_limit ?? graphs.recursionLimitOf(graph),
+      recursionLimit: asked.config?.recursion_limit ?? recursionLimit ?? graphs.recursionLimitOf(graph),
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
       durability: 'sync',
@@ -198,6 +205,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     return paused.kind === 'paused' ? paused.run : attempt.current();
   }
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Where a run starts: new input (a fresh run), the answers of a resume, null to go on; or a pause still waiting on answers. */
 type Start = { kind: 'stream'; input: unknown; resumedFrom: unknown; fresh: boolean } | { kind: 'pause'; pending: PendingInterrupt[] };

@@ -23,10 +23,12 @@ export const LangGraphErrorSchema = z
   })
   .meta({ id: 'LangGraphError' });
 
-/** {@link errorResponses} with the {@link LangGraphErrorSchema} body and examples. */
+/** {@link errorResponses} with the {@link LangGraphErrorSchema} body and examples, 415 left out. */
 export function langgraphErrors(...entries: (number | ErrorCode)[]): Record<number, ResponseSpec> {
+  // These routes read a body as JSON whatever its Content-Type (anyContentType): never 415.
+  const answered = entries.filter((entry) => entry !== 415 && entry !== 'unsupported_media_type');
   return Object.fromEntries(
-    Object.entries(errorResponses(...entries)).map(([status, spec]) => [
+    Object.entries(errorResponses(...answered)).map(([status, spec]) => [
       status,
       {
         ...spec,
@@ -42,11 +44,11 @@ export function langgraphErrors(...entries: (number | ErrorCode)[]): Record<numb
   );
 }
 
-/** A route of the LangGraph Server API: {@link defineRoute} with its tag and `errorDetail`. */
+/** A route of the LangGraph Server API: {@link defineRoute} with its tag, `errorDetail` and `anyContentType`. */
 export function defineLangGraphRoute<Q = undefined, P = undefined, B = undefined, H = undefined>(
-  route: Omit<Route<Q, P, B, H>, 'tag' | 'errorDetail'>,
+  route: Omit<Route<Q, P, B, H>, 'tag' | 'errorDetail' | 'anyContentType'>,
 ): AnyRoute {
-  return defineRoute<Q, P, B, H>({ ...route, tag: LANGGRAPH_TAG.name, errorDetail: true });
+  return defineRoute<Q, P, B, H>({ ...route, tag: LANGGRAPH_TAG.name, errorDetail: true, anyContentType: true });
 }
 
 /** What a LangGraph search asks of its page: where it starts, how long it is, the fields kept. */
