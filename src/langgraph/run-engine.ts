@@ -1,7 +1,8 @@
 import { Command, GraphRecursionError } from '@langchain/langgraph';
 import { AppError, isUnavailable } from '../domain/errors.js';
 import { nowIso } from '../domain/time.js';
-import { END_NODE, errorMessage, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
+import { withErrorClass } from '../domain/error-class.js';
+import { clip, END_NODE, errorMessage, MAX_ERROR_CHARS, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
 import type { EndedNode } from '../ports/run-journal.js';
 import type { GraphRunInput } from '../runtime/graph-engine.js';
 import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
@@ -110,6 +111,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     return attempt.fail(message);
   };
 
+  const limit = asked.config?.recursion_limit ?? recursionLimit ?? graphs.recursionLimitOf(graph);
   try {
     const stream = await graph.stream(input, {
       ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
@@ -119,7 +121,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
       ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
       signal: graphSignal,
-      recursionLimit: asked.config?.recursion_limit ?? recursionLimit ?? graphs.recursionLimitOf(graph),
+      recursionLimit: limit,
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
       durability: 'sync',
@@ -168,9 +170,10 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     if (isUnavailable(error)) throw error;
     const message =
       error instanceof GraphRecursionError
-        ? `The graph exceeded its step limit (recursionLimit ${graphs.recursionLimitOf(graph)}): ${errorMessage(error)}`
+        ? `The graph exceeded its step limit (recursionLimit ${limit}): ${errorMessage(error)}`
         : errorMessage(error);
-    return failed(message, error);
+    // The class stays with the run's error (`CustomError: Boo!`): LangGraph clients see it.
+    return failed(clip(withErrorClass(error, message), MAX_ERROR_CHARS), error);
   }
   if (signal.aborted) return stopped();
 
