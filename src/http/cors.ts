@@ -1,5 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Middleware } from 'koa';
-import type { LangGraphCors } from '../langgraph/langgraph-json.js';
+import { ConfigError } from '../config.js';
 
 /**
  * Cross-origin requests from browsers, as LangGraph's server answers them (hono's cors with
@@ -8,6 +10,49 @@ import type { LangGraphCors } from '../langgraph/langgraph-json.js';
  * or a `useStream` page on another origin needs. Preflights (OPTIONS with an Origin) are answered
  * 204 before authentication: they carry no credential.
  */
+
+/** `http.cors` of a `langgraph.json`, as LangGraph's server reads it. */
+export interface LangGraphCors {
+  allow_origins?: string[];
+  allow_origin_regex?: string;
+  allow_methods?: string[];
+  allow_headers?: string[];
+  allow_credentials?: boolean;
+  expose_headers?: string[];
+  max_age?: number;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/**
+ * The `http.cors` of the `langgraph.json` at `path` (SERVICE_LANGGRAPH_JSON), checked; undefined
+ * when it has none. (The graphs' loader read the file at start already: it exists and is JSON.)
+ * A wrong field is a one-line ConfigError of SERVICE_LANGGRAPH_JSON.
+ */
+export function langgraphJsonCors(path: string): LangGraphCors | undefined {
+  const file = resolve(path);
+  if (!existsSync(file)) return undefined;
+  const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  const cors = isObject(json) && isObject(json.http) ? json.http.cors : undefined;
+  if (cors === undefined || cors === null) return undefined;
+  const fail = (detail: string) => new ConfigError('SERVICE_LANGGRAPH_JSON', `${file}: "http.cors${detail}`);
+  if (!isObject(cors)) throw fail('" is not an object');
+  for (const field of ['allow_origins', 'allow_methods', 'allow_headers', 'expose_headers'] as const) {
+    if (cors[field] !== undefined && !isStringArray(cors[field])) throw fail(`.${field}" is not an array of strings`);
+  }
+  if (cors.allow_origin_regex !== undefined) {
+    if (typeof cors.allow_origin_regex !== 'string') throw fail('.allow_origin_regex" is not a string');
+    try {
+      new RegExp(cors.allow_origin_regex);
+    } catch (error) {
+      throw fail(`.allow_origin_regex" is not a regular expression (${(error as Error).message})`);
+    }
+  }
+  if (cors.allow_credentials !== undefined && typeof cors.allow_credentials !== 'boolean') throw fail('.allow_credentials" is not true or false');
+  if (cors.max_age !== undefined && (typeof cors.max_age !== 'number' || !Number.isInteger(cors.max_age) || cors.max_age < 0)) throw fail('.max_age" is not a whole number of seconds');
+  return cors as LangGraphCors;
+}
 
 /** What the API tells browsers of other origins. */
 export interface CorsPolicy {

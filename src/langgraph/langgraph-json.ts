@@ -25,19 +25,6 @@ export interface LangGraphJson {
   graphs: GraphEntry[];
   /** Its `env`: the variables of the .env file it names, or the object it holds. */
   env: Record<string, string>;
-  /** Its `http.cors`: how the API answers browsers of other origins (unless SERVICE_CORS_ORIGINS is set). */
-  cors?: LangGraphCors;
-}
-
-/** `http.cors` of a `langgraph.json`, as LangGraph's server reads it. */
-export interface LangGraphCors {
-  allow_origins?: string[];
-  allow_origin_regex?: string;
-  allow_methods?: string[];
-  allow_headers?: string[];
-  allow_credentials?: boolean;
-  expose_headers?: string[];
-  max_age?: number;
 }
 
 /** A one-line error about the `langgraph.json` at `path` (SERVICE_LANGGRAPH_JSON). */
@@ -66,12 +53,12 @@ export function readLangGraphJson(configPath: string): LangGraphJson {
   refuseUnsupported(path, json);
   const folder = dirname(path);
   const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
-  const cors = isObject(json.http) ? corsOf(path, json.http.cors) : undefined;
-  return { path, graphs, env: envOf(path, folder, json.env), ...(cors ? { cors } : {}) };
+  return { path, graphs, env: envOf(path, folder, json.env) };
 }
 
 /**
- * What LangGraph's server serves from a `langgraph.json` that agentplane does not: a custom
+ * What LangGraph's server serves from a `langgraph.json` that agentplane does not (its
+ * `http.cors` is read by the API, src/http/cors.ts): a custom
  * HTTP app (`http.app`) and generative UI components (`ui`). A file that asks for them is
  * refused, in one line, rather than served without them.
  */
@@ -81,28 +68,6 @@ function refuseUnsupported(path: string, json: Record<string, unknown>): void {
   if (json.ui !== undefined && json.ui !== null && !(isObject(json.ui) && Object.keys(json.ui).length === 0)) unsupported.push('"ui" (generative UI components)');
   if (unsupported.length === 0) return;
   throw configError(path, `agentplane does not serve ${unsupported.join(' nor ')}: remove ${unsupported.length > 1 ? 'them' : 'it'} from the file, or serve ${unsupported.length > 1 ? 'them' : 'it'} with LangGraph's own server`);
-}
-
-const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
-
-function corsOf(path: string, cors: unknown): LangGraphCors | undefined {
-  if (cors === undefined || cors === null) return undefined;
-  if (!isObject(cors)) throw configError(path, '"http.cors" is not an object');
-  const fail = (field: string, what: string) => configError(path, `"http.cors.${field}" is not ${what}`);
-  for (const field of ['allow_origins', 'allow_methods', 'allow_headers', 'expose_headers'] as const) {
-    if (cors[field] !== undefined && !isStringArray(cors[field])) throw fail(field, 'an array of strings');
-  }
-  if (cors.allow_origin_regex !== undefined) {
-    if (typeof cors.allow_origin_regex !== 'string') throw fail('allow_origin_regex', 'a string');
-    try {
-      new RegExp(cors.allow_origin_regex);
-    } catch (error) {
-      throw fail('allow_origin_regex', `a regular expression (${(error as Error).message})`);
-    }
-  }
-  if (cors.allow_credentials !== undefined && typeof cors.allow_credentials !== 'boolean') throw fail('allow_credentials', 'true or false');
-  if (cors.max_age !== undefined && (typeof cors.max_age !== 'number' || !Number.isInteger(cors.max_age) || cors.max_age < 0)) throw fail('max_age', 'a whole number of seconds');
-  return cors as LangGraphCors;
 }
 
 function graphEntry(path: string, folder: string, id: string, entry: unknown): GraphEntry {

@@ -7,6 +7,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { loadGraphAgents } from '../../src/langgraph/load.js';
+import { langgraphJsonCors } from '../../src/http/cors.js';
 import { readLangGraphJson } from '../../src/langgraph/langgraph-json.js';
 import { createAgentplane } from '../../src/main/embed.js';
 import { createLogger } from '../../src/main/logger.js';
@@ -139,7 +140,10 @@ describe('what LangGraph serves from a langgraph.json and agentplane does not: r
     expect((error as Error).message).not.toContain('\n');
   });
 
-  it('http.cors and an empty ui are read, not refused', () => {
-    expect(readLangGraphJson(write({ ui: {}, http: { cors: { allow_origins: ['https://a.example'] } } })).cors).toEqual({ allow_origins: ['https://a.example'] });
+  it('http.cors and an empty ui are read, not refused; a wrong http.cors field is one line too', () => {
+    const file = write({ ui: {}, http: { cors: { allow_origins: ['https://a.example'] } } });
+    expect(readLangGraphJson(file).graphs).toHaveLength(1);
+    expect(langgraphJsonCors(file)).toEqual({ allow_origins: ['https://a.example'] });
+    expect(() => langgraphJsonCors(write({ http: { cors: { max_age: 'long' } } }))).toThrow(/^Invalid configuration: SERVICE_LANGGRAPH_JSON: .*: "http\.cors\.max_age" is not a whole number of seconds$/);
   });
 });
