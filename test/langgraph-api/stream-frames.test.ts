@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { BACKENDS, collect, useLangGraphApi } from './runs-support.js';
+import { waitFor } from '../support/wait.js';
+import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
 
 /*
  * What a LangGraph stream opens with, byte for byte: a real event first (`metadata`), never a
  * lone `retry:` frame, which LangGraph's SDK 2.0 decodes into an empty part `{event: "", data:
- * null}` of its own. The SDK of this project (1.x) must see the same parts as before.
+ * null}` of its own; and kept alive with comment lines that no blank line follows (after one
+ * with an event id, the SDK's decoder makes an empty part of that too). The SDK of this
+ * project (1.x) must see the same parts as before.
  */
 
 /** The body of a streaming POST as text, read to its end. */
@@ -58,5 +61,34 @@ describe.each(BACKENDS)('LangGraph streams start with a real event, no lone retr
     const joined = await collect(api.client.runs.joinStream(thread, run.run_id, { lastEventId: '-1' }));
     expect(joined[0]!.event).toBe('metadata');
     expect(joined.filter((p) => p.event === '')).toEqual([]);
+  });
+});
+
+describe.each(BACKENDS)('LangGraph streams kept alive with bare comment lines (%s)', (backend) => {
+  const api = useLangGraphApi(backend, { SERVICE_SSE_HEARTBEAT_MS: '20' });
+
+  it('a held run: `: keep-alive` lines without a blank line after them, and the SDK sees no empty part', async () => {
+    const thread = randomUUID();
+    const released = (async () => {
+      await waitFor('the gated node', () => gates.waiting > 0);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      gates.release();
+    })();
+    const parts = await collect(api.client.runs.stream(thread, 'lg-gated', { input: { word: 'hold' }, ifNotExists: 'create' }));
+    await released;
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'values', 'values', 'values']);
+
+    gates.waiting = 0;
+    const res = fetch(`${api.app.url}/threads/${thread}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'lg-gated', input: { word: 'hold' } }),
+    });
+    await waitFor('the gated node again', () => gates.waiting > 0);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    gates.release();
+    const text = await (await res).text();
+    expect(text).toContain(': keep-alive\n');
+    expect(text).not.toContain(': keep-alive\n\n');
   });
 });
