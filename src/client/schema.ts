@@ -3947,15 +3947,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -4170,15 +4161,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4587,15 +4569,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -4667,15 +4640,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4810,15 +4774,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5087,15 +5042,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5176,15 +5122,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5348,15 +5285,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5438,15 +5366,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5593,15 +5512,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5626,7 +5536,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them). */
             200: {
                 headers: {
                     /** @description the run */
@@ -5684,15 +5594,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5793,15 +5694,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5958,15 +5850,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -6030,15 +5913,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6132,15 +6006,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -6216,15 +6081,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6317,15 +6173,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6555,15 +6402,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6857,15 +6695,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -7024,15 +6853,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7394,7 +7214,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7538,15 +7358,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -7582,7 +7393,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them). */
             200: {
                 headers: {
                     /** @description the run */
@@ -7642,15 +7453,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7753,15 +7555,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7980,15 +7773,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8217,15 +8001,6 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -8299,15 +8074,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8450,15 +8216,6 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LangGraphError"];
-                };
-            };
-            /** @description Body is not application/json */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
