@@ -3947,6 +3947,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -4161,6 +4170,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4569,6 +4587,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -4640,6 +4667,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4774,6 +4810,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5042,6 +5087,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5122,6 +5176,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5285,6 +5348,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5366,6 +5438,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5512,6 +5593,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5594,6 +5684,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5694,6 +5793,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5850,6 +5958,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -5913,6 +6030,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6006,6 +6132,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -6081,6 +6216,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6173,6 +6317,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6402,6 +6555,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6695,6 +6857,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -6853,6 +7024,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7358,6 +7538,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -7460,6 +7649,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -7555,6 +7753,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7773,6 +7980,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8001,6 +8217,15 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -8074,6 +8299,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8216,6 +8450,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -23,15 +23,15 @@ export const LangGraphErrorSchema = z
   })
   .meta({ id: 'LangGraphError' });
 
-/** {@link errorResponses} with the {@link LangGraphErrorSchema} body and examples, 415 left out. */
+/** {@link errorResponses} with the {@link LangGraphErrorSchema} body and examples. */
 export function langgraphErrors(...entries: (number | ErrorCode)[]): Record<number, ResponseSpec> {
-  // These routes read a body as JSON whatever its Content-Type (anyContentType): never 415.
-  const answered = entries.filter((entry) => entry !== 415 && entry !== 'unsupported_media_type');
   return Object.fromEntries(
-    Object.entries(errorResponses(...answered)).map(([status, spec]) => [
+    Object.entries(errorResponses(...entries)).map(([status, spec]) => [
       status,
       {
         ...spec,
+        // Any Content-Type is read as JSON here (anyContentType): a 415 is a Content-Encoding the server cannot decode.
+        ...(status === '415' ? { description: 'Body in a Content-Encoding the server cannot decode' } : {}),
         schema: LangGraphErrorSchema,
         examples: Object.fromEntries(
           Object.entries(spec.examples ?? {}).map(([name, example]) => {
