@@ -26,7 +26,7 @@ RUN npm run build
 # node_modules/agentplane -> /app: an agents module anywhere under /app (AGENTS_MODULE, e.g. a
 # folder mounted at /app/agents, with or without its own package.json) resolves
 # `import { defineAgent } from 'agentplane'` to this very package.
-# The LangGraph packages (optional peer dependencies of the npm package, for LANGGRAPH_CONFIG)
+# The LangGraph packages (optional peer dependencies of the npm package, for SERVICE_LANGGRAPH_JSON)
 # are production dependencies of the image, at the versions the lock file pins, so graphs run in
 # it as they are: they move from devDependencies to dependencies before the install.
 FROM ${NODE_IMAGE} AS deps

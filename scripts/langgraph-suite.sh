@@ -14,21 +14,19 @@
 # 12024; the worker's probes take N+1), --workdir DIR, --key-prefix P (Redis keys; default
 # lgsuite-<pid>, deleted afterwards), --agentplane DIR (the agentplane tree to start; default
 # this one), --timeout S (the suite's bound, default 1200), -t PATTERN (vitest's test-name filter),
-# --strict (no adapters, see below).
+# --strict (the suite's langgraph.json as it is, see below).
 #
 # What is changed in the copy: the suite's hard-coded http://localhost:2024 becomes the chosen
-# port. For agentplane, unless --strict: (1) each graph is served through a one-line module that
-# re-exports its export awaited (agentplane does not await an export that is a Promise, as
-# agent.mts's is), written beside the graphs with a langgraph.agentplane.json naming them; the
-# graph files are unedited; (2) a preload registers the logger that
-# @langchain/langgraph-sdk/logging's getLogger() wants (agent_simple.mts calls it while loading;
-# LangGraph's server registers one). With --strict agentplane is started on the suite's own
-# langgraph.json as it is.
+# port. For agentplane, unless --strict, it is started on a langgraph.agentplane.json written
+# beside the graphs: the suite's langgraph.json without "ui" and "http.app", which agentplane
+# does not serve and refuses at start (the generative-ui and custom-routes tests then fail);
+# the graph files are unedited. With --strict agentplane is started on the suite's own
+# langgraph.json as it is (and stops at once, saying why).
 set -euo pipefail
 
 die() { echo "langgraph-suite: $*" >&2; exit 2; }
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 CHECKOUT=""
 SERVER=agentplane
@@ -174,35 +172,23 @@ if [ "$SERVER" = langgraph ]; then
 else
   [ -x "$REPO/node_modules/.bin/tsx" ] || die "$REPO/node_modules: run npm install in agentplane first"
   CONFIG="$GRAPHS/langgraph.json"
-  EXTRA_NODE_OPTIONS=""
   if [ "$STRICT" = 0 ]; then
     CONFIG="$GRAPHS/langgraph.agentplane.json"
     node - "$GRAPHS" <<'EOF'
 const fs = require('node:fs'), path = require('node:path');
 const folder = process.argv[2];
 const config = JSON.parse(fs.readFileSync(path.join(folder, 'langgraph.json'), 'utf8'));
-for (const [id, entry] of Object.entries(config.graphs)) {
-  const spec = typeof entry === 'string' ? entry : entry.path;
-  const at = spec.lastIndexOf(':');
-  const file = spec.slice(0, at), name = spec.slice(at + 1);
-  const shim = `./.agentplane-${id}.mts`;
-  fs.writeFileSync(path.join(folder, shim), `// ${spec}, its export awaited (agentplane awaits no Promise export)\n` +
-    `import * as source from ${JSON.stringify(file)};\nexport const graph = await source[${JSON.stringify(name)}];\n`);
-  config.graphs[id] = typeof entry === 'string' ? `${shim}:graph` : { ...entry, path: `${shim}:graph` };
-}
+// What agentplane does not serve and refuses at start: generative UI and a custom HTTP app.
+delete config.ui;
+if (config.http) delete config.http.app;
 fs.writeFileSync(path.join(folder, 'langgraph.agentplane.json'), JSON.stringify(config, null, 2) + '\n');
-fs.writeFileSync(path.join(folder, '.agentplane-sdk-logger.mjs'),
-  '// the logger getLogger() of @langchain/langgraph-sdk/logging reads (LangGraph\'s server registers one)\n' +
-  'const logger = {};\n' +
-  'for (const level of ["error", "warn", "info", "debug", "trace", "fatal", "verbose", "silly", "log"]) logger[level] = (...args) => console.error(`[sdk-logger ${level}]`, ...args);\n' +
-  'globalThis[Symbol.for("langgraph.api.sdk-logger")] ??= logger;\n');
 EOF
-    EXTRA_NODE_OPTIONS="--import=$GRAPHS/.agentplane-sdk-logger.mjs"
   fi
   COMMON=(env -u CI -u REDIS_CLUSTER_NODES -u REDIS_SENTINELS -u AGENTS_MODULE)
   [ -n "$REDIS" ] || COMMON+=(-u REDIS_URL)
   COMMON+=(
-    "NODE_OPTIONS=${NODE_OPTIONS:-} $EXTRA_NODE_OPTIONS" "LANGGRAPH_CONFIG=$CONFIG"
+    # LANGGRAPH_CONFIG too, for an agentplane tree from before SERVICE_LANGGRAPH_JSON (a path there is that setting).
+    "SERVICE_LANGGRAPH_JSON=$CONFIG" "LANGGRAPH_CONFIG=$CONFIG"
     SERVICE_HOST=127.0.0.1 SERVICE_RATE_LIMIT=off LOG_LEVEL="${LOG_LEVEL:-warn}")
   if [ -n "$REDIS" ]; then
     COMMON+=("REDIS_URL=$REDIS" "SERVICE_KEY_PREFIX=$PREFIX")

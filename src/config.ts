@@ -162,7 +162,16 @@ const envSchema = z.object({
   RUN_JOB_ATTEMPTS: int(1, 100).default(10),
   RUN_REAPER_INTERVAL_MS: int(1000).default(30_000),
   AGENTS_MODULE: optionalString,
+  SERVICE_LANGGRAPH_JSON: optionalString,
+  // LangGraph's meaning: per-graph default config and context, as JSON. A value that is not a
+  // JSON object is agentplane's old name of SERVICE_LANGGRAPH_JSON (loadConfig moves it there).
   LANGGRAPH_CONFIG: optionalString,
+  SERVICE_CORS_ORIGINS: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(\*|off|[^,\s]+(\s*,\s*[^,\s]+)*)$/, { error: 'expected *, off, or a comma-separated list of origins such as https://app.example.com' })
+      .optional(),
+  ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
 });
@@ -182,7 +191,19 @@ export interface Config extends Omit<Env, 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_
   apiKeys: readonly ApiKeyEntry[];
   /** Redis of every process (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS); undefined in the embedded mode. */
   redis: RedisConnection | undefined;
+  /**
+   * Set when SERVICE_LANGGRAPH_JSON came from LANGGRAPH_CONFIG holding a path (agentplane's old
+   * name of the setting): the processes log a warning saying to rename it.
+   */
+  legacyLangGraphConfig?: true;
 }
+
+/** LANGGRAPH_CONFIG as LangGraph reads it: a JSON object (per-graph default config and context), not a path. */
+export const isLangGraphConfigJson = (value: string | undefined): boolean => value !== undefined && value.trimStart().startsWith('{');
+
+/** The warning a process logs when LANGGRAPH_CONFIG named the langgraph.json (the old name of SERVICE_LANGGRAPH_JSON). */
+export const LEGACY_LANGGRAPH_CONFIG_WARNING =
+  'LANGGRAPH_CONFIG names a langgraph.json: that is the old name of SERVICE_LANGGRAPH_JSON, read for one more release; rename it (LANGGRAPH_CONFIG means what it means to LangGraph: per-graph default config and context as JSON)';
 
 /**
  * Reads and validates the environment once. Throws {@link ConfigError} naming the first bad
@@ -206,6 +227,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(variable, detail);
     }),
   };
+  if (config.SERVICE_LANGGRAPH_JSON === undefined && config.LANGGRAPH_CONFIG !== undefined && !isLangGraphConfigJson(config.LANGGRAPH_CONFIG)) {
+    config.SERVICE_LANGGRAPH_JSON = config.LANGGRAPH_CONFIG;
+    config.legacyLangGraphConfig = true;
+  }
   validateAuth(config, SERVICE_API_KEYS);
   try {
     config.apiKeys = parseApiKeys(SERVICE_API_KEYS);

@@ -83,7 +83,7 @@ export function section(cells: Cell[], m: Machine, o: LangGraphBenchOptions, com
     '',
     machineLine(m, o),
     '',
-    'Every process is started with `LANGGRAPH_CONFIG=bench/langgraph/langgraph.json`, which serves the `echo` graph of ' +
+    'Every process is started with `SERVICE_LANGGRAPH_JSON=bench/langgraph/langgraph.json`, which serves the `echo` graph of ' +
       '`examples/langgraph/echo.ts` (`receive` → `respond`, two nodes, as the built-in echo) as `lg-echo`, so the native `echo` ' +
       `and the graph run side by side in the same processes. Each client in a closed loop: POST /api/runs/wait ` +
       '`{agent_id, input: {message}}` (a new session each), the next after the answer (200 `completed` with `echoed: true`, ' +

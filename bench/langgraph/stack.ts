@@ -7,7 +7,7 @@ import type { Target } from './measure.js';
 import type { LangGraphBackend } from './options.js';
 
 /** Serves examples/langgraph/echo.ts as `lg-echo`: the graph id `echo` would replace the native echo. */
-const LANGGRAPH_CONFIG = fileURLToPath(new URL('./langgraph.json', import.meta.url));
+const SERVICE_LANGGRAPH_JSON = fileURLToPath(new URL('./langgraph.json', import.meta.url));
 const PREFIX = 'agentplane';
 
 /** How many processes a backend runs, and how many jobs each takes. */
@@ -37,7 +37,7 @@ export class LangGraphStacks {
 
   async start(backend: LangGraphBackend, o: StackOptions): Promise<Stack> {
     const common = {
-      LANGGRAPH_CONFIG,
+      SERVICE_LANGGRAPH_JSON,
       SERVICE_KEY_PREFIX: PREFIX,
       LOG_LEVEL: 'warn',
       SERVICE_SHUTDOWN_DELAY_MS: '0',

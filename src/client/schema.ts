@@ -4021,7 +4021,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4293,7 +4293,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4804,7 +4804,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4891,7 +4891,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5034,7 +5034,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5304,7 +5304,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5400,7 +5400,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5565,7 +5565,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5662,7 +5662,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5810,7 +5810,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5843,7 +5843,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them). */
             200: {
                 headers: {
                     /** @description the run */
@@ -5908,7 +5908,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6017,7 +6017,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6175,7 +6175,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6254,7 +6254,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6349,7 +6349,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6440,7 +6440,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6541,7 +6541,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6779,7 +6779,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7074,7 +7074,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7248,7 +7248,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7611,7 +7611,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7755,7 +7755,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7799,7 +7799,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comments meanwhile. */
+            /** @description Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them). */
             200: {
                 headers: {
                     /** @description the run */
@@ -7866,7 +7866,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7977,7 +7977,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8204,7 +8204,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8434,7 +8434,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8523,7 +8523,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8674,7 +8674,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -7,6 +7,7 @@ import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import type { Authenticate } from './middleware/authenticate.js';
 import { clientAddressMiddleware } from './client-address.js';
+import { corsMiddleware, corsPolicy, langgraphJsonCors } from './cors.js';
 import { langgraphAssistantRoutes } from './langgraph/assistant-routes.js';
 import { langgraphCronRoutes } from './langgraph/cron-routes.js';
 import { LANGGRAPH_TAG } from './langgraph/define.js';
@@ -102,6 +103,10 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
       isDraining: () => deps.lifecycle.draining,
     }),
   );
+  // Browsers of other origins: after the request context (preflights are logged and carry a
+  // request id), before the consoles and the routes (a preflight is answered before auth).
+  const cors = corsPolicy(config.SERVICE_CORS_ORIGINS, config.SERVICE_LANGGRAPH_JSON ? langgraphJsonCors(config.SERVICE_LANGGRAPH_JSON) : undefined);
+  if (cors) app.use(corsMiddleware(cors));
   if (config.SERVICE_SWAGGER) app.use(swaggerConsole(() => openapi));
   if (config.SERVICE_CONSOLE) {
     app.use(

@@ -69,6 +69,13 @@ export interface Route<Q = unknown, P = unknown, B = unknown, H = unknown> {
    * @defaultValue false
    */
   errorDetail?: boolean;
+  /**
+   * The body is read as JSON whatever its Content-Type says (`text/plain`, none, …), as
+   * LangGraph's server reads it: browser clients send JSON as text/plain to skip a preflight.
+   * Otherwise a body that is not application/json is 415 (the LangGraph Server API routes).
+   * @defaultValue false
+   */
+  anyContentType?: boolean;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   body?: z.ZodType<B>;

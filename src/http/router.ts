@@ -37,7 +37,7 @@ export function buildRouter(routes: readonly AnyRoute[], options: RouterOptions)
     if (!route.public) {
       stages.push(...(options.beforeAuth ?? []), authenticateStage(route, options), ...(options.afterAuth ?? []));
     }
-    if (route.body) stages.push(requireJson, parseJson, limitDepth);
+    if (route.body) stages.push(route.anyContentType ? readAsJson : requireJson, parseJson, limitDepth);
     stages.push(handle(route));
     router.register(route.path, [route.method], stages);
   }
@@ -72,6 +72,12 @@ async function requireJson(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
+/** A body of any Content-Type is parsed as JSON (a route with `anyContentType`): it must still be JSON (400). */
+async function readAsJson(ctx: Context, next: Next): Promise<void> {
+  const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+  if (hasBody && !ctx.is('application/json')) ctx.req.headers['content-type'] = 'application/json';
+  await next();
+}
 
 async function limitDepth(ctx: Context, next: Next): Promise<void> {
   const problem = jsonProblem((ctx.request as { body?: unknown }).body);

@@ -31,6 +31,12 @@ export interface SseHubOptions {
 export const SSE_RETRY_MS = 3000;
 
 const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+/**
+ * The keep-alive of a stream opened without the retry line: the comment line alone. LangGraph's
+ * SDK decodes the blank line after a comment into an empty part once it has seen an event id
+ * (`{id, event: "", data: null}`); a comment line without it is skipped, as EventSource does.
+ */
+const BARE_KEEP_ALIVE = Buffer.from(': keep-alive\n');
 /** One encoded frame per event, shared by every stream that sends it. */
 const frames = new WeakMap<StoredEvent, Buffer>();
 
@@ -93,13 +99,16 @@ export class SseHub {
    * Turns the response of `ctx` into an event stream: status 200, the SSE headers, a
    * PassThrough body holding the `retry:` line (Koa sends the headers with it), no
    * compression, no socket timeout. Once the hub is ending, the stream ends at once.
+   * `retryLine: false` opens it without that line, and keeps it alive with bare comment lines
+   * (the LangGraph routes: LangGraph's SDK decodes a frame of its own for a lone `retry:`, or
+   * for the blank line after a comment, an empty event; its server sends neither).
    */
-  start(ctx: Context): SseStream {
-    const stream = new SseStream(ctx, this.maxBufferedBytes, () => this.remove(stream));
+  start(ctx: Context, options: { retryLine?: boolean } = {}): SseStream {
+    const stream = new SseStream(ctx, this.maxBufferedBytes, () => this.remove(stream), options.retryLine ?? true);
     this.open.add(stream);
     this.options.onCount?.(this.open.size);
     this.heartbeat ??= setInterval(() => {
-      for (const open of this.open) open.write(KEEP_ALIVE);
+      for (const open of this.open) open.write(open.keepAlive);
     }, this.options.heartbeatMs);
     if (this.ending) stream.end();
     return stream;
@@ -183,11 +192,14 @@ export class SseStream {
   private closed = false;
   /** Most bytes this stream held at once (tests check the bound). */
   peakBufferedBytes = 0;
+  /** What the hub's heartbeat writes to this stream. */
+  readonly keepAlive: Buffer;
 
   constructor(
     ctx: Context,
     private readonly maxBufferedBytes: number,
     onClose: () => void,
+    retryLine = true,
   ) {
     this.closeHandlers.push(onClose);
     this.socket = ctx.req.socket;
@@ -204,7 +216,8 @@ export class SseStream {
     ctx.onerror = onerrorUnlessClientGone;
     // Koa destroys the body when the response closes, whichever side ended it.
     this.body.once('close', () => this.close());
-    this.body.write(`retry: ${SSE_RETRY_MS}\n\n`);
+    this.keepAlive = retryLine ? KEEP_ALIVE : BARE_KEEP_ALIVE;
+    if (retryLine) this.body.write(`retry: ${SSE_RETRY_MS}\n\n`);
   }
 
   /** Bytes written to this stream that the client has not taken yet (beyond the socket's own buffer). */

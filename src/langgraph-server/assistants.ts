@@ -105,7 +105,7 @@ function graphOf(agents: Agents, graphId: string): GraphAgent {
   const agent = agents.get(graphId);
   if (!agent) throw notFound(`Graph "${graphId}"`);
   if (!isGraphAgent(agent)) {
-    throw badRequest(`graph_id: "${graphId}" is a defineAgent agent, not a graph: only graphs (LANGGRAPH_CONFIG) take stored assistants; use its default assistant.`);
+    throw badRequest(`graph_id: "${graphId}" is a defineAgent agent, not a graph: only graphs (SERVICE_LANGGRAPH_JSON) take stored assistants; use its default assistant.`);
   }
   return agent;
 }

@@ -1,3 +1,4 @@
+import { splitErrorClass } from '../domain/error-class.js';
 import { AppError } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, TIMEOUT_ERROR, type Approval, type JsonObject, type Principal, type Run } from '../domain/types.js';
 import type { LangGraphDeps } from './deps.js';
@@ -18,9 +19,12 @@ export interface LangGraphError {
   message: string;
 }
 
-/** Why the run ended badly, as LangGraph names it: failed, or cancelled at its deadline; undefined otherwise. */
+/**
+ * Why the run ended badly, as LangGraph names it: failed (the class of what a graph threw, kept
+ * in front of the run's error, else `Error`), or cancelled at its deadline; undefined otherwise.
+ */
 export function errorOf(run: Pick<Run, 'status' | 'error'>): LangGraphError | undefined {
-  if (run.status === 'failed') return { error: 'Error', message: run.error ?? 'The run failed.' };
+  if (run.status === 'failed') return splitErrorClass(run.error ?? 'The run failed.');
   if (run.status === 'cancelled' && run.error === TIMEOUT_ERROR) return { error: 'TimeoutError', message: 'The run was cancelled at its deadline.' };
   return undefined;
 }

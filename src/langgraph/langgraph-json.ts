@@ -27,8 +27,8 @@ export interface LangGraphJson {
   env: Record<string, string>;
 }
 
-/** A one-line error about the `langgraph.json` at `path` (LANGGRAPH_CONFIG). */
-export const configError = (path: string, detail: string): ConfigError => new ConfigError('LANGGRAPH_CONFIG', `${path}: ${detail}`);
+/** A one-line error about the `langgraph.json` at `path` (SERVICE_LANGGRAPH_JSON). */
+export const configError = (path: string, detail: string): ConfigError => new ConfigError('SERVICE_LANGGRAPH_JSON', `${path}: ${detail}`);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -36,11 +36,11 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * Reads and checks a `langgraph.json` (the file `langgraph dev` reads): `graphs` maps a graph
  * id to `"./path/file.ts:exportName"` (or `{ "path": …, "description": … }`), paths relative to
  * the file's folder; `env` is a .env file path relative to it, or an object of strings. Each
- * fault is a {@link ConfigError} of LANGGRAPH_CONFIG, one line naming the file and the fix.
+ * fault is a {@link ConfigError} of SERVICE_LANGGRAPH_JSON, one line naming the file and the fix.
  */
 export function readLangGraphJson(configPath: string): LangGraphJson {
   const path = resolve(configPath);
-  if (!existsSync(path)) throw new ConfigError('LANGGRAPH_CONFIG', `no file at ${path}`);
+  if (!existsSync(path)) throw new ConfigError('SERVICE_LANGGRAPH_JSON', `no file at ${path}`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
@@ -50,9 +50,24 @@ export function readLangGraphJson(configPath: string): LangGraphJson {
   if (!isObject(json) || !isObject(json.graphs)) {
     throw configError(path, 'no "graphs" object: write { "graphs": { "<id>": "./file.ts:exportName" } }');
   }
+  refuseUnsupported(path, json);
   const folder = dirname(path);
   const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
   return { path, graphs, env: envOf(path, folder, json.env) };
+}
+
+/**
+ * What LangGraph's server serves from a `langgraph.json` that agentplane does not (its
+ * `http.cors` is read by the API, src/http/cors.ts): a custom
+ * HTTP app (`http.app`) and generative UI components (`ui`). A file that asks for them is
+ * refused, in one line, rather than served without them.
+ */
+function refuseUnsupported(path: string, json: Record<string, unknown>): void {
+  const unsupported: string[] = [];
+  if (isObject(json.http) && json.http.app !== undefined && json.http.app !== null) unsupported.push('"http.app" (a custom HTTP app mounted beside the API)');
+  if (json.ui !== undefined && json.ui !== null && !(isObject(json.ui) && Object.keys(json.ui).length === 0)) unsupported.push('"ui" (generative UI components)');
+  if (unsupported.length === 0) return;
+  throw configError(path, `agentplane does not serve ${unsupported.join(' nor ')}: remove ${unsupported.length > 1 ? 'them' : 'it'} from the file, or serve ${unsupported.length > 1 ? 'them' : 'it'} with LangGraph's own server`);
 }
 
 function graphEntry(path: string, folder: string, id: string, entry: unknown): GraphEntry {

@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
 import { END, START } from '@langchain/langgraph';
+import type { Logger } from 'pino';
+import { ConfigError, isLangGraphConfigJson } from '../config.js';
 import type { GraphAgent } from '../runtime/agent.js';
 import type { GraphSource } from '../runtime/graph-engine.js';
 import { importAgentsModule } from '../runtime/import-module.js';
 import { describeLoadError } from '../runtime/load-error.js';
 import { createGraphEngine } from './engine.js';
 import { applyEnv, configError, readLangGraphJson, type GraphEntry } from './langgraph-json.js';
+import { registerSdkLogger } from './sdk-logger.js';
 
 /*
  * Exports are recognised by their shape, not with instanceof: a graph file resolves
@@ -46,18 +49,31 @@ const LOAD_CONFIG = Object.freeze({ configurable: {} });
 
 const firstLine = (error: unknown): string => String(error instanceof Error ? error.message : error).split('\n')[0]!;
 
+/** A graph's defaults of LANGGRAPH_CONFIG: its system assistant's config and context on LangGraph's server. */
+export interface GraphDefaults {
+  /** A RunnableConfig: `configurable`, `tags`, `metadata`, `recursion_limit`. */
+  config: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
 /**
  * The graphs of a `langgraph.json` as agents, in its order. Its `env` is applied first (a
  * variable already set keeps its value); each graph file is imported once, however many
  * graphs it holds. An export may be a compiled graph, an uncompiled `StateGraph` (compiled
- * here, once, without a checkpointer) or a function, sync or async, given the run's config
- * and answering either (called once here with `{ configurable: {} }` to learn the nodes).
- * Every fault is a ConfigError of LANGGRAPH_CONFIG in one line; an error a graph module
- * throws while loading is named with its file and line.
+ * here, once, without a checkpointer), a Promise of either (awaited, as LangGraph's server
+ * does), or a function, sync or async, given the run's config and answering either (called
+ * once here with `{ configurable: {} }` to learn the nodes). Before the files are imported,
+ * `logger` becomes the one `getLogger()` of `@langchain/langgraph-sdk/logging` answers.
+ * LANGGRAPH_CONFIG (the environment's, else the file's `env`), when it is a JSON object, gives
+ * per graph id a default config and context, as on LangGraph's server.
+ * Every fault is a ConfigError of SERVICE_LANGGRAPH_JSON (or LANGGRAPH_CONFIG) in one line; an
+ * error a graph module throws while loading is named with its file and line.
  */
-export async function loadGraphAgents(configPath: string): Promise<GraphAgent[]> {
+export async function loadGraphAgents(configPath: string, options: { logger?: Logger } = {}): Promise<GraphAgent[]> {
   const config = readLangGraphJson(configPath);
   applyEnv(config.env);
+  const defaults = defaultsOf(isLangGraphConfigJson(process.env.LANGGRAPH_CONFIG) ? process.env.LANGGRAPH_CONFIG : config.env.LANGGRAPH_CONFIG);
+  if (options.logger) registerSdkLogger(options.logger);
   const modules = new Map<string, Promise<Record<string, unknown>>>();
   const agents: GraphAgent[] = [];
   for (const entry of config.graphs) {
@@ -71,10 +87,43 @@ export async function loadGraphAgents(configPath: string): Promise<GraphAgent[]>
     if (!Object.hasOwn(exports, entry.exportName)) {
       throw fail(`${entry.file} has no export "${entry.exportName}" (its exports: ${Object.keys(exports).join(', ') || 'none'})`);
     }
-    const source = await graphSource(entry, exports[entry.exportName], fail);
-    agents.push(graphAgent(entry, source.nodes, source.load));
+    const source = await graphSource(entry, await awaitedExport(exports[entry.exportName], fail), fail);
+    agents.push(graphAgent(entry, source.nodes, source.load, defaults[entry.id]));
   }
   return agents;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The export, awaited when it is a Promise (`export const graph = (async () => …)()`). */
+async function awaitedExport(exported: unknown, fail: (detail: string) => Error): Promise<unknown> {
+  if (!isObject(exported) || typeof exported.then !== 'function') return exported;
+  try {
+    return await exported;
+  } catch (error) {
+    throw fail(`the export is a Promise that rejected: ${firstLine(error)}`);
+  }
+}
+
+/** LANGGRAPH_CONFIG as LangGraph's server reads it: `{ "<graph id>": { "configurable": …, "context": …, … } }`. */
+function defaultsOf(json: string | undefined): Record<string, GraphDefaults> {
+  if (json === undefined || json.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    throw new ConfigError('LANGGRAPH_CONFIG', `not valid JSON: ${firstLine(error)}`);
+  }
+  if (!isObject(parsed)) throw new ConfigError('LANGGRAPH_CONFIG', 'expected a JSON object of graph ids, each with its default config: { "<graph id>": { "configurable": { … }, "context": { … } } }');
+  const defaults: Record<string, GraphDefaults> = {};
+  for (const [id, value] of Object.entries(parsed)) {
+    if (!isObject(value)) throw new ConfigError('LANGGRAPH_CONFIG', `the entry of "${id}" is not an object`);
+    const { context, ...rest } = value;
+    if (context !== undefined && context !== null && !isObject(context)) throw new ConfigError('LANGGRAPH_CONFIG', `the "context" of "${id}" is not an object`);
+    if (rest.configurable !== undefined && !isObject(rest.configurable)) throw new ConfigError('LANGGRAPH_CONFIG', `the "configurable" of "${id}" is not an object`);
+    defaults[id] = { config: rest, ...(isObject(context) ? { context } : {}) };
+  }
+  return defaults;
 }
 
 async function importGraphFile(file: string): Promise<Record<string, unknown>> {
@@ -131,8 +180,8 @@ async function nodeNames(graph: CompiledGraph): Promise<string[]> {
  * A graph as an agent the registry, the routes and the run lifecycle know: its id, its node
  * names (GET /api/agents), and the {@link GraphSource} the LangGraph engine runs.
  */
-function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load']): GraphAgent {
-  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, load, createEngine: createGraphEngine });
+function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load'], defaults: GraphDefaults | undefined): GraphAgent {
+  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, load, createEngine: createGraphEngine, ...(defaults ? { defaults } : {}) });
   return Object.freeze({
     kind: 'graph',
     id: entry.id,

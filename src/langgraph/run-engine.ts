@@ -1,7 +1,8 @@
 import { Command, GraphRecursionError } from '@langchain/langgraph';
 import { AppError, isUnavailable } from '../domain/errors.js';
 import { nowIso } from '../domain/time.js';
-import { END_NODE, errorMessage, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
+import { withErrorClass } from '../domain/error-class.js';
+import { clip, END_NODE, errorMessage, MAX_ERROR_CHARS, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
 import type { EndedNode } from '../ports/run-journal.js';
 import type { GraphRunInput } from '../runtime/graph-engine.js';
 import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
@@ -73,8 +74,23 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   // The thread's latest checkpoint is where the engine reads and goes on from; a client's
   // `checkpoint_id` (a fork) is where a fresh run starts, only.
   const { checkpoint_id: forkFrom, ...given } = asked.config?.configurable ?? {};
+  // The graph's defaults (LANGGRAPH_CONFIG), under what the run was given.
+  const defaults = source.defaults;
+  const defaultConfig = (defaults?.config ?? {}) as { configurable?: Record<string, unknown>; tags?: unknown; metadata?: unknown; recursion_limit?: unknown };
   // As LangGraph's server: the graph and assistant of the run are in its configurable (and so in its checkpoints' metadata).
-  const configurable = { ...given, graph_id: job.agent_id, ...(asked.assistant_id ? { assistant_id: asked.assistant_id } : {}), thread_id: job.session_id, run_id: run.id };
+  const configurable = {
+    ...defaultConfig.configurable,
+    ...given,
+    graph_id: job.agent_id,
+    ...(asked.assistant_id ? { assistant_id: asked.assistant_id } : {}),
+    thread_id: job.session_id,
+    run_id: run.id,
+  };
+  const tags = [...(Array.isArray(defaultConfig.tags) ? (defaultConfig.tags as string[]) : []), ...(asked.config?.tags ?? [])];
+  // The run's metadata and its config's reach its checkpoints' metadata (getHistory({ metadata }) finds them).
+  const metadata = { ...(isRecord(defaultConfig.metadata) ? defaultConfig.metadata : {}), ...asked.metadata, ...asked.config?.metadata };
+  const context = isRecord(asked.context) || defaults?.context ? { ...defaults?.context, ...(isRecord(asked.context) ? asked.context : {}) } : undefined;
+  const recursionLimit = typeof defaultConfig.recursion_limit === 'number' ? defaultConfig.recursion_limit : undefined;
   const graph = await graphs.graphFor(source, tenant, { configurable });
   const config = { configurable };
   /** The LangGraph stream modes a LangGraph client asked for: their chunks go out as `stream` events. */
@@ -104,17 +120,18 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     return attempt.fail(message);
   };
 
+  // The graph's own limit, else RUN_STEP_LIMIT; what the run (or the graph's defaults) asks can only lower it.
+  const limit = graphs.recursionLimitOf(graph, asked.config?.recursion_limit ?? recursionLimit);
   try {
     const stream = await graph.stream(input, {
       ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
-      ...(asked.config?.tags ? { tags: asked.config.tags } : {}),
-      // The run's metadata and its config's reach its checkpoints' metadata (getHistory({ metadata }) finds them).
-      ...(asked.metadata || asked.config?.metadata ? { metadata: { ...asked.metadata, ...asked.config?.metadata } } : {}),
-      ...(asked.context !== undefined && asked.context !== null ? { context: asked.context as Record<string, unknown> } : {}),
+      ...(tags.length > 0 ? { tags } : {}),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+      ...(context ? { context } : {}),
       ...(asked.interrupt_before ? { interruptBefore: asked.interrupt_before } : {}),
       ...(asked.interrupt_after ? { interruptAfter: asked.interrupt_after } : {}),
       signal: graphSignal,
-      recursionLimit: graphs.recursionLimitOf(graph, asked.config?.recursion_limit),
+      recursionLimit: limit,
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
       durability: 'sync',
@@ -163,9 +180,10 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     if (isUnavailable(error)) throw error;
     const message =
       error instanceof GraphRecursionError
-        ? `The graph exceeded its step limit (recursionLimit ${graphs.recursionLimitOf(graph, asked.config?.recursion_limit)}): ${errorMessage(error)}`
+        ? `The graph exceeded its step limit (recursionLimit ${limit}): ${errorMessage(error)}`
         : errorMessage(error);
-    return failed(message, error);
+    // The class stays with the run's error (`CustomError: Boo!`): LangGraph clients see it.
+    return failed(clip(withErrorClass(error, message), MAX_ERROR_CHARS), error);
   }
   if (signal.aborted) return stopped();
 
@@ -202,6 +220,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     return paused.kind === 'paused' ? paused.run : attempt.current();
   }
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Where a run starts: new input (a fresh run), the answers of a resume, null to go on; or a pause still waiting on answers. */
 type Start = { kind: 'stream'; input: unknown; resumedFrom: unknown; fresh: boolean } | { kind: 'pause'; pending: PendingInterrupt[] };

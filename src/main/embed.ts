@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { loadConfig } from '../config.js';
+import { LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfig } from '../config.js';
 import type { AnyRoute } from '../http/route.js';
 import type { Agent } from '../runtime/agent.js';
 import { createApiServer } from './api-server.js';
@@ -12,13 +12,13 @@ import { securityOptions } from './security.js';
 
 export interface AgentplaneOptions {
   /**
-   * The agents to serve, beside the graphs of LANGGRAPH_CONFIG (none may have an agent's id).
+   * The agents to serve, beside the graphs of SERVICE_LANGGRAPH_JSON (none may have an agent's id).
    * @defaultValue those of AGENTS_MODULE, else the built-in ones
    */
   agents?: readonly Agent[];
   /**
    * Settings, as the environment variables of README's Configuration table (`REDIS_URL`,
-   * `SERVICE_AUTH`, `LANGGRAPH_CONFIG`, …); validated like a process's. @defaultValue process.env
+   * `SERVICE_AUTH`, `SERVICE_LANGGRAPH_JSON`, …); validated like a process's. @defaultValue process.env
    */
   env?: Readonly<Record<string, string | undefined>>;
   /** @defaultValue a pino logger at LOG_LEVEL, JSON lines on stdout */
@@ -52,7 +52,8 @@ export interface Agentplane {
 export async function createAgentplane(options: AgentplaneOptions = {}): Promise<Agentplane> {
   const config = loadConfig(options.env ?? process.env);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
-  const agents = await loadAgentsAndGraphs(config, options.agents);
+  if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
+  const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const composition = compose(config, { logger, agents });
   const api = createApiServer(composition, securityOptions(config, composition.backend.limiters));
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfigOrExit, type Config } from '../config.js';
+import { ConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Config } from '../config.js';
 import type { Lifecycle } from '../http/deps.js';
 import { hostPort } from '../http/listen.js';
 import type { Agent } from '../runtime/agent.js';
@@ -28,17 +28,20 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
     process.exit(1);
   }
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
-  const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config));
+  if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
+  const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config, undefined, logger));
   return compose(config, { logger, agents });
 }
 
 /**
  * The agents given (createAgentplane's), else those of AGENTS_MODULE or the built-in ones,
- * beside the graphs of LANGGRAPH_CONFIG. The graphs load first: the agents module is then the
+ * beside the graphs of SERVICE_LANGGRAPH_JSON (`logger`: what their getLogger() answers). The graphs load first: the agents module is then the
  * last module imported, whose files `dev --watch` watches (graphs are not reloaded).
  */
-export async function loadAgentsAndGraphs(config: Config, given?: readonly Agent[]): Promise<AgentRegistry> {
-  const graphs = config.LANGGRAPH_CONFIG ? await loadGraphs(config.LANGGRAPH_CONFIG) : [];
+export async function loadAgentsAndGraphs(config: Config, given?: readonly Agent[], logger?: Logger): Promise<AgentRegistry> {
+  const graphs = config.SERVICE_LANGGRAPH_JSON
+    ? await loadGraphs(config.SERVICE_LANGGRAPH_JSON, logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT))
+    : [];
   const agents = given ?? (await loadAgentsOf(config.AGENTS_MODULE)).list();
   const own = given ? "createAgentplane's agents" : config.AGENTS_MODULE && `AGENTS_MODULE (${config.AGENTS_MODULE})`;
   return new AgentRegistry(withGraphs(agents, graphs, own));

@@ -85,7 +85,7 @@ export interface AgentDefinition {
 
 /**
  * What runs an agent that is not made with `defineAgent`: a LangGraph.js graph of a
- * `langgraph.json` (LANGGRAPH_CONFIG). Opaque to the runtime: the engine of `src/langgraph/`
+ * `langgraph.json` (SERVICE_LANGGRAPH_JSON). Opaque to the runtime: the engine of `src/langgraph/`
  * knows what `load` answers; the runtime only routes the agent's runs to that engine.
  */
 export interface GraphSource {
@@ -99,6 +99,12 @@ export interface GraphSource {
    * what a function export answers for `config` (a LangGraph `RunnableConfig`).
    */
   load(config: Record<string, unknown>): Promise<unknown>;
+  /**
+   * The graph's defaults of LANGGRAPH_CONFIG (LangGraph's meaning: its system assistant's
+   * config and context): a run's own `configurable`, `metadata` and `context` fields win over
+   * them, its `tags` add to them.
+   */
+  readonly defaults?: { readonly config: Readonly<Record<string, unknown>>; readonly context?: Readonly<Record<string, unknown>> };
   /**
    * The engine that runs graphs, set by the loader: a `CreateGraphEngine` of
    * src/runtime/graph-engine.ts (src/langgraph/engine.ts), typed apart so that agents do not

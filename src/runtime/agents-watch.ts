@@ -63,7 +63,7 @@ export function watchAgents(options: AgentsWatchOptions): AgentsWatch {
       if (!changed()) continue;
       try {
         const agents = await loadAgentsModule(modulePath);
-        // The graphs of LANGGRAPH_CONFIG stay as they were loaded at start.
+        // The graphs of SERVICE_LANGGRAPH_JSON stay as they were loaded at start.
         registry.replace([...agents, ...registry.list().filter(isGraphAgent)]);
         logger.info({ module: modulePath, agents: agents.map((agent) => agent.id) }, 'agents reloaded');
       } catch (error) {

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
 import { type Agent, type GraphAgent } from './agent.js';
 
@@ -14,22 +15,22 @@ const MISSING_LANGCHAIN = /Cannot find (?:package|module) '@langchain\//;
 export function missingLangGraph(error: unknown): ConfigError | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
-  return MISSING_LANGCHAIN.test((error as Error).message) ? new ConfigError('LANGGRAPH_CONFIG', INSTALL) : undefined;
+  return MISSING_LANGCHAIN.test((error as Error).message) ? new ConfigError('SERVICE_LANGGRAPH_JSON', INSTALL) : undefined;
 }
 
 /**
- * The graphs of the `langgraph.json` at `configPath` (LANGGRAPH_CONFIG) as agents. The LangGraph
+ * The graphs of the `langgraph.json` at `configPath` (SERVICE_LANGGRAPH_JSON) as agents. The LangGraph
  * side (src/langgraph/) is imported here, only when graphs are configured: a process without
  * them needs no `@langchain/*` package. Every fault is a one-line ConfigError.
  */
-export async function loadGraphs(configPath: string): Promise<GraphAgent[]> {
+export async function loadGraphs(configPath: string, logger?: Logger): Promise<GraphAgent[]> {
   let load: typeof import('../langgraph/load.js');
   try {
     load = await import('../langgraph/load.js');
   } catch (error) {
     throw missingLangGraph(error) ?? error;
   }
-  return load.loadGraphAgents(configPath);
+  return load.loadGraphAgents(configPath, { logger });
 }
 
 /**
@@ -44,7 +45,7 @@ export function withGraphs(agents: readonly Agent[], graphs: readonly GraphAgent
   if (clash) {
     const graph = graphs.find((g) => g.id === clash.id)!;
     throw new ConfigError(
-      'LANGGRAPH_CONFIG',
+      'SERVICE_LANGGRAPH_JSON',
       `the graph "${clash.id}" (${graph.graph.spec}) has the id of an agent of ${ownAgents}; rename one of them`,
     );
   }

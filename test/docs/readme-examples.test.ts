@@ -34,8 +34,8 @@ const SERVERS: readonly Server[] = [
   { sections: ['API', 'Runs and approvals', 'Live events', 'Schedules'], env: { SERVICE_SSE_HEARTBEAT_MS: '300' } },
   {
     sections: ['Your own agents'],
-    env: { AGENTS_MODULE: 'examples/agents/index.js', LANGGRAPH_CONFIG: 'examples/langgraph/langgraph.json' },
-    command: 'AGENTS_MODULE=examples/agents/index.js LANGGRAPH_CONFIG=examples/langgraph/langgraph.json npm start',
+    env: { AGENTS_MODULE: 'examples/agents/index.js', SERVICE_LANGGRAPH_JSON: 'examples/langgraph/langgraph.json' },
+    command: 'AGENTS_MODULE=examples/agents/index.js SERVICE_LANGGRAPH_JSON=examples/langgraph/langgraph.json npm start',
   },
 ];
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

@@ -72,7 +72,7 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
       REDIS_URL: redis.url,
       SERVICE_KEY_PREFIX: uniquePrefix('chat-page'),
       AGENTS_MODULE: undefined,
-      LANGGRAPH_CONFIG: 'examples/langgraph/langgraph.json',
+      SERVICE_LANGGRAPH_JSON: 'examples/langgraph/langgraph.json',
       SERVICE_EXAMPLES: 'true',
       OPENAI_API_KEY: undefined,
       FAKE_MODEL_DELAY_MS: String(DELAY_MS),

@@ -10,18 +10,18 @@ import { eventsOf, type Received } from '../support/sse.js';
 
 /**
  * The graphs of examples/langgraph/ served as its README says: the registry loaded from
- * LANGGRAPH_CONFIG=examples/langgraph/langgraph.json as a process loads it, the API on memory
+ * SERVICE_LANGGRAPH_JSON=examples/langgraph/langgraph.json as a process loads it, the API on memory
  * and on Redis, each graph driven through the routes a user calls: echo and map-reduce through
  * POST /api/runs/wait (values, events, spans), chat through POST /api/runs/stream up to its
  * approval, answered yes (the tool runs, its result is the answer) or no (declined), its answer
  * streamed token by token as `custom` events named `messages`.
  */
 
-const LANGGRAPH_CONFIG = 'examples/langgraph/langgraph.json';
+const SERVICE_LANGGRAPH_JSON = 'examples/langgraph/langgraph.json';
 
 // chat.ts picks its model when it loads: the fake one here, whatever this machine's environment holds.
 vi.stubEnv('OPENAI_API_KEY', '');
-const registry = await loadAgentsAndGraphs(loadConfig({ LANGGRAPH_CONFIG }));
+const registry = await loadAgentsAndGraphs(loadConfig({ SERVICE_LANGGRAPH_JSON }));
 
 /** A serialized LangChain message as the state and the `messages` events show it. */
 interface Message {

@@ -118,7 +118,7 @@ export class DocumentRules {
   /**
    * Why the document rejects the request, or undefined when it allows it: a required
    * parameter missing, repeated or outside its schema, or a body that is absent, not JSON,
-   * not `application/json`, or outside the body schema. Values are decoded as Koa decodes them.
+   * not `application/json` (any type on the LangGraph routes), or outside the body schema. Values are decoded as Koa decodes them.
    */
   requestProblem(op: Operation, req: FuzzRequest): string | undefined {
     const [pathPart, queryPart = ''] = splitTarget(req.target);
@@ -144,7 +144,9 @@ export class DocumentRules {
     if (!op.body) return undefined;
     if (!req.body || req.body.length === 0) return op.doc.requestBody?.required ? 'no body' : undefined;
     const contentType = Object.entries(req.headers).find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
-    if (!/^application\/json\s*(;|$)/i.test(contentType)) return `Content-Type ${JSON.stringify(contentType)}`;
+    // The LangGraph Server API's routes read a body as JSON whatever its Content-Type (as LangGraph's server does).
+    const anyContentType = (op.doc.tags ?? []).includes('langgraph');
+    if (!anyContentType && !/^application\/json\s*(;|$)/i.test(contentType)) return `Content-Type ${JSON.stringify(contentType)}`;
     const encoding = Object.entries(req.headers).find(([n]) => n.toLowerCase() === 'content-encoding')?.[1] ?? 'identity';
     let body: unknown;
     try {

@@ -43,7 +43,7 @@ beforeAll(async () => {
     REDIS_URL: redis.url,
     SERVICE_KEY_PREFIX: uniquePrefix('durable'),
     AGENTS_MODULE: undefined,
-    LANGGRAPH_CONFIG: CONFIG,
+    SERVICE_LANGGRAPH_JSON: CONFIG,
     DURABLE_LOG: logFile,
     DURABLE_RELEASE: releaseFile,
     // A job whose worker died is re-delivered within seconds.

@@ -316,9 +316,9 @@ describe.each([
     expect(finished.root.attributes).toMatchObject({ status: 'failed', error: 'the fuse burnt down' });
   });
 
-  it('fails a loop past the graph recursion limit with an error naming the limit', async () => {
+  it('fails a loop past the graph recursion limit with an error naming the limit (and its class, GraphRecursionError)', async () => {
     const finished = await runGraph(api, 'lg-loop', { turns: 0 });
-    const named = new RegExp(`^The graph exceeded its step limit \\(recursionLimit ${LOOP_LIMIT}\\)`);
+    const named = new RegExp(`^GraphRecursionError: The graph exceeded its step limit \\(recursionLimit ${LOOP_LIMIT}\\)`);
     expect(finished.run).toMatchObject({ status: 'failed', error: expect.stringMatching(named) });
     expect(finished.events.at(-1)).toEqual(expect.objectContaining({ type: 'failed', error: finished.run.error }));
     // LOOP_LIMIT steps ran; the last one's writes never made a checkpoint.

@@ -130,10 +130,10 @@ function writeConfig(content: unknown): string {
 const graphsAt = (graphs: Record<string, unknown>, extra: Record<string, unknown> = {}) => writeConfig({ graphs, ...extra });
 const fixture = (spec: string) => `${FIXTURES}${spec}`;
 
-describe('a langgraph.json that cannot be used: a one-line ConfigError of LANGGRAPH_CONFIG naming the file and the fault', () => {
+describe('a langgraph.json that cannot be used: a one-line ConfigError of SERVICE_LANGGRAPH_JSON naming the file and the fault', () => {
   const CASES: [string, () => string, RegExp][] = [
-    ['no file', () => join(work, 'nowhere/langgraph.json'), /^Invalid configuration: LANGGRAPH_CONFIG: no file at .*nowhere\/langgraph\.json$/],
-    ['bad JSON', () => writeConfig('{ "graphs": {'), /LANGGRAPH_CONFIG: .*config-\d+\.json: not valid JSON: /],
+    ['no file', () => join(work, 'nowhere/langgraph.json'), /^Invalid configuration: SERVICE_LANGGRAPH_JSON: no file at .*nowhere\/langgraph\.json$/],
+    ['bad JSON', () => writeConfig('{ "graphs": {'), /SERVICE_LANGGRAPH_JSON: .*config-\d+\.json: not valid JSON: /],
     ['no graphs', () => writeConfig({ dependencies: ['.'] }), /config-\d+\.json: no "graphs" object: write \{ "graphs": \{ "<id>": "\.\/file\.ts:exportName" \} \}$/],
     ['graphs not an object', () => writeConfig({ graphs: ['./a.ts:graph'] }), /no "graphs" object/],
     ['an invalid id', () => graphsAt({ 'my graph': fixture('compiled.ts:graph') }), /the graph id "my graph" is not a valid id/],
@@ -159,7 +159,7 @@ describe('a langgraph.json that cannot be used: a one-line ConfigError of LANGGR
       (e: unknown) => e as Error,
     );
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).variable).toBe('LANGGRAPH_CONFIG');
+    expect((error as ConfigError).variable).toBe('SERVICE_LANGGRAPH_JSON');
     expect(error!.message).not.toContain('\n');
     expect(error!.message).toMatch(pattern);
   });

@@ -3,7 +3,7 @@ import { call } from '../support/app.js';
 import { startProcess } from '../support/processes.js';
 
 /*
- * LANGGRAPH_CONFIG in real processes, as `npm start` and `agentplane dev --config` run them
+ * SERVICE_LANGGRAPH_JSON in real processes, as `npm start` and `agentplane dev --config` run them
  * (tsx on the sources, embedded): the graphs of test/fixtures/langgraph/langgraph.json listed
  * by GET /api/agents beside the built-in agents, and a clash with AGENTS_MODULE refused at start.
  */
@@ -25,9 +25,9 @@ const EXPECTED = [
   { id: 'planner', description: 'Plans an answer.', nodes: ['think', 'answer'], entry: '__start__' },
 ];
 
-describe('graphs of LANGGRAPH_CONFIG in a process', () => {
+describe('graphs of SERVICE_LANGGRAPH_JSON in a process', () => {
   it.each([
-    ['npm start with LANGGRAPH_CONFIG', { entry: 'src/main/api.ts', env: { LANGGRAPH_CONFIG: CONFIG } }],
+    ['npm start with SERVICE_LANGGRAPH_JSON', { entry: 'src/main/api.ts', env: { SERVICE_LANGGRAPH_JSON: CONFIG } }],
     ['agentplane dev --config', { entry: 'src/cli/main.ts', args: ['dev', '--config', CONFIG], env: {} }],
   ] as const)('%s: GET /api/agents lists them with their nodes beside the built-in agents', async (_name, runner) => {
     const api = await startProcess({ ...runner, env: { ...runner.env, REDIS_URL: undefined, LOG_LEVEL: 'warn' }, readyTimeoutMs: 150_000 });
@@ -43,13 +43,13 @@ describe('graphs of LANGGRAPH_CONFIG in a process', () => {
   it('stops at start with one line naming both when a graph has the id of an agent of AGENTS_MODULE', async () => {
     const proc = await startProcess({
       entry: 'src/main/api.ts',
-      env: { REDIS_URL: undefined, LANGGRAPH_CONFIG: CONFIG, AGENTS_MODULE: 'examples/agents/index.js' },
+      env: { REDIS_URL: undefined, SERVICE_LANGGRAPH_JSON: CONFIG, AGENTS_MODULE: 'examples/agents/index.js' },
       ready: 'spawned',
     });
     expect(await proc.exited).toBe(1);
     const errors = proc.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '').map((l) => l.text);
     expect(errors).toEqual([
-      'Invalid configuration: LANGGRAPH_CONFIG: the graph "greeter" (./compiled.ts:graph) has the id of an agent of AGENTS_MODULE (examples/agents/index.js); rename one of them',
+      'Invalid configuration: SERVICE_LANGGRAPH_JSON: the graph "greeter" (./compiled.ts:graph) has the id of an agent of AGENTS_MODULE (examples/agents/index.js); rename one of them',
     ]);
   }, 240_000);
 });

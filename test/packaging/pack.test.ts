@@ -14,7 +14,7 @@ import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
  * agents, `agentplane/client` driving a run to `completed`, `agentplane/integrations` and the
  * embedding factory on a Koa app of the project's own, and the image's layout (agents mounted
  * under /app with `node_modules/agentplane -> ..`, as the Dockerfile makes it) with a `.ts` module
- * and a `.ts` LangGraph graph (LANGGRAPH_CONFIG), first without its optional peer dependencies.
+ * and a `.ts` LangGraph graph (SERVICE_LANGGRAPH_JSON), first without its optional peer dependencies.
  */
 
 const work = mkdtempSync(join(tmpdir(), 'agentplane-pack-'));
@@ -66,7 +66,7 @@ export const typed: Agent = defineAgent({ id: 'typed', description: 'Upper-cases
 export default [typed, ...examples];
 `;
 
-/** A LangGraph graph in TypeScript, loaded by the compiled API through tsx (LANGGRAPH_CONFIG). */
+/** A LangGraph graph in TypeScript, loaded by the compiled API through tsx (SERVICE_LANGGRAPH_JSON). */
 const TYPED_GRAPH = `import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 
 const State = Annotation.Root({ text: Annotation<string>, loud: Annotation<string> });
@@ -158,7 +158,7 @@ beforeAll(async () => {
     'npm',
     [
       'install', tarball, `koa@${versionOf('koa')}`, `@types/koa@${versionOf('@types/koa')}`, `@types/node@${versionOf('@types/node')}`,
-      // The optional peer dependencies of graphs (LANGGRAPH_CONFIG), as a project with graphs installs them.
+      // The optional peer dependencies of graphs (SERVICE_LANGGRAPH_JSON), as a project with graphs installs them.
       `@langchain/langgraph@${versionOf('@langchain/langgraph')}`, `@langchain/core@${versionOf('@langchain/core')}`,
       '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline',
     ],
@@ -270,13 +270,13 @@ describe('the npm package', () => {
     mkdirSync(join(app, 'graphs'));
     writeFileSync(join(app, 'graphs/graph.ts'), TYPED_GRAPH);
     writeFileSync(join(app, 'graphs/langgraph.json'), JSON.stringify({ graphs: { 'typed-graph': './graph.ts:graph' } }));
-    const env = { REDIS_URL: undefined, AGENTS_MODULE: join(app, 'typed/agents.ts'), LANGGRAPH_CONFIG: join(app, 'graphs/langgraph.json'), LOG_LEVEL: 'warn' };
+    const env = { REDIS_URL: undefined, AGENTS_MODULE: join(app, 'typed/agents.ts'), SERVICE_LANGGRAPH_JSON: join(app, 'graphs/langgraph.json'), LOG_LEVEL: 'warn' };
 
     // No @langchain/* under /app yet (the image installs production dependencies only): one line saying what to install.
     const bare = await startProcess({ cwd: app, plainNode: true, entry: 'dist/src/main/api.js', env, ready: 'spawned' });
     expect(await bare.exited).toBe(1);
     expect(bare.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '').map((l) => l.text)).toEqual([
-      'Invalid configuration: LANGGRAPH_CONFIG: graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core',
+      'Invalid configuration: SERVICE_LANGGRAPH_JSON: graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core',
     ]);
     symlinkSync(join(project, 'node_modules/@langchain'), join(app, 'node_modules/@langchain'));
 

@@ -25,7 +25,7 @@ function importErrorIn(dir: string, specifier: string): Promise<Error> {
 }
 
 describe('missingLangGraph: importing src/langgraph/ without the optional peer dependencies', () => {
-  const INSTALL = 'Invalid configuration: LANGGRAPH_CONFIG: graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core';
+  const INSTALL = 'Invalid configuration: SERVICE_LANGGRAPH_JSON: graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core';
 
   it('says in one line what to install when @langchain/langgraph is not there', async () => {
     const dir = join(work, 'bare');
@@ -89,7 +89,7 @@ describe('withGraphs: the agents of a process beside its graphs', () => {
     const call = () => withGraphs(builtInAgents, [graphAgent('chat'), graphAgent('echo')], 'AGENTS_MODULE (./agents.js)');
     expect(call).toThrow(ConfigError);
     expect(call).toThrow(
-      'Invalid configuration: LANGGRAPH_CONFIG: the graph "echo" (./echo.ts:graph) has the id of an agent of AGENTS_MODULE (./agents.js); rename one of them',
+      'Invalid configuration: SERVICE_LANGGRAPH_JSON: the graph "echo" (./echo.ts:graph) has the id of an agent of AGENTS_MODULE (./agents.js); rename one of them',
     );
   });
 });

@@ -12,7 +12,7 @@ function environment(overrides: { port?: number; withoutRedis?: boolean; langgra
     for (const name of ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS']) delete env[name];
   }
   if (overrides.port !== undefined) env.SERVICE_PORT = String(overrides.port);
-  if (overrides.langgraphConfig !== undefined) env.LANGGRAPH_CONFIG = overrides.langgraphConfig;
+  if (overrides.langgraphConfig !== undefined) env.SERVICE_LANGGRAPH_JSON = overrides.langgraphConfig;
   return env;
 }
 
@@ -21,7 +21,7 @@ export function serverCommands(): Command[] {
   const dev = new Command('dev')
     .description('everything in one process on in-memory storage (ignores REDIS_URL and the other Redis settings): http://localhost:8420')
     .option('--port <port>', 'listen port (SERVICE_PORT)', integer(0, 65535))
-    .option('--config <file>', 'serve the graphs of a langgraph.json beside the agents (LANGGRAPH_CONFIG)')
+    .option('--config <file>', 'serve the graphs of a langgraph.json beside the agents (SERVICE_LANGGRAPH_JSON)')
     .option('--watch', 'reload the agents of AGENTS_MODULE when its files change (the sessions stay; LangGraph graphs are not reloaded)')
     .action(async (options: { port?: number; config?: string; watch?: boolean }) => {
       const [{ runApi }, { loadConfigOrExit }] = await Promise.all([import('../../main/api.js'), import('../../config.js')]);

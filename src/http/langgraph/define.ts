@@ -30,6 +30,8 @@ export function langgraphErrors(...entries: (number | ErrorCode)[]): Record<numb
       status,
       {
         ...spec,
+        // Any Content-Type is read as JSON here (anyContentType): a 415 is a Content-Encoding the server cannot decode.
+        ...(status === '415' ? { description: 'Body in a Content-Encoding the server cannot decode' } : {}),
         schema: LangGraphErrorSchema,
         examples: Object.fromEntries(
           Object.entries(spec.examples ?? {}).map(([name, example]) => {
@@ -42,11 +44,11 @@ export function langgraphErrors(...entries: (number | ErrorCode)[]): Record<numb
   );
 }
 
-/** A route of the LangGraph Server API: {@link defineRoute} with its tag and `errorDetail`. */
+/** A route of the LangGraph Server API: {@link defineRoute} with its tag, `errorDetail` and `anyContentType`. */
 export function defineLangGraphRoute<Q = undefined, P = undefined, B = undefined, H = undefined>(
-  route: Omit<Route<Q, P, B, H>, 'tag' | 'errorDetail'>,
+  route: Omit<Route<Q, P, B, H>, 'tag' | 'errorDetail' | 'anyContentType'>,
 ): AnyRoute {
-  return defineRoute<Q, P, B, H>({ ...route, tag: LANGGRAPH_TAG.name, errorDetail: true });
+  return defineRoute<Q, P, B, H>({ ...route, tag: LANGGRAPH_TAG.name, errorDetail: true, anyContentType: true });
 }
 
 /** What a LangGraph search asks of its page: where it starts, how long it is, the fields kept. */

@@ -45,7 +45,7 @@ const ValuesSchema = JsonObjectSchema.meta({
 const STREAM_DESCRIPTION =
   'Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a ' +
   'subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends ' +
-  'or pauses at an interrupt. `: keep-alive` comments meanwhile.';
+  'or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them).';
 
 const EXAMPLES: Record<string, Example<z.infer<typeof RunCreateBody>>> = {
   echo: { summary: 'echo on this thread (created when it does not exist)', value: { assistant_id: 'echo', input: { text: 'hello' }, if_not_exists: 'create' } },

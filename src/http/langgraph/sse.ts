@@ -117,7 +117,7 @@ export class LangGraphStream {
     this.target = target;
     this.onStopped = start.onStopped;
     this.pausedAt = start.pausedAt;
-    const stream = (this.stream = this.deps.streams.start(ctx));
+    const stream = (this.stream = this.deps.streams.start(ctx, { retryLine: false }));
     stream.onClose(() => {
       this.abandon();
       if (!this.ended && !this.deps.lifecycle.draining) start.onLeft?.();

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait.js';
+import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
+
+/*
+ * What a LangGraph stream opens with, byte for byte: a real event first (`metadata`), never a
+ * lone `retry:` frame, which LangGraph's SDK 2.0 decodes into an empty part `{event: "", data:
+ * null}` of its own; and kept alive with comment lines that no blank line follows (after one
+ * with an event id, the SDK's decoder makes an empty part of that too). The SDK of this
+ * project (1.x) must see the same parts as before.
+ */
+
+/** The body of a streaming POST as text, read to its end. */
+async function streamText(url: string, body: unknown): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(body) });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  return res.text();
+}
+
+/** The frames of an SSE text, each as its lines (comments dropped). */
+const framesOf = (text: string): string[][] =>
+  text
+    .split('\n\n')
+    .map((block) => block.split('\n').filter((line) => line !== '' && !line.startsWith(':')))
+    .filter((lines) => lines.length > 0);
+
+describe.each(BACKENDS)('LangGraph streams start with a real event, no lone retry frame (%s)', (backend) => {
+  const api = useLangGraphApi(backend);
+
+  it('POST /threads/{id}/runs/stream: the first frame is metadata, and no frame lacks an event name', async () => {
+    const thread = randomUUID();
+    const text = await streamText(`${api.app.url}/threads/${thread}/runs/stream`, { assistant_id: 'lg-two', input: { word: 'r' }, if_not_exists: 'create' });
+    const frames = framesOf(text);
+    expect(text.startsWith('retry:')).toBe(false);
+    expect(frames[0]).toEqual(expect.arrayContaining(['event: metadata']));
+    for (const frame of frames) expect(frame.some((line) => line.startsWith('event: '))).toBe(true);
+    expect(frames.flat().some((line) => line.startsWith('retry:'))).toBe(false);
+  });
+
+  it('stateless POST /runs/stream and a join of the run from its start (Last-Event-ID -1) the same', async () => {
+    const text = await streamText(`${api.app.url}/runs/stream`, { assistant_id: 'lg-two', input: { word: 's' }, on_completion: 'keep' });
+    expect(framesOf(text)[0]).toEqual(expect.arrayContaining(['event: metadata']));
+
+    const thread = randomUUID();
+    const run = await api.client.runs.create(thread, 'lg-two', { input: { word: 'j' }, ifNotExists: 'create' });
+    await api.runUntil(run.run_id, 'completed');
+    const res = await fetch(`${api.app.url}/threads/${thread}/runs/${run.run_id}/stream`, { headers: { 'Last-Event-ID': '-1' } });
+    const joined = framesOf(await res.text());
+    expect(joined[0]).toEqual(expect.arrayContaining(['event: metadata']));
+    expect(joined.flat().some((line) => line.startsWith('retry:'))).toBe(false);
+  });
+
+  it('the SDK sees metadata first and no empty part, on stream and joinStream', async () => {
+    const thread = randomUUID();
+    const parts = await collect(api.client.runs.stream(thread, 'lg-two', { input: { word: 'p' }, ifNotExists: 'create' }));
+    expect(parts[0]!.event).toBe('metadata');
+    expect(parts.filter((p) => p.event === '')).toEqual([]);
+    const run = await api.client.runs.create(thread, 'lg-two', { input: { word: 'q' } });
+    const joined = await collect(api.client.runs.joinStream(thread, run.run_id, { lastEventId: '-1' }));
+    expect(joined[0]!.event).toBe('metadata');
+    expect(joined.filter((p) => p.event === '')).toEqual([]);
+  });
+});
+
+describe.each(BACKENDS)('LangGraph streams kept alive with bare comment lines (%s)', (backend) => {
+  const api = useLangGraphApi(backend, { SERVICE_SSE_HEARTBEAT_MS: '20' });
+
+  it('a held run: `: keep-alive` lines without a blank line after them, and the SDK sees no empty part', async () => {
+    const thread = randomUUID();
+    const released = (async () => {
+      await waitFor('the gated node', () => gates.waiting > 0);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      gates.release();
+    })();
+    const parts = await collect(api.client.runs.stream(thread, 'lg-gated', { input: { word: 'hold' }, ifNotExists: 'create' }));
+    await released;
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'values', 'values', 'values']);
+
+    gates.waiting = 0;
+    const res = fetch(`${api.app.url}/threads/${thread}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'lg-gated', input: { word: 'hold' } }),
+    });
+    await waitFor('the gated node again', () => gates.waiting > 0);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    gates.release();
+    const text = await (await res).text();
+    expect(text).toContain(': keep-alive\n');
+    expect(text).not.toContain(': keep-alive\n\n');
+  });
+});
