@@ -1,0 +1,124 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, ROOT } from '../support/build.js';
+import { startProcess } from '../support/processes.js';
+
+/*
+ * LangGraph.js versions as users install them: the packed agentplane in a project of its own
+ * with the oldest LangGraph.js it supports (1.0.0, with the oldest checkpoint package it runs,
+ * 1.2.2), where a graph's run ends with the graph's state; and in a project of a LangGraph.js
+ * 0.2 template (0.2.74 with @langchain/core 0.3, installed beside it as npm allows with
+ * --legacy-peer-deps), which the API refuses at start in one line naming the installed version
+ * and the supported range, exit code 1, no stack. The newest 1.x is the repository's own
+ * (package.json's devDependencies), which test/packaging/pack.test.ts and every graph test run.
+ */
+
+const work = mkdtempSync(join(tmpdir(), 'agentplane-lgversions-'));
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr: error && code === -1 ? `${stderr}\n${error.message}` : stderr });
+    });
+  });
+}
+
+async function succeed(command: string, args: readonly string[], cwd: string, timeoutMs = 300_000): Promise<string> {
+  const result = await run(command, args, cwd, timeoutMs);
+  expect(result.code, `${command} ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+/** A plain-JavaScript graph: two nodes and a reducer, as a template's graph is written. */
+const GRAPH = `import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+
+const State = Annotation.Root({
+  text: Annotation(),
+  loud: Annotation(),
+  steps: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+});
+export const graph = new StateGraph(State)
+  .addNode('shout', (state) => ({ loud: String(state.text).toUpperCase(), steps: ['shout'] }))
+  .addNode('sign', (state) => ({ loud: \`\${state.loud}!\`, steps: ['sign'] }))
+  .addEdge(START, 'shout')
+  .addEdge('shout', 'sign')
+  .addEdge('sign', END)
+  .compile();
+`;
+
+/** The projects: name → the LangGraph.js packages installed beside agentplane. */
+const PROJECTS = {
+  oldest: { packages: ['@langchain/langgraph@1.0.0', '@langchain/langgraph-checkpoint@1.2.2', '@langchain/core@1.4.0'], legacyPeers: false },
+  'langgraph-0.2': { packages: ['@langchain/langgraph@0.2.74', '@langchain/core@0.3.80'], legacyPeers: true },
+} as const;
+
+const projectDir = (name: keyof typeof PROJECTS): string => join(work, name);
+
+const installedVersion = (name: keyof typeof PROJECTS, pkg: string): string =>
+  (JSON.parse(readFileSync(join(projectDir(name), 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  const packed = JSON.parse(await succeed('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT)) as { filename: string }[];
+  const tarball = join(work, packed[0]!.filename);
+  await Promise.all(
+    Object.entries(PROJECTS).map(async ([name, { packages, legacyPeers }]) => {
+      const dir = projectDir(name as keyof typeof PROJECTS);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `graphs-${name}`, version: '1.0.0', private: true, type: 'module' }));
+      writeFileSync(join(dir, 'graph.js'), GRAPH);
+      writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { shouter: './graph.js:graph' } }));
+      const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', ...(legacyPeers ? ['--legacy-peer-deps'] : [])];
+      await succeed('npm', ['install', tarball, ...packages, ...flags], dir);
+    }),
+  );
+}, 600_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const env = (name: keyof typeof PROJECTS) => ({ REDIS_URL: undefined, AGENTS_MODULE: undefined, LANGGRAPH_CONFIG: join(projectDir(name), 'langgraph.json'), LOG_LEVEL: 'warn' });
+
+describe('LangGraph.js versions, with the packed agentplane', () => {
+  it('runs a graph on the oldest supported LangGraph.js (1.0.0): the run ends with the graph\'s state', async () => {
+    expect(installedVersion('oldest', '@langchain/langgraph')).toBe('1.0.0');
+    expect(installedVersion('oldest', '@langchain/langgraph-checkpoint')).toBe('1.2.2');
+    const api = await startProcess({ cwd: projectDir('oldest'), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env('oldest'), readyTimeoutMs: 90_000 });
+    try {
+      const agents = (await (await fetch(`${api.url}/api/agents`)).json()) as { agents: { id: string; nodes: string[] }[] };
+      expect(agents.agents.find((agent) => agent.id === 'shouter')).toMatchObject({ nodes: ['shout', 'sign'] });
+      const waited = await fetch(`${api.url}/api/runs/wait`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ agent_id: 'shouter', input: { text: 'oldest' } }),
+      });
+      const run = (await waited.json()) as { status: string; session_id: string; state: Record<string, unknown> };
+      expect(run).toMatchObject({ status: 'completed', state: { text: 'oldest', loud: 'OLDEST!', steps: ['shout', 'sign'] } });
+      // The state is the saver's, read back from the thread's checkpoint.
+      const state = await fetch(`${api.url}/api/sessions/state?session_id=${run.session_id}`);
+      expect(await state.json()).toMatchObject({ state: { loud: 'OLDEST!', steps: ['shout', 'sign'] } });
+    } finally {
+      await api.stop();
+    }
+  }, 180_000);
+
+  it('refuses LangGraph.js 0.2 at start in one line naming the installed version and the supported range: exit code 1, no stack', async () => {
+    expect(installedVersion('langgraph-0.2', '@langchain/langgraph')).toBe('0.2.74');
+    const api = await startProcess({ cwd: projectDir('langgraph-0.2'), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env('langgraph-0.2'), ready: 'spawned' });
+    expect(await api.exited).toBe(1);
+    const installed = join(projectDir('langgraph-0.2'), 'node_modules/@langchain/langgraph');
+    expect(api.lines.filter((line) => line.text.trim() !== '').map((line) => line.text)).toEqual([
+      `Invalid configuration: LANGGRAPH_CONFIG: @langchain/langgraph 0.2.74 (${installed}, the copy the graphs import) is not supported: ` +
+        'agentplane runs @langchain/langgraph ^1.0.0 with @langchain/langgraph-checkpoint ^1.2.2; npm install @langchain/langgraph@^1 @langchain/core@^1',
+    ]);
+  }, 90_000);
+});
