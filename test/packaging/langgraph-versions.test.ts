@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../support/build.js';
 import { startProcess } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
 
 /*
  * LangGraph.js versions as users install them: the packed agentplane in a project of its own
  * with the oldest LangGraph.js it supports (1.0.0, with the oldest checkpoint package it runs,
- * 1.2.2), where a graph's run ends with the graph's state; and in a project of a LangGraph.js
+ * 1.2.2), where a graph's run ends with the graph's state, and a graph of parallel tasks (Send) and an
+ * interrupt answered through its approval completes with both; and in a project of a LangGraph.js
  * 0.2 template (0.2.74 with @langchain/core 0.3, installed beside it as npm allows with
  * --legacy-peer-deps), which the API refuses at start in one line naming the installed version
  * and the supported range, exit code 1, no stack. The newest 1.x is the repository's own
@@ -56,6 +58,23 @@ export const graph = new StateGraph(State)
   .compile();
 `;
 
+/** Parallel tasks (Send) then an interrupt, answered through an approval: the saver's pending writes and resume. */
+const ASKER = `import { Annotation, END, START, Send, StateGraph, interrupt } from '@langchain/langgraph';
+
+const State = Annotation.Root({
+  items: Annotation(),
+  done: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  choice: Annotation(),
+});
+export const graph = new StateGraph(State)
+  .addNode('work', (task) => ({ done: [String(task.item).toUpperCase()] }))
+  .addNode('ask', () => ({ choice: interrupt({ question: 'Pick a city' }) }))
+  .addConditionalEdges(START, (state) => state.items.map((item) => new Send('work', { item })))
+  .addEdge('work', 'ask')
+  .addEdge('ask', END)
+  .compile();
+`;
+
 /** The projects: name → the LangGraph.js packages installed beside agentplane. */
 const PROJECTS = {
   oldest: { packages: ['@langchain/langgraph@1.0.0', '@langchain/langgraph-checkpoint@1.2.2', '@langchain/core@1.4.0'], legacyPeers: false },
@@ -77,7 +96,8 @@ beforeAll(async () => {
       mkdirSync(dir);
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `graphs-${name}`, version: '1.0.0', private: true, type: 'module' }));
       writeFileSync(join(dir, 'graph.js'), GRAPH);
-      writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { shouter: './graph.js:graph' } }));
+      writeFileSync(join(dir, 'asker.js'), ASKER);
+      writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { shouter: './graph.js:graph', asker: './asker.js:graph' } }));
       const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', ...(legacyPeers ? ['--legacy-peer-deps'] : [])];
       await succeed('npm', ['install', tarball, ...packages, ...flags], dir);
     }),
@@ -106,6 +126,16 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
       // The state is the saver's, read back from the thread's checkpoint.
       const state = await fetch(`${api.url}/api/sessions/state?session_id=${run.session_id}`);
       expect(await state.json()).toMatchObject({ state: { loud: 'OLDEST!', steps: ['shout', 'sign'] } });
+
+      // Send and interrupt(): the run stops at the approval with both tasks' writes, and goes on once it is answered.
+      const post = async (path: string, body: unknown) =>
+        (await fetch(`${api.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+      const asked = await post('/api/runs/wait', { agent_id: 'asker', input: { items: ['a', 'b'] } });
+      expect(asked).toMatchObject({ status: 'interrupted', state: { done: ['A', 'B'] }, approval: { node_id: 'ask', payload: { question: 'Pick a city' } } });
+      expect(await post('/api/approval/respond', { id: asked.approval.id, resume: 'Paris' })).toMatchObject({ status: 'approved' });
+      await waitFor('the answered run to complete', async () => ((await (await fetch(`${api.url}/api/runs/${asked.id}`)).json()) as { status: string }).status === 'completed', 20_000);
+      const after = await fetch(`${api.url}/api/sessions/state?session_id=${asked.session_id}`);
+      expect(await after.json()).toMatchObject({ state: { items: ['a', 'b'], done: ['A', 'B'], choice: 'Paris' } });
     } finally {
       await api.stop();
     }
