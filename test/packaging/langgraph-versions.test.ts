@@ -10,12 +10,12 @@ import { waitFor } from '../support/wait.js';
 /*
  * LangGraph.js versions as users install them: the packed agentplane in a project of its own
  * with the oldest LangGraph.js it supports (1.0.0, with the oldest checkpoint package it runs,
- * 1.2.2), where a graph's run ends with the graph's state, and a graph of parallel tasks (Send) and an
- * interrupt answered through its approval completes with both; and in a project of a LangGraph.js
- * 0.2 template (0.2.74 with @langchain/core 0.3, installed beside it as npm allows with
+ * 1.2.2) and with the newest (the repository's own, package.json's devDependencies), where a
+ * graph's run ends with the graph's state, and a graph of parallel tasks (Send) and an interrupt
+ * answered through its approval completes with both; and in projects of LangGraph.js 0.2 and
+ * 0.4 templates (with @langchain/core 0.3, installed beside it as npm allows with
  * --legacy-peer-deps), which the API refuses at start in one line naming the installed version
- * and the supported range, exit code 1, no stack. The newest 1.x is the repository's own
- * (package.json's devDependencies), which test/packaging/pack.test.ts and every graph test run.
+ * and the supported range, exit code 1, no stack.
  */
 
 const work = mkdtempSync(join(tmpdir(), 'agentplane-lgversions-'));
@@ -75,15 +75,27 @@ export const graph = new StateGraph(State)
   .compile();
 `;
 
+/** A package's version in this repository's node_modules (package.json's devDependencies: the newest 1.x). */
+const repoVersion = (name: string): string =>
+  (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+
 /** The projects: name → the LangGraph.js packages installed beside agentplane. */
 const PROJECTS = {
   oldest: { packages: ['@langchain/langgraph@1.0.0', '@langchain/langgraph-checkpoint@1.2.2', '@langchain/core@1.4.0'], legacyPeers: false },
+  newest: {
+    packages: ['@langchain/langgraph', '@langchain/langgraph-checkpoint', '@langchain/core'].map((name) => `${name}@${repoVersion(name)}`),
+    legacyPeers: false,
+  },
+  // LangGraph.js 0.x templates: @langchain/core 0.3, which agentplane's peer range refuses unless npm is told to ignore peers.
   'langgraph-0.2': { packages: ['@langchain/langgraph@0.2.74', '@langchain/core@0.3.80'], legacyPeers: true },
+  'langgraph-0.4': { packages: ['@langchain/langgraph@0.4.10', '@langchain/core@0.3.80'], legacyPeers: true },
 } as const;
 
-const projectDir = (name: keyof typeof PROJECTS): string => join(work, name);
+type Project = keyof typeof PROJECTS;
 
-const installedVersion = (name: keyof typeof PROJECTS, pkg: string): string =>
+const projectDir = (name: Project): string => join(work, name);
+
+const installedVersion = (name: Project, pkg: string): string =>
   (JSON.parse(readFileSync(join(projectDir(name), 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
 
 beforeAll(async () => {
@@ -92,7 +104,7 @@ beforeAll(async () => {
   const tarball = join(work, packed[0]!.filename);
   await Promise.all(
     Object.entries(PROJECTS).map(async ([name, { packages, legacyPeers }]) => {
-      const dir = projectDir(name as keyof typeof PROJECTS);
+      const dir = projectDir(name as Project);
       mkdirSync(dir);
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `graphs-${name}`, version: '1.0.0', private: true, type: 'module' }));
       writeFileSync(join(dir, 'graph.js'), GRAPH);
@@ -106,27 +118,32 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const env = (name: keyof typeof PROJECTS) => ({ REDIS_URL: undefined, AGENTS_MODULE: undefined, LANGGRAPH_CONFIG: join(projectDir(name), 'langgraph.json'), LOG_LEVEL: 'warn' });
+const env = (name: Project) => ({ REDIS_URL: undefined, AGENTS_MODULE: undefined, LANGGRAPH_CONFIG: join(projectDir(name), 'langgraph.json'), LOG_LEVEL: 'warn' });
+
+const SUPPORTED_CASES: [Project, string, string][] = [
+  ['oldest', '1.0.0', '1.2.2'],
+  ['newest', repoVersion('@langchain/langgraph'), repoVersion('@langchain/langgraph-checkpoint')],
+];
 
 describe('LangGraph.js versions, with the packed agentplane', () => {
-  it('runs a graph on the oldest supported LangGraph.js (1.0.0): the run ends with the graph\'s state', async () => {
-    expect(installedVersion('oldest', '@langchain/langgraph')).toBe('1.0.0');
-    expect(installedVersion('oldest', '@langchain/langgraph-checkpoint')).toBe('1.2.2');
-    const api = await startProcess({ cwd: projectDir('oldest'), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env('oldest'), readyTimeoutMs: 90_000 });
+  it.each(SUPPORTED_CASES)("runs graphs on the %s supported LangGraph.js (%s, checkpoint %s): a run ends with the graph's state; Send and interrupt() resume", async (name, langgraph, checkpoint) => {
+    expect(installedVersion(name, '@langchain/langgraph')).toBe(langgraph);
+    expect(installedVersion(name, '@langchain/langgraph-checkpoint')).toBe(checkpoint);
+    const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env(name), readyTimeoutMs: 90_000 });
     try {
       const agents = (await (await fetch(`${api.url}/api/agents`)).json()) as { agents: { id: string; nodes: string[] }[] };
       expect(agents.agents.find((agent) => agent.id === 'shouter')).toMatchObject({ nodes: ['shout', 'sign'] });
       const waited = await fetch(`${api.url}/api/runs/wait`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ agent_id: 'shouter', input: { text: 'oldest' } }),
+        body: JSON.stringify({ agent_id: 'shouter', input: { text: name } }),
       });
+      const loud = `${name.toUpperCase()}!`;
       const run = (await waited.json()) as { status: string; session_id: string; state: Record<string, unknown> };
-      expect(run).toMatchObject({ status: 'completed', state: { text: 'oldest', loud: 'OLDEST!', steps: ['shout', 'sign'] } });
+      expect(run).toMatchObject({ status: 'completed', state: { text: name, loud, steps: ['shout', 'sign'] } });
       // The state is the saver's, read back from the thread's checkpoint.
       const state = await fetch(`${api.url}/api/sessions/state?session_id=${run.session_id}`);
-      expect(await state.json()).toMatchObject({ state: { loud: 'OLDEST!', steps: ['shout', 'sign'] } });
-
+      expect(await state.json()).toMatchObject({ state: { loud, steps: ['shout', 'sign'] } });
       // Send and interrupt(): the run stops at the approval with both tasks' writes, and goes on once it is answered.
       const post = async (path: string, body: unknown) =>
         (await fetch(`${api.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
@@ -141,13 +158,16 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
     }
   }, 180_000);
 
-  it('refuses LangGraph.js 0.2 at start in one line naming the installed version and the supported range: exit code 1, no stack', async () => {
-    expect(installedVersion('langgraph-0.2', '@langchain/langgraph')).toBe('0.2.74');
-    const api = await startProcess({ cwd: projectDir('langgraph-0.2'), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env('langgraph-0.2'), ready: 'spawned' });
+  it.each([
+    ['langgraph-0.2', '0.2.74'],
+    ['langgraph-0.4', '0.4.10'],
+  ] as [Project, string][])('refuses %s (%s) at start in one line naming the installed version and the supported range: exit code 1, no stack', async (name, version) => {
+    expect(installedVersion(name, '@langchain/langgraph')).toBe(version);
+    const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env(name), ready: 'spawned' });
     expect(await api.exited).toBe(1);
-    const installed = join(projectDir('langgraph-0.2'), 'node_modules/@langchain/langgraph');
+    const installed = join(projectDir(name), 'node_modules/@langchain/langgraph');
     expect(api.lines.filter((line) => line.text.trim() !== '').map((line) => line.text)).toEqual([
-      `Invalid configuration: LANGGRAPH_CONFIG: @langchain/langgraph 0.2.74 (${installed}, the copy the graphs import) is not supported: ` +
+      `Invalid configuration: LANGGRAPH_CONFIG: @langchain/langgraph ${version} (${installed}, the copy the graphs import) is not supported: ` +
         'agentplane runs @langchain/langgraph ^1.0.0 with @langchain/langgraph-checkpoint ^1.2.2; npm install @langchain/langgraph@^1 @langchain/core@^1',
     ]);
   }, 90_000);
