@@ -21,11 +21,13 @@ export interface CaretRange {
 /**
  * The supported versions (package.json's peerDependencies say the same): every LangGraph.js
  * 1.x, with the checkpoint package from 1.2.2 (its `writesSortKey`, `compareWritesSortKeys`
- * and `TASKS`; LangGraph.js 1.0's own dependency, `^1.0.0`, installs it).
+ * and `TASKS`; LangGraph.js 1.0's own dependency, `^1.0.0`, installs it) and @langchain/core
+ * from 1.4.0 (checkpoint 1.2.2 imports `@langchain/core/utils/uuid`, which 1.0.1 lacks).
  */
 export const SUPPORTED = Object.freeze({
   '@langchain/langgraph': Object.freeze({ major: 1, minor: 0, patch: 0 }),
   '@langchain/langgraph-checkpoint': Object.freeze({ major: 1, minor: 2, patch: 2 }),
+  '@langchain/core': Object.freeze({ major: 1, minor: 4, patch: 0 }),
 } satisfies Record<string, CaretRange>);
 
 export type CheckedPackage = keyof typeof SUPPORTED;
@@ -88,15 +90,11 @@ export function installedFrom(fromDir: string, name: CheckedPackage, resolvedBy:
 export function unsupportedVersion(installed: InstalledPackage): string | undefined {
   const range = SUPPORTED[installed.name];
   if (satisfies(installed.version, range)) return undefined;
-  const langgraph = rangeText(SUPPORTED['@langchain/langgraph']);
-  const checkpoint = rangeText(SUPPORTED['@langchain/langgraph-checkpoint']);
-  const fix =
-    installed.name === '@langchain/langgraph'
-      ? `npm install @langchain/langgraph@^1 @langchain/core@^1`
-      : `npm install @langchain/langgraph-checkpoint@${checkpoint}`;
+  const supported = (Object.keys(SUPPORTED) as CheckedPackage[]).map((name) => `${name} ${rangeText(SUPPORTED[name])}`);
+  const fix = installed.name === '@langchain/langgraph' ? 'npm install @langchain/langgraph@^1 @langchain/core@^1' : `npm install ${installed.name}@${rangeText(range)}`;
   return (
     `${installed.name} ${installed.version} (${installed.dir}, the copy ${installed.resolvedBy === 'graphs' ? 'the graphs import' : 'agentplane imports'}) ` +
-    `is not supported: agentplane runs @langchain/langgraph ${langgraph} with @langchain/langgraph-checkpoint ${checkpoint}; ${fix}`
+    `is not supported: agentplane runs ${supported[0]} with ${supported[1]} and ${supported[2]}; ${fix}`
   );
 }
 
@@ -107,7 +105,7 @@ const OWN_DIR = dirname(fileURLToPath(import.meta.url));
  * Refuses, with a {@link ConfigError} of LANGGRAPH_CONFIG in one line, a LangGraph.js that
  * agentplane does not run: the @langchain/langgraph the graphs of the `langgraph.json` at
  * `configPath` resolve (from its folder and their files' folders), then agentplane's own
- * @langchain/langgraph and @langchain/langgraph-checkpoint (its saver's). A package that is
+ * @langchain/langgraph, @langchain/langgraph-checkpoint (its saver's) and @langchain/core. A package that is
  * not installed is left to the import that needs it.
  */
 export function checkLangGraphVersions(configPath: string, ownDir: string = OWN_DIR): void {
@@ -118,6 +116,7 @@ export function checkLangGraphVersions(configPath: string, ownDir: string = OWN_
     ...folders.map((folder) => installedFrom(folder, '@langchain/langgraph', 'graphs')),
     installedFrom(ownDir, '@langchain/langgraph', 'agentplane'),
     installedFrom(ownDir, '@langchain/langgraph-checkpoint', 'agentplane'),
+    installedFrom(ownDir, '@langchain/core', 'agentplane'),
   ];
   for (const copy of copies) {
     if (!copy || seen.has(copy.dir)) continue;

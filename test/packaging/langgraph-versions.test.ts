@@ -168,7 +168,7 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
     const installed = join(projectDir(name), 'node_modules/@langchain/langgraph');
     expect(api.lines.filter((line) => line.text.trim() !== '').map((line) => line.text)).toEqual([
       `Invalid configuration: LANGGRAPH_CONFIG: @langchain/langgraph ${version} (${installed}, the copy the graphs import) is not supported: ` +
-        'agentplane runs @langchain/langgraph ^1.0.0 with @langchain/langgraph-checkpoint ^1.2.2; npm install @langchain/langgraph@^1 @langchain/core@^1',
+        'agentplane runs @langchain/langgraph ^1.0.0 with @langchain/langgraph-checkpoint ^1.2.2 and @langchain/core ^1.4.0; npm install @langchain/langgraph@^1 @langchain/core@^1',
     ]);
   }, 90_000);
 });

@@ -36,7 +36,7 @@ function project(name: string, graphFile = './graph.js'): { dir: string; config:
   return { dir, config: join(dir, 'langgraph.json'), own };
 }
 
-const LINE = 'agentplane runs @langchain/langgraph ^1.0.0 with @langchain/langgraph-checkpoint ^1.2.2';
+const LINE = 'agentplane runs @langchain/langgraph ^1.0.0 with @langchain/langgraph-checkpoint ^1.2.2 and @langchain/core ^1.4.0';
 
 describe('satisfies: a caret range as npm reads it', () => {
   const langgraph = SUPPORTED['@langchain/langgraph'];
@@ -65,6 +65,7 @@ describe('satisfies: a caret range as npm reads it', () => {
     const peers = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
     expect(peers['@langchain/langgraph']).toBe('^1.0.0');
     expect(peers['@langchain/langgraph-checkpoint']).toBe('^1.2.2');
+    expect(peers['@langchain/core']).toBe('^1.4.0');
   });
 });
 
@@ -144,6 +145,16 @@ describe('checkLangGraphVersions: at start, before LangGraph is imported', () =>
     writePackage(dir, '@langchain/langgraph-checkpoint', '1.0.0');
     expect(() => checkLangGraphVersions(config, own)).toThrow(
       `Invalid configuration: LANGGRAPH_CONFIG: @langchain/langgraph-checkpoint 1.0.0 (${join(dir, 'node_modules/@langchain/langgraph-checkpoint')}, the copy agentplane imports) is not supported: ${LINE}; npm install @langchain/langgraph-checkpoint@^1.2.2`,
+    );
+  });
+
+  it('refuses an @langchain/core older than checkpoint 1.2.2 imports (1.0.1: no utils/uuid)', () => {
+    const { dir, config, own } = project('old-core');
+    writePackage(dir, '@langchain/langgraph', '1.0.0');
+    writePackage(dir, '@langchain/langgraph-checkpoint', '1.2.2');
+    writePackage(dir, '@langchain/core', '1.0.1');
+    expect(() => checkLangGraphVersions(config, own)).toThrow(
+      `Invalid configuration: LANGGRAPH_CONFIG: @langchain/core 1.0.1 (${join(dir, 'node_modules/@langchain/core')}, the copy agentplane imports) is not supported: ${LINE}; npm install @langchain/core@^1.4.0`,
     );
   });
 
