@@ -21,9 +21,12 @@ export function missingLangGraph(error: unknown): ConfigError | undefined {
 /**
  * The graphs of the `langgraph.json` at `configPath` (SERVICE_LANGGRAPH_JSON) as agents. The LangGraph
  * side (src/langgraph/) is imported here, only when graphs are configured: a process without
- * them needs no `@langchain/*` package. Every fault is a one-line ConfigError.
+ * them needs no `@langchain/*` package; a version agentplane does not run (src/langgraph/versions.ts)
+ * is refused before it is imported. Every fault is a one-line ConfigError.
  */
 export async function loadGraphs(configPath: string, logger?: Logger): Promise<GraphAgent[]> {
+  // Before anything of @langchain/* is imported: an unsupported LangGraph.js is refused in one line.
+  (await import('../langgraph/versions.js')).checkLangGraphVersions(configPath);
   let load: typeof import('../langgraph/load.js');
   try {
     load = await import('../langgraph/load.js');

@@ -135,7 +135,7 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents' | 'assista
       operationId: 'createAssistant',
       summary: "Store an assistant of a graph: its config, context, metadata, name and description (version 1)",
       body: z.strictObject({
-        graph_id: z.string().min(1).meta({ description: 'a graph of LANGGRAPH_CONFIG (a defineAgent agent is 400)' }),
+        graph_id: z.string().min(1).meta({ description: 'a graph of SERVICE_LANGGRAPH_JSON (a defineAgent agent is 400)' }),
         assistant_id: z.uuid().optional().meta({ description: 'its id; a UUID is made when omitted' }),
         if_exists: z.enum(['raise', 'do_nothing']).optional().meta({ description: 'when the id is taken: 409 (`raise`, the default) or answer the existing assistant' }),
         ...Editable,
