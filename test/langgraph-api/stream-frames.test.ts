@@ -68,27 +68,27 @@ describe.each(BACKENDS)('LangGraph streams kept alive with bare comment lines (%
   const api = useLangGraphApi(backend, { SERVICE_SSE_HEARTBEAT_MS: '20' });
 
   it('a held run: `: keep-alive` lines without a blank line after them, and the SDK sees no empty part', async () => {
-    const thread = randomUUID();
-    const released = (async () => {
-      await waitFor('the gated node', () => gates.waiting > 0);
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      gates.release();
-    })();
-    const parts = await collect(api.client.runs.stream(thread, 'lg-gated', { input: { word: 'hold' }, ifNotExists: 'create' }));
-    await released;
-    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'values', 'values', 'values']);
-
     gates.waiting = 0;
-    const res = fetch(`${api.app.url}/threads/${thread}/runs/stream`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'lg-gated', input: { word: 'hold' } }),
-    });
-    await waitFor('the gated node again', () => gates.waiting > 0);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const thread = randomUUID();
+    let runId: string | undefined;
+    const streamed = collect(api.client.runs.stream(thread, 'lg-gated', { input: { word: 'hold' }, ifNotExists: 'create', onRunCreated: (meta) => (runId = meta.run_id) }));
+    await waitFor('the gated node', () => gates.waiting > 0 && runId !== undefined);
+    // The same run joined raw, read while its node holds until keep-alives came, then to its end.
+    const joined = await fetch(`${api.app.url}/threads/${thread}/runs/${runId}/stream`, { headers: { 'Last-Event-ID': '-1' } });
+    const reader = joined.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readMore = async () => {
+      const { value, done } = await reader.read();
+      if (value) text += decoder.decode(value, { stream: true });
+      return done;
+    };
+    await waitFor('two keep-alive lines while the node holds', async () => (await readMore()) || (text.match(/: keep-alive\n/g)?.length ?? 0) >= 2);
     gates.release();
-    const text = await (await res).text();
+    while (!(await readMore()));
     expect(text).toContain(': keep-alive\n');
     expect(text).not.toContain(': keep-alive\n\n');
+    const parts = await streamed;
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'values', 'values', 'values']);
   });
 });
