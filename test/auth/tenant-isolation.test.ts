@@ -107,7 +107,11 @@ const listProbes: Record<string, { path: string; json?: unknown; ids: (body: unk
   'POST /runs/crons/search': [{ path: '/runs/crons/search', json: { limit: 1000 }, ids: (body) => (body as { cron_id: string }[]).map((c) => c.cron_id) }],
 };
 
-/** The LangGraph assistants: the agent registry, the same for every tenant. */
+/**
+ * The LangGraph assistants: the defaults are the agent registry, the same for every tenant; the
+ * stored ones are the tenant's, each route's isolation tested in test/langgraph-api/assistants.test.ts
+ * (tenant B gets 404 for A's assistant on every one of these routes and never sees it listed).
+ */
 const ASSISTANT_ROUTES = [
   'POST /assistants/search',
   'POST /assistants/count',
@@ -117,6 +121,7 @@ const ASSISTANT_ROUTES = [
   'GET /assistants/:assistant_id/subgraphs',
   'GET /assistants/:assistant_id/subgraphs/:namespace',
   'POST /assistants/:assistant_id/versions',
+  'POST /assistants/:assistant_id/latest',
   'POST /assistants',
   'PATCH /assistants/:assistant_id',
   'DELETE /assistants/:assistant_id',
