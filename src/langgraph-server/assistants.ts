@@ -54,8 +54,9 @@ export function assistantOf(agent: Agent): Assistant {
     graph_id: agent.id,
     name: agent.id,
     description: agent.description,
-    config: {},
-    context: {},
+    // A graph's defaults (LANGGRAPH_CONFIG) are its system assistant's config and context, as on LangGraph's server.
+    config: isGraphAgent(agent) && agent.graph.defaults ? (structuredClone(agent.graph.defaults.config) as JsonObject) : {},
+    context: isGraphAgent(agent) && agent.graph.defaults?.context ? (structuredClone(agent.graph.defaults.context) as JsonObject) : {},
     metadata: { created_by: 'system' },
     version: 1,
     created_at: STARTED_AT,

@@ -74,6 +74,12 @@ describe('graphs as LangGraph server loads them, run through the API (memory)', 
       tone: 'warm',
     });
   });
+
+  it("the graph's defaults are its system assistant's config and context", async () => {
+    const [system] = await client.assistants.search({ graphId: 'defaults', metadata: { created_by: 'system' } });
+    expect(system?.config).toMatchObject({ configurable: { model_name: 'openai' } });
+    expect(system?.context).toMatchObject({ tone: 'dry' });
+  });
 });
 
 describe('LANGGRAPH_CONFIG and SERVICE_LANGGRAPH_JSON', () => {
