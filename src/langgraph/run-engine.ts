@@ -9,6 +9,7 @@ import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
 import type { RunEngine } from '../runtime/run/run-engine.js';
 import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
+import { clientChunkOf } from './stream-chunks.js';
 import { eventData, nodeIdOf, StateMirror } from './values.js';
 
 /** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
@@ -142,7 +143,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       const [namespace, mode, data] = chunk;
       const root = namespace.length === 0;
       if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
-        await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(data, MAX_STREAM_EVENT_BYTES) });
+        await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(clientChunkOf(mode, data), MAX_STREAM_EVENT_BYTES) });
       }
       if (mode === 'tasks' && root) {
         if ((await steps.task(data as TaskChunk, at)) === 'interrupted') sawInterrupt = true;

@@ -76,7 +76,7 @@ export class StateMirror {
 }
 
 /** A LangGraph checkpoint reference as LangGraph's server shows it; null without one. */
-function checkpointRefOf(config: { configurable?: Record<string, unknown> } | undefined): JsonObject | null {
+export function checkpointRefOf(config: { configurable?: Record<string, unknown> } | undefined): JsonObject | null {
   const configurable = config?.configurable;
   if (!configurable?.thread_id) return null;
   return {
