@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, conflict, notFound } from '../domain/errors.js';
+import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, type JsonObject, type Session } from '../domain/types.js';
+import { isGraphAgent } from '../runtime/agent.js';
+import type { GraphSuperstep } from '../runtime/graph-engine.js';
 import type { LangGraphDeps } from './deps.js';
 import { graphAgentOf, threadSession } from './thread-state.js';
 import { ThreadFacts, threadMetadata, type Thread } from './threads.js';
@@ -28,11 +30,14 @@ export interface ThreadCreate {
   metadata?: JsonObject | undefined;
   /** When the thread exists: `raise` (409) or answer it unchanged. */
   if_exists: 'raise' | 'do_nothing';
+  /** A new thread's history, written as LangGraph's bulkUpdateState does (it needs `metadata.graph_id`, a graph). */
+  supersteps?: readonly GraphSuperstep[] | undefined;
 }
 
 /** Creates a thread: a session before its first run (a UUID when no id is given). */
 export async function createThread(deps: ThreadDeps, tenant: string, create: ThreadCreate): Promise<Thread> {
   checkGraphId(deps, create.metadata);
+  const graphAgent = create.supersteps?.length ? supersteppedGraph(deps, create.metadata) : undefined;
   const sessionId = create.thread_id ?? randomUUID();
   let session: Session;
   try {
@@ -41,9 +46,29 @@ export async function createThread(deps: ThreadDeps, tenant: string, create: Thr
     const existing = error instanceof AppError && error.code === 'conflict' ? await deps.store.sessions.getSession(tenant, sessionId) : null;
     if (!existing) throw error;
     if (create.if_exists === 'raise') throw conflict(`Thread "${sessionId}" already exists.`);
-    session = existing;
+    // An existing thread keeps its history: the supersteps are for a new one.
+    return threadOf(deps, tenant, existing);
+  }
+  if (graphAgent && create.supersteps) {
+    try {
+      await deps.graphs!.bulkUpdate(tenant, sessionId, graphAgent, create.supersteps);
+    } catch (error) {
+      // Refused: the thread is not left half made.
+      await deps.store.sessions.deleteSession(tenant, sessionId).catch(() => undefined);
+      throw error;
+    }
+    session = (await deps.store.sessions.getSession(tenant, sessionId)) ?? session;
   }
   return threadOf(deps, tenant, session);
+}
+
+/** The graph a thread created with supersteps names (`metadata.graph_id`), else `bad_request`. */
+function supersteppedGraph(deps: ThreadDeps, metadata: JsonObject | undefined): string {
+  const graphId = metadata?.graph_id;
+  if (typeof graphId !== 'string' || !isGraphAgent(deps.agents.get(graphId)) || !deps.graphs) {
+    throw badRequest('body.supersteps: a thread created with supersteps needs metadata.graph_id naming a graph (its updates go through that graph).');
+  }
+  return graphId;
 }
 
 /** One thread; `not_found` when the tenant has none of that id. */

@@ -1,6 +1,7 @@
 import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.js';
-import type { GraphEngineDeps, GraphRunInput, GraphStateEdit, GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphEngineDeps, GraphRunInput, GraphStateEdit, GraphSuperstep, GraphThreads } from '../runtime/graph-engine.js';
+import { streamInputOf } from './run-input.js';
 import type { GraphLoader } from './graph-loader.js';
 import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
 
@@ -92,7 +93,29 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     await store.sessions.appendCheckpoint(tenant, sessionId, { patch: new StateMirror(latest?.state ?? {}).patch(values), node_id: nodeIdOf(snapshot.next) });
   }
 
-  return { updateState, threadState, threadHistory, copyThread, rollbackRun };
+  async function bulkUpdate(tenant: string, sessionId: string, agentId: string, supersteps: readonly GraphSuperstep[]): Promise<void> {
+    const source = graphs.requireSource(agentId);
+    const config = { configurable: { thread_id: sessionId, checkpoint_ns: '' } };
+    const graph = await graphs.graphFor(source, tenant, config);
+    try {
+      await graph.bulkUpdateState(
+        config,
+        supersteps.map((step) => ({
+          updates: step.updates.map((update) => ({
+            values: update.command ? streamInputOf({ command: update.command }) : update.values,
+            ...(update.as_node ? { asNode: update.as_node } : {}),
+          })),
+        })),
+      );
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw badRequest(`The graph refused the supersteps: ${errorMessage(error)}`);
+    }
+    const snapshot = await graph.getState({ configurable: { thread_id: sessionId } });
+    await store.sessions.appendCheckpoint(tenant, sessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
+  }
+
+  return { updateState, threadState, threadHistory, copyThread, rollbackRun, bulkUpdate };
 }
 
 /** Keys of a run's configurable that name a checkpoint or the run itself, not how the graph is built. */

@@ -98,6 +98,18 @@ export interface GraphThreads {
    * ever appended to). Nothing when the run wrote none. The run should have ended.
    */
   rollbackRun(tenant: string, sessionId: string, agentId: string, runId: string): Promise<void>;
+  /**
+   * Writes `supersteps` to the new session `sessionId` (a graph of `agentId`) as LangGraph's
+   * `bulkUpdateState` does (each superstep one checkpoint of the updates given, as their nodes),
+   * and mirrors the latest as the session's native checkpoint: a thread created with its history.
+   * `bad_request` when the graph refuses them.
+   */
+  bulkUpdate(tenant: string, sessionId: string, agentId: string, supersteps: readonly GraphSuperstep[]): Promise<void>;
+}
+
+/** One superstep of a thread created with its history: updates applied as their nodes. */
+export interface GraphSuperstep {
+  updates: { values?: unknown; command?: GraphRunInput['command'] | null | undefined; as_node?: string | null | undefined }[];
 }
 
 /**

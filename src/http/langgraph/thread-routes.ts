@@ -46,7 +46,24 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
         thread_id: IdParam.optional().meta({ description: 'its id; a UUID is made when omitted' }),
         metadata: JsonObjectSchema.optional().meta({ description: 'metadata; a graph_id must name an agent (its state reads and edits use that graph before a run)' }),
         if_exists: z.enum(['raise', 'do_nothing']).default('raise').meta({ description: 'when the thread exists: 409, or answer it unchanged' }),
-        supersteps: z.array(z.unknown()).max(0, { error: 'not supported: create the thread, then update its state' }).optional(),
+        supersteps: z
+          .array(
+            z.strictObject({
+              updates: z
+                .array(
+                  z.strictObject({
+                    values: z.unknown().optional(),
+                    command: JsonObjectSchema.nullish(),
+                    as_node: z.string().min(1).max(256).nullish(),
+                  }),
+                )
+                .min(1)
+                .max(100),
+            }),
+          )
+          .max(100)
+          .optional()
+          .meta({ description: "the new thread's history: each superstep one checkpoint of its updates, as their nodes (LangGraph's bulkUpdateState; needs metadata.graph_id)" }),
       }),
       bodyExamples: { empty: { summary: 'a new thread', value: { metadata: { user: 'ana' }, if_exists: 'raise' } } },
       responses: { 200: { description: 'The thread', schema: ThreadSchema }, ...langgraphErrors(400, 401, 403, 409, 413, 415, 429) },
