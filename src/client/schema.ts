@@ -3942,7 +3942,7 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     description?: string | null;
-                    /** @description a graph of LANGGRAPH_CONFIG (a defineAgent agent is 400) */
+                    /** @description a graph of SERVICE_LANGGRAPH_JSON (a defineAgent agent is 400) */
                     graph_id: string;
                     /**
                      * @description when the id is taken: 409 (`raise`, the default) or answer the existing assistant
@@ -4465,7 +4465,7 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body in a Content-Encoding the server cannot decode */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6480,7 +6480,16 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
-                    supersteps?: unknown[];
+                    /** @description the new thread's history: each superstep one checkpoint of its updates, as their nodes (LangGraph's bulkUpdateState; needs metadata.graph_id) */
+                    supersteps?: {
+                        updates: {
+                            as_node?: string | null;
+                            command?: {
+                                [key: string]: unknown;
+                            } | null;
+                            values?: unknown;
+                        }[];
+                    }[];
                     /** @description its id; a UUID is made when omitted */
                     thread_id?: string;
                 };
