@@ -8,10 +8,9 @@ import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
 import type { RunEngine } from '../runtime/run/run-engine.js';
 import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
+import { ENGINE_MODES, streamsMessages } from './stream-modes.js';
 import { eventData, nodeIdOf, StateMirror } from './values.js';
 
-/** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
-const STREAM_MODES = ['tasks', 'checkpoints', 'custom', 'messages'] as const;
 /** The LangGraph stream modes a run may publish for a LangGraph client (`messages-tuple` is `messages`). */
 const LIBRARY_MODES: ReadonlySet<string> = new Set(['values', 'updates', 'messages', 'custom', 'debug', 'tasks', 'checkpoints']);
 
@@ -116,7 +115,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
       durability: 'sync',
-      streamMode: [...new Set([...STREAM_MODES, ...wanted])] as (typeof STREAM_MODES)[number][],
+      // Model tokens (`messages`) when the graph can have messages or the client asked for them.
+      streamMode: [...new Set([...ENGINE_MODES, ...(streamsMessages(graph) ? ['messages'] : []), ...wanted])] as (typeof ENGINE_MODES)[number][],
       subgraphs: true,
     });
     for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
