@@ -88,8 +88,12 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   let resumedFrom = start.resumedFrom;
 
   // The graph stops when the run is cancelled, or when a write finds the run no longer running.
+  // (A listener, not AbortSignal.any: that one costs more than the rest of a short run's signals.)
   const halt = new AbortController();
-  const graphSignal = AbortSignal.any([signal, halt.signal]);
+  const graphSignal = halt.signal;
+  const onCancel = () => halt.abort(signal.reason);
+  if (signal.aborted) onCancel();
+  else signal.addEventListener('abort', onCancel, { once: true });
   const steps = new SuperstepRecorder(attempt);
   /** The last checkpoint (nothing next): the run completes with it once the graph is done. */
   let last: { patch: JsonObject } | undefined;
@@ -164,6 +168,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
         ? `The graph exceeded its step limit (recursionLimit ${graphs.recursionLimitOf(graph, asked.config?.recursion_limit)}): ${errorMessage(error)}`
         : errorMessage(error);
     return failed(message, error);
+  } finally {
+    signal.removeEventListener('abort', onCancel);
   }
   if (signal.aborted) return stopped();
 
