@@ -1,6 +1,9 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import { MemorySaver } from '@langchain/langgraph';
 import type { RedisClient } from '../../src/adapters/redis/connection.js';
+import { graph as echoGraph } from '../../examples/langgraph/echo.js';
 import { ApiClient, closedLoop } from '../runs/client.js';
 import { callsPerRun, commandCalls } from '../runs/stats.js';
 import { cpuSnapshot, type ProcessGroups } from '../runs/wait.js';
@@ -108,4 +111,28 @@ export async function measureCell(target: Target, agent: AgentId, clients: numbe
   } finally {
     api.close();
   }
+}
+
+/** One batch of the echo graph invoked in the benchmark's own process, LangGraph alone. */
+export interface InProcessCell extends Measurement {
+  clients: number;
+  round: number;
+}
+
+/**
+ * LangGraph's own cost of the same echo graph, for the ratio of issue 34: `warmup` then `runs`
+ * `graph.invoke` calls on fresh threads with a `MemorySaver` (new per batch), by `clients`
+ * concurrent loops in this process; CPU per run is this process's (nothing else runs in it meanwhile).
+ */
+export async function measureInProcess(clients: number, round: number, warmup: number, runs: number): Promise<InProcessCell> {
+  const graph = echoGraph.withConfig({});
+  graph.checkpointer = new MemorySaver();
+  const self: Target = { backend: 'embedded', apiUrl: '', groups: { api: [process.pid], workers: [], redis: [] } };
+  const measured = await measureLoop(self, clients, warmup, runs, async (i) => {
+    const sent = performance.now();
+    const values = (await graph.invoke({ message: `run ${i}` }, { configurable: { thread_id: randomUUID() } })) as { echoed?: unknown };
+    const ms = performance.now() - sent;
+    return values.echoed === true ? ms : `in process: graph.invoke answered ${JSON.stringify(values).slice(0, 300)}`;
+  });
+  return { clients, round, ...measured };
 }

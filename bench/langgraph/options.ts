@@ -21,11 +21,13 @@ export interface LangGraphBenchOptions {
   write: boolean;
   /** The whole benchmark is stopped (exit 2) past this. @defaultValue 900 */
   limitSec: number;
+  /** `--profile DIR`: the API and worker processes run with `--cpu-prof` and write their .cpuprofile there on exit. */
+  profileDir?: string;
 }
 
 const USAGE = `npm run bench:langgraph -- [--runs N] [--warmup N] [--rounds N] [--clients 1,8]
                              [--backends embedded,redis] [--workers N] [--concurrency N]
-                             [--no-write] [--limit-sec S]`;
+                             [--no-write] [--limit-sec S] [--profile DIR]`;
 
 function positive(name: string, raw: string | undefined): number {
   const value = Number(raw);
@@ -64,6 +66,7 @@ export function parseOptions(argv: string[]): LangGraphBenchOptions {
       case '--concurrency': options.concurrency = positive('concurrency', value()); break;
       case '--limit-sec': options.limitSec = positive('limit-sec', value()); break;
       case '--no-write': options.write = false; break;
+      case '--profile': options.profileDir = value() || undefined; break;
       default: throw new Error(`Unknown argument "${flag}".\n${USAGE}`);
     }
   }

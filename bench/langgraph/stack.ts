@@ -16,6 +16,8 @@ export interface StackOptions {
   workers: number;
   /** WORKER_CONCURRENCY (jobs per worker process; embedded: of the API process). */
   concurrency: number;
+  /** The API and worker processes write a CPU profile (`--cpu-prof`) into this directory on exit. */
+  profileDir?: string;
 }
 
 /** One backend's processes, started: where to send requests, and how to stop them. */
@@ -48,14 +50,14 @@ export class LangGraphStacks {
       SERVICE_SSE_MAX_PER_TENANT: '0',
     };
     if (backend === 'embedded') {
-      const api = await this.child('api (embedded)', 'src/main/api.ts', 'SERVICE_PORT', { ...common, REDIS_URL: '' });
+      const api = await this.child('api (embedded)', 'src/main/api.ts', 'SERVICE_PORT', { ...common, REDIS_URL: '' }, o.profileDir);
       return { target: { backend, apiUrl: api.url, groups: { api: [api.pid], workers: [], redis: [] } }, stop: async () => void (await api.stop()) };
     }
     const redis = await startBenchRedis(false);
     this.backends.push(redis);
     const env = { ...common, ...redis.env };
-    const api = await this.child('api', 'src/main/api.ts', 'SERVICE_PORT', env);
-    const workers = await Promise.all(Array.from({ length: o.workers }, (_, i) => this.child(`worker ${i + 1}/${o.workers}`, 'src/main/worker.ts', 'WORKER_PORT', env)));
+    const api = await this.child('api', 'src/main/api.ts', 'SERVICE_PORT', env, o.profileDir);
+    const workers = await Promise.all(Array.from({ length: o.workers }, (_, i) => this.child(`worker ${i + 1}/${o.workers}`, 'src/main/worker.ts', 'WORKER_PORT', env, o.profileDir)));
     const admin: RedisClient = redis.client('bench:admin');
     const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
     return {
@@ -73,8 +75,9 @@ export class LangGraphStacks {
     for (const redis of this.backends) await redis.stop();
   }
 
-  private async child(name: string, entry: string, portVariable: string, env: Record<string, string>): Promise<BenchChild> {
-    const child = await startNodeProcess({ name, entry, portVariable, env });
+  private async child(name: string, entry: string, portVariable: string, env: Record<string, string>, profileDir?: string): Promise<BenchChild> {
+    const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    const child = await startNodeProcess({ name, entry, portVariable, env, nodeArgs });
     this.started.push(child);
     return child;
   }

@@ -10,10 +10,9 @@ import type { RunEngine } from '../runtime/run/run-engine.js';
 import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
 import { clientChunkOf } from './stream-chunks.js';
+import { ENGINE_MODES, streamsMessages } from './stream-modes.js';
 import { eventData, nodeIdOf, StateMirror } from './values.js';
 
-/** The stream modes the engine reads: task starts and ends (spans, node events), checkpoints (the state mirror), writer data and model tokens. */
-const STREAM_MODES = ['tasks', 'checkpoints', 'custom', 'messages'] as const;
 /** The LangGraph stream modes a run may publish for a LangGraph client (`messages-tuple` is `messages`). */
 const LIBRARY_MODES: ReadonlySet<string> = new Set(['values', 'updates', 'messages', 'custom', 'debug', 'tasks', 'checkpoints']);
 
@@ -107,8 +106,12 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   let resumedFrom = start.resumedFrom;
 
   // The graph stops when the run is cancelled, or when a write finds the run no longer running.
+  // (A listener, not AbortSignal.any: that one costs more than the rest of a short run's signals.)
   const halt = new AbortController();
-  const graphSignal = AbortSignal.any([signal, halt.signal]);
+  const graphSignal = halt.signal;
+  const onCancel = () => halt.abort(signal.reason);
+  if (signal.aborted) onCancel();
+  else signal.addEventListener('abort', onCancel, { once: true });
   const steps = new SuperstepRecorder(attempt);
   /** The last checkpoint (nothing next): the run completes with it once the graph is done. */
   let last: { patch: JsonObject } | undefined;
@@ -136,7 +139,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
       durability: 'sync',
-      streamMode: [...new Set([...STREAM_MODES, ...wanted])] as (typeof STREAM_MODES)[number][],
+      // Model tokens (`messages`) when the graph can have messages or the client asked for them.
+      streamMode: [...new Set([...ENGINE_MODES, ...(streamsMessages(graph) ? ['messages'] : []), ...wanted])] as (typeof ENGINE_MODES)[number][],
       subgraphs: true,
     });
     for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
@@ -185,6 +189,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
         : errorMessage(error);
     // The class stays with the run's error (`CustomError: Boo!`): LangGraph clients see it.
     return failed(clip(withErrorClass(error, message), MAX_ERROR_CHARS), error);
+  } finally {
+    signal.removeEventListener('abort', onCancel);
   }
   if (signal.aborted) return stopped();
 

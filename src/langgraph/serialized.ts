@@ -8,7 +8,8 @@ import { badRequest } from '../domain/errors.js';
  */
 export async function serialize(serde: SerializerProtocol, value: unknown): Promise<string> {
   const [type, bytes] = await serde.dumpsTyped(value);
-  if (type === 'json') return `j${typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8')}`;
+  // The bytes read in place (Buffer.from(bytes) would copy them first).
+  if (type === 'json') return `j${typeof bytes === 'string' ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')}`;
   if (type.includes(':')) throw badRequest(`The serializer answered the type "${type}", which storage cannot name (it holds ":").`);
   return `b${type}:${Buffer.from(bytes).toString('base64')}`;
 }

@@ -6,15 +6,23 @@ import { clip, END_NODE, errorMessage, MAX_CUSTOM_EVENT_BYTES, MAX_PROMPT_CHARS,
  * dictionaries, `{ ...data, type }`, as LangGraph's server shows them.
  */
 export function toJson(value: unknown): unknown {
-  const text = JSON.stringify(value, function (this: Record<string, unknown>, key: string, replaced: unknown) {
-    const raw = this[key] as { toDict?: () => { type: string; data: Record<string, unknown> } } | null;
-    if (raw !== null && typeof raw === 'object' && typeof raw.toDict === 'function') {
-      const { type, data } = raw.toDict();
-      return { ...data, type };
-    }
-    return replaced;
-  });
+  const text = jsonText(value);
   return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
+/** LangChain messages (objects with `toDict`) as their dictionaries, for JSON.stringify. */
+function asDict(this: Record<string, unknown>, key: string, replaced: unknown): unknown {
+  const raw = this[key] as { toDict?: () => { type: string; data: Record<string, unknown> } } | null;
+  if (raw !== null && typeof raw === 'object' && typeof raw.toDict === 'function') {
+    const { type, data } = raw.toDict();
+    return { ...data, type };
+  }
+  return replaced;
+}
+
+/** The JSON text {@link toJson} parses; undefined for what JSON leaves out (undefined, a function). */
+function jsonText(value: unknown): string | undefined {
+  return JSON.stringify(value, asDict) as string | undefined;
 }
 
 /** The session's `node_id` for a LangGraph checkpoint: its next nodes, comma-separated, or `__end__`. */
@@ -52,16 +60,23 @@ export class StateMirror {
     for (const [key, value] of Object.entries(state)) this.known.set(key, JSON.stringify(value));
   }
 
-  /** The patch that takes the mirrored state to `values`: changed keys, and null for removed ones. */
+  /**
+   * The patch that takes the mirrored state to `values`: changed keys, and null for removed ones.
+   * Each value is turned into JSON once, and parsed back only when it changed.
+   */
   patch(values: unknown): JsonObject {
-    const json = (toJson(values) ?? {}) as JsonObject;
     const patch: JsonObject = {};
     const seen = new Set<string>();
-    for (const [key, value] of Object.entries(json)) {
+    const entries = values !== null && typeof values === 'object' && !Array.isArray(values) && typeof (values as { toJSON?: unknown }).toJSON !== 'function' && typeof (values as { toDict?: unknown }).toDict !== 'function'
+      ? Object.entries(values)
+      : Object.entries((toJson(values) ?? {}) as JsonObject);
+    for (const [key, value] of entries) {
+      // As JSON.stringify of the whole object: a key whose value JSON leaves out is not there.
+      const text = jsonText(value);
+      if (text === undefined) continue;
       seen.add(key);
-      const text = JSON.stringify(value);
       if (this.known.get(key) !== text) {
-        patch[key] = value;
+        patch[key] = JSON.parse(text) as JsonObject[string];
         this.known.set(key, text);
       }
     }
