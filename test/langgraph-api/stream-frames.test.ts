@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Client as Sdk2Client } from '@langchain/langgraph-sdk-2';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait.js';
 import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
@@ -61,6 +62,19 @@ describe.each(BACKENDS)('LangGraph streams start with a real event, no lone retr
     const joined = await collect(api.client.runs.joinStream(thread, run.run_id, { lastEventId: '-1' }));
     expect(joined[0]!.event).toBe('metadata');
     expect(joined.filter((p) => p.event === '')).toEqual([]);
+  });
+
+  it("SDK 2.0 (its decoder yields a part for any frame) sees the server's parts only: metadata, then the values", async () => {
+    const client = new Sdk2Client({ apiUrl: api.app.url, apiKey: null });
+    const thread = randomUUID();
+    const parts = await collect(client.runs.stream(thread, 'lg-two', { input: { word: 'v2' }, ifNotExists: 'create' }));
+    expect(parts.map((p) => p.event)).toEqual(['metadata', 'values', 'values', 'values']);
+    expect(parts.at(-1)!.data).toEqual({ steps: ['first', 'second'], word: 'v2' });
+    const run = await client.runs.create(thread, 'lg-two', { input: { word: 'v3' } });
+    const joined = await collect(client.runs.joinStream(thread, run.run_id, { lastEventId: '-1' }));
+    expect(joined[0]!.event).toBe('metadata');
+    expect(joined.filter((p) => p.event === '')).toEqual([]);
+    expect(joined.at(-1)).toMatchObject({ event: 'values', data: { word: 'v3' } });
   });
 });
 
