@@ -12,16 +12,23 @@ export const MODES = [
   { id: 'native-wait', label: 'native POST /api/runs/wait', family: 'wait', native: true },
   { id: 'sdk-wait', label: 'SDK runs.wait(null) (stateless)', family: 'wait', native: false },
   { id: 'sdk-wait-thread', label: 'SDK runs.wait(thread) (a thread per client)', family: 'wait', native: false },
+  { id: 'sdk-wait-assistant', label: 'SDK runs.wait(thread, stored assistant)', family: 'wait', native: false },
   { id: 'native-stream', label: 'native POST /api/runs/stream', family: 'stream', native: true },
   { id: 'sdk-stream', label: 'SDK runs.stream(null) (stateless)', family: 'stream', native: false },
 ] as const;
 
 export type ModeId = (typeof MODES)[number]['id'];
 
-/** One closed-loop client's own SDK client (the SDK caps each at 4 requests at once) and, for `sdk-wait-thread`, its thread. */
+/**
+ * One closed-loop client's own SDK client (the SDK caps each at 4 requests at once), its thread
+ * (`sdk-wait-thread`, `sdk-wait-assistant`) and the assistant its runs name (the graph id, or a
+ * stored assistant of that graph it created: `sdk-wait-assistant`).
+ */
 interface Slot {
   client: Client;
   threadId?: string;
+  assistantId: string;
+  stored?: boolean;
 }
 
 /** A run's latency in ms, or why it failed. */
@@ -53,7 +60,7 @@ async function nativeStream(apiUrl: string, i: number): Promise<Outcome> {
 
 async function sdkWait(slot: Slot, i: number): Promise<Outcome> {
   const payload = { input: input(i) };
-  const values = (await (slot.threadId ? slot.client.runs.wait(slot.threadId, GRAPH, payload) : slot.client.runs.wait(null, GRAPH, payload))) as { echoed?: unknown };
+  const values = (await (slot.threadId ? slot.client.runs.wait(slot.threadId, slot.assistantId, payload) : slot.client.runs.wait(null, slot.assistantId, payload))) as { echoed?: unknown };
   return values.echoed === true ? 0 : `runs.wait answered ${JSON.stringify(values).slice(0, 300)}`;
 }
 
@@ -73,7 +80,12 @@ export async function modeRunner(apiUrl: string, mode: ModeId, clients: number):
   const free: Slot[] = await Promise.all(
     Array.from({ length: clients }, async () => {
       const client = new Client({ apiUrl, callerOptions: { maxRetries: 0 } });
-      return mode === 'sdk-wait-thread' ? { client, threadId: (await client.threads.create()).thread_id } : { client };
+      if (mode === 'sdk-wait-assistant') {
+        // A configuration of the graph as users store one: a name, metadata and a config of its own.
+        const assistant = await client.assistants.create({ graphId: GRAPH, name: 'bench', metadata: { bench: true }, config: { configurable: { tone: 'plain' } } });
+        return { client, threadId: (await client.threads.create()).thread_id, assistantId: assistant.assistant_id, stored: true };
+      }
+      return mode === 'sdk-wait-thread' ? { client, threadId: (await client.threads.create()).thread_id, assistantId: GRAPH } : { client, assistantId: GRAPH };
     }),
   );
   const all = [...free];
@@ -82,7 +94,8 @@ export async function modeRunner(apiUrl: string, mode: ModeId, clients: number):
       case 'native-wait': return nativeWait(apiUrl, i);
       case 'native-stream': return nativeStream(apiUrl, i);
       case 'sdk-wait':
-      case 'sdk-wait-thread': return sdkWait(slot, i);
+      case 'sdk-wait-thread':
+      case 'sdk-wait-assistant': return sdkWait(slot, i);
       case 'sdk-stream': return sdkStream(slot, i);
     }
   };
@@ -101,6 +114,7 @@ export async function modeRunner(apiUrl: string, mode: ModeId, clients: number):
     },
     close: async () => {
       await Promise.all(all.map((s) => (s.threadId ? s.client.threads.delete(s.threadId) : undefined)));
+      await Promise.all(all.map((s) => (s.stored ? s.client.assistants.delete(s.assistantId) : undefined)));
     },
   };
 }
