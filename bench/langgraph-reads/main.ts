@@ -17,7 +17,7 @@ import { sourceRevision, type Machine } from '../runs/report.js';
  * request (API, workers, Redis) and the ratio against the goal of 1.5 ×.
  * Options: --sessions N (10000), --with-runs N (200, the newest, each with one `lg-echo` run),
  * --duration S (8), --warmup S (2), --passes N (3), --connections N (50),
- * --backends embedded,redis, --no-write, --limit-sec S (900).
+ * --backends embedded,redis, --no-write, --limit-sec S (900), --profile DIR.
  */
 const argv = process.argv.slice(2);
 const value = (name: string) => {
@@ -38,10 +38,12 @@ const o = {
   passes: number('passes', 3),
   connections: number('connections', 50),
   backends: (value('backends') ?? 'embedded,redis').split(',') as LangGraphBackend[],
-  write: !argv.includes('--no-write'),
+  write: !argv.includes('--no-write') && !argv.includes('--profile'),
   limitSec: number('limit-sec', 900),
   workers: 1,
   concurrency: 8,
+  /** `--profile DIR`: the API and worker processes run with `--cpu-prof` and write their profiles there (nothing written to BENCHMARKS.md). */
+  profileDir: value('profile'),
 };
 if (o.backends.some((b) => b !== 'embedded' && b !== 'redis')) throw new Error('--backends takes embedded and/or redis');
 const command = ['npm run bench:langgraph-reads', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');

@@ -1,5 +1,6 @@
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Checkpoint, type JsonObject, type Run, type Session } from '../domain/types.js';
+import type { SessionLatest } from '../ports/store.js';
 import { assistantIdOf } from './assistants.js';
 import { graphAgentOf, interruptsOf, nativeInterrupt, nativeTaskId, type ThreadStateDeps } from './thread-state.js';
 import type { ThreadStatus } from './types.js';
@@ -57,6 +58,12 @@ export class ThreadFacts {
     readonly tenant: string,
     readonly session: Session,
   ) {}
+
+  /** Takes the latest run and checkpoint read for many threads at once ({@link readLatest}). */
+  prime(latest: SessionLatest): void {
+    this.run = Promise.resolve(latest.run);
+    this.checkpoint = Promise.resolve(latest.checkpoint);
+  }
 
   latestRun(): Promise<Run | null> {
     return (this.run ??= this.deps.store.runs.latestRun(this.tenant, this.session.id));
@@ -168,23 +175,31 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
     // One past the page tells whether another page follows.
     if (inScanOrder && found.length > wanted) break;
   }
-  const sorted = inScanOrder ? found : await sortedBy(found, search.sort_by, search.sort_order);
+  const sorted = inScanOrder ? found : await sortedBy(deps, tenant, found, search.sort_by, search.sort_order);
   const page = sorted.slice(search.offset, wanted);
   const maxBytes = deps.config.SERVICE_MAX_PAGE_BYTES;
   const threads: JsonObject[] = [];
   // The answer's bytes: `[`, `]`, and a comma between two threads.
   let bytes = 2;
   for (let at = 0; at < page.length; at += STATE_READS) {
-    const batch = await Promise.all(page.slice(at, at + STATE_READS).map(async (facts) => selected(await facts.thread(), search.select)));
+    const facts = page.slice(at, at + STATE_READS);
+    await readLatest(deps, tenant, facts);
+    const batch = await Promise.all(facts.map(async (thread) => selected(await thread.thread(), search.select)));
     for (const thread of batch) {
       const size = Buffer.byteLength(JSON.stringify(thread)) + (threads.length > 0 ? 1 : 0);
       if (threads.length > 0 && bytes + size > maxBytes) return { threads, more: true };
       threads.push(thread);
       bytes += size;
     }
-    for (const facts of page.slice(at, at + STATE_READS)) facts.forgetCheckpoint();
+    for (const thread of facts) thread.forgetCheckpoint();
   }
   return { threads, more: sorted.length > wanted };
+}
+
+/** The latest run and checkpoint of each thread, in one storage call for all (not two reads a thread). */
+async function readLatest(deps: ThreadStateDeps, tenant: string, threads: readonly ThreadFacts[]): Promise<void> {
+  const latest = await deps.store.latestOfSessions(tenant, threads.map((thread) => thread.session.id));
+  threads.forEach((thread, i) => thread.prime(latest[i]!));
 }
 
 /** The fields of a thread named by `select`, all without it. */
@@ -203,7 +218,8 @@ export async function countThreads(deps: ThreadStateDeps, tenant: string, filter
 async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter): AsyncGenerator<ThreadFacts> {
   for await (const sessions of candidates(deps, tenant, filter.ids)) {
     const facts = sessions.map((session) => new ThreadFacts(deps, tenant, session));
-    const matched = await inBatches(facts, (thread) => matches(thread, filter));
+    // Only a status or values filter reads a thread's run or checkpoint.
+    const matched = filter.status || filter.values ? await inBatches(deps, tenant, facts, (thread) => matches(thread, filter)) : await Promise.all(facts.map((thread) => matches(thread, filter)));
     yield* facts.filter((_, i) => matched[i]);
   }
 }
@@ -212,10 +228,11 @@ async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFi
  * `read` of each thread, STATE_READS at a time, each thread's checkpoint let go of after its
  * read: a scan holds a few states at once, never all it looked at.
  */
-async function inBatches<T>(threads: readonly ThreadFacts[], read: (thread: ThreadFacts) => Promise<T>): Promise<T[]> {
+async function inBatches<T>(deps: ThreadStateDeps, tenant: string, threads: readonly ThreadFacts[], read: (thread: ThreadFacts) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
   for (let at = 0; at < threads.length; at += STATE_READS) {
     const batch = threads.slice(at, at + STATE_READS);
+    await readLatest(deps, tenant, batch);
     out.push(...(await Promise.all(batch.map(read))));
     for (const thread of batch) thread.forgetCheckpoint();
   }
@@ -242,8 +259,8 @@ async function* candidates(deps: ThreadStateDeps, tenant: string, ids: readonly 
   }
 }
 
-async function sortedBy(threads: ThreadFacts[], by: ThreadSearch['sort_by'], order: ThreadSearch['sort_order']): Promise<ThreadFacts[]> {
-  const keys = await inBatches(threads, (thread) => sortKey(thread, by));
+async function sortedBy(deps: ThreadStateDeps, tenant: string, threads: ThreadFacts[], by: ThreadSearch['sort_by'], order: ThreadSearch['sort_order']): Promise<ThreadFacts[]> {
+  const keys = by === 'status' || by === 'state_updated_at' ? await inBatches(deps, tenant, threads, (thread) => sortKey(thread, by)) : await Promise.all(threads.map((thread) => sortKey(thread, by)));
   const sign = order === 'asc' ? 1 : -1;
   return threads
     .map((thread, i) => ({ thread, key: keys[i]! }))

@@ -1,3 +1,4 @@
+import type { Checkpoint, Run } from '../domain/types.js';
 import type { ApprovalStore } from './approval-store.js';
 import type { RunStore } from './run-store.js';
 import type { ScheduleStore } from './schedule-store.js';
@@ -41,6 +42,12 @@ export interface StorageUsage {
   keys?: number;
 }
 
+/** A session's latest run and latest checkpoint ({@link Store.latestOfSessions}). */
+export interface SessionLatest {
+  run: Run | null;
+  checkpoint: Checkpoint | null;
+}
+
 /** A timer the store keeps: a run's deadline or an approval's expiry. */
 export interface DueTimer {
   kind: 'run' | 'approval';
@@ -76,6 +83,12 @@ export interface Store {
   readonly schedules: ScheduleStore;
   readonly timers: TimerStore;
   readonly leases: LeaseStore;
+  /**
+   * The latest run and the latest checkpoint of each session named, in order (nulls for what a
+   * session lacks, or for a session that does not exist): what a list of threads shows of each,
+   * read in one round trip where the backend can.
+   */
+  latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]>;
   /** Resolves when the backend answers, rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Sampled by the metrics at scrape time. */

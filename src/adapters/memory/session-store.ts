@@ -61,13 +61,14 @@ export class MemorySessionStore implements SessionStore {
       throw conflict('The run is no longer running.');
     }
     const { state, ...meta } = this.t.append(record, node, write.patch);
-    return write.withState ? { ...meta, state: clone(state) } : meta;
+    return write.withState ? { ...meta, state } : meta;
   }
 
   async getCheckpoint(tenant: string, sessionId: string, seq?: number): Promise<Checkpoint | null> {
     const checkpoints = this.t.data(tenant).sessions.get(sessionId)?.checkpoints ?? [];
     const found = seq === undefined ? checkpoints.at(-1) : checkpoints.find((c) => c.seq_num === seq);
-    return found ? clone(found) : null;
+    // The state is frozen when stored: handed out as it is, never copied.
+    return found ? { ...found } : null;
   }
 
   async listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage> {
@@ -79,7 +80,7 @@ export class MemorySessionStore implements SessionStore {
       const size = Buffer.byteLength(JSON.stringify(all[index]));
       if (checkpoints.length > 0 && bytes + size > page.maxBytes) break;
       bytes += size;
-      checkpoints.push(clone(all[index]!));
+      checkpoints.push({ ...all[index]! });
       if (bytes >= page.maxBytes) {
         index -= 1;
         break;

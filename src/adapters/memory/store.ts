@@ -1,5 +1,5 @@
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
-import type { ApprovalStore, LeaseStore, RunStore, SessionStore, StorageLimits, StorageUsage, Store, TimerStore } from '../../ports/store.js';
+import type { ApprovalStore, LeaseStore, RunStore, SessionStore, StorageLimits, StorageUsage, Store, TimerStore, SessionLatest } from '../../ports/store.js';
 import { MemoryApprovalStore } from './approval-store.js';
 import type { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
 import { MemoryRunStore } from './run-store.js';
@@ -47,6 +47,15 @@ export class MemoryStore implements Store {
   /** Whether the tenant has the session (the LangGraph checkpoints refuse writes for a gone one). */
   hasSession(tenant: string, sessionId: string): boolean {
     return this.tables.tenants.get(tenant)?.sessions.has(sessionId) ?? false;
+  }
+
+  async latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]> {
+    return Promise.all(
+      sessionIds.map(async (id) => {
+        const [run, checkpoint] = await Promise.all([this.runs.latestRun(tenant, id), this.sessions.getCheckpoint(tenant, id)]);
+        return { run, checkpoint };
+      }),
+    );
   }
 
   async ping(): Promise<void> {}

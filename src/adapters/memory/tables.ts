@@ -164,7 +164,9 @@ export class MemoryTables {
       node_id: node,
       seq_num: (latest?.seq_num ?? 0) + 1,
       created_at: nowIso(() => nowMs),
-      state: clone({ ...base, ...changes }),
+      // Frozen and shared: the values a patch did not change are the previous state's (frozen
+      // already), so a step copies its patch, not the whole state, and reads copy nothing.
+      state: frozen({ ...base, ...clone(changes) }),
     };
     record.checkpoints.push(checkpoint);
     if (record.checkpoints.length > this.limits.checkpointsRetain) record.checkpoints.splice(0, record.checkpoints.length - this.limits.checkpointsRetain);
@@ -228,7 +230,10 @@ export function timerKey(kind: DueTimer['kind'], tenant: string, id: string): st
   return `${kind} ${tenant} ${id}`;
 }
 
-/** A deep copy: values go in and out of the memory Store copied, so callers never hold stored state. */
+/**
+ * A deep copy: values go into the memory Store copied, and come out copied or frozen (a
+ * checkpoint's state, a session's metadata), so no caller holds stored state it could change.
+ */
 export function clone<T>(value: T): T {
   return structuredClone(value);
 }

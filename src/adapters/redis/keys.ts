@@ -14,6 +14,11 @@ export class RedisKeys {
    * Hash: agent_id ('' until its first run when created before it), created_at, updated_at,
    * seq, run_id, run_status, metadata_bytes and one `meta:<key as JSON>` field per metadata key.
    */
+  /** What every key of the tenant starts with (`<prefix>:{tenant}:`): scripts build their keys from it. */
+  tenantPrefix(tenant: string): string {
+    return `${this.t(tenant)}:`;
+  }
+
   session(tenant: string, sessionId: string): string {
     return `${this.t(tenant)}:session:${sessionId}`;
   }

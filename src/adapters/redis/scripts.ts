@@ -9,6 +9,7 @@ import { graphStateTooLarge, graphThreadGone } from '../shared/graph-limits.js';
 const SCRIPT_FILES = [
   'appendCheckpoint-4',
   'readCheckpoint-3',
+  'readSessionsLatest-1',
   'listSessions-1',
   'createSession-3',
   'updateSessionMetadata-2',

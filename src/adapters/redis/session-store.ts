@@ -9,6 +9,7 @@ import type {
   CheckpointWrite,
   NewSession,
   Page,
+  SessionLatest,
   SessionListOptions,
   SessionStore,
   StorageLimits,
@@ -17,6 +18,7 @@ import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { statePairs } from './hash.js';
 import { SCRIPT_ARGS, type StateLimitArgs } from './script-args.js';
+import { toRun } from './run-store.js';
 import { RedisSessionRecords, toSession } from './session-records.js';
 import type { JsonObject } from '../../domain/types.js';
 
@@ -121,6 +123,31 @@ export class RedisSessionStore implements SessionStore {
     if (!entries || entries[0]!.seq_num !== target) return null;
     for (let i = entries.length - 1; i > 0; i -= 1) undo(latest.state, entries[i]!);
     return checkpointOf(entries[0]!, latest.state);
+  }
+
+  /** {@link Store.latestOfSessions}: one script for every session named (a large state is scanned apart). */
+  async latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]> {
+    if (sessionIds.length === 0) return [];
+    const { keys } = this.c;
+    const reply = await this.c.script<[(string | null)[], unknown[]][]>('readSessionsLatest', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), ...sessionIds]);
+    return Promise.all(
+      reply.map(async ([fields, latest], i) => {
+        const sessionId = sessionIds[i]!;
+        const hash: Record<string, string> = {};
+        RUN_FIELDS.forEach((field, at) => {
+          const value = fields[at];
+          if (value !== null && value !== undefined) hash[field] = String(value);
+        });
+        const kind = Number(latest[0]);
+        const checkpoint =
+          kind === 0
+            ? null
+            : kind === 1
+              ? checkpointOf(parseEntry(String(latest[1]), sessionId), new Map(Object.entries(JSON.parse(String(latest[2])) as JsonObject)))
+              : await this.getCheckpoint(tenant, sessionId);
+        return { run: toRun(hash), checkpoint };
+      }),
+    );
   }
 
   async listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage> {
@@ -309,6 +336,9 @@ export class RedisSessionStore implements SessionStore {
 export function metaOfEntry(doc: string, sessionId: string): CheckpointMeta {
   return metaOf(parseEntry(doc, sessionId));
 }
+
+/** The run fields readSessionsLatest-1.lua answers, in its order (what toRun reads). */
+const RUN_FIELDS = ['id', 'session_id', 'agent_id', 'status', 'created_at', 'updated_at', 'error', 'approval_id', 'deadline_at', 'seq_num'] as const;
 
 function parseEntry(doc: string, sessionId: string): HistoryEntry {
   const entry = JSON.parse(doc) as Omit<HistoryEntry, 'session_id'>;

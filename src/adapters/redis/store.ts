@@ -1,4 +1,4 @@
-import type { StorageLimits, StorageUsage, Store } from '../../ports/store.js';
+import type { SessionLatest, StorageLimits, StorageUsage, Store } from '../../ports/store.js';
 import { masters, pingAll, type RedisClient } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { RedisApprovalStore } from './approval-store.js';
@@ -55,6 +55,10 @@ export class RedisStore implements Store {
     this.schedules = mapFailures(new RedisScheduleStore(context));
     this.timers = mapFailures(new RedisTimerStore(context));
     this.leases = mapFailures(new RedisLeaseStore(context));
+  }
+
+  latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]> {
+    return this.sessions.latestOfSessions(tenant, sessionIds);
   }
 
   /** PING; on a cluster every master, and the cluster's state (readiness). */
