@@ -52,6 +52,8 @@ export function threadMetadata(session: Session): JsonObject {
 export class ThreadFacts {
   private run?: Promise<Run | null>;
   private checkpoint?: Promise<Checkpoint | null>;
+  /** The latest run and checkpoint read for many threads at once ({@link readLatest}). */
+  private primed?: SessionLatest;
 
   constructor(
     private readonly deps: ThreadStateDeps,
@@ -61,8 +63,21 @@ export class ThreadFacts {
 
   /** Takes the latest run and checkpoint read for many threads at once ({@link readLatest}). */
   prime(latest: SessionLatest): void {
+    this.primed = latest;
     this.run = Promise.resolve(latest.run);
     this.checkpoint = Promise.resolve(latest.checkpoint);
+  }
+
+  /**
+   * The thread from what {@link prime} gave, with no further read or promise (a search answers
+   * dozens); undefined when it needs one: an interrupted thread (its interrupts), a graph run
+   * whose stop is not the latest checkpoint.
+   */
+  primedThread(): Thread | undefined {
+    if (!this.primed) return undefined;
+    const { run, checkpoint } = this.primed;
+    const status = this.statusOf(run, checkpoint);
+    return status === undefined || status === 'interrupted' ? undefined : this.threadOf(status, checkpoint, run, {});
   }
 
   latestRun(): Promise<Run | null> {
@@ -76,6 +91,7 @@ export class ThreadFacts {
   /** Lets go of the latest checkpoint read (a state may be large): read again if asked again. */
   forgetCheckpoint(): void {
     this.checkpoint = undefined;
+    this.primed = undefined;
   }
 
   /**
@@ -85,6 +101,19 @@ export class ThreadFacts {
    */
   async status(): Promise<ThreadStatus> {
     const run = await this.latestRun();
+    const known = this.statusOf(run, run?.status === 'completed' ? await this.latestCheckpoint() : null);
+    if (known !== undefined) return known;
+    // The graph run stopped at an older checkpoint than the latest (the state was edited since).
+    const stopped = await this.deps.store.sessions.getCheckpoint(this.tenant, this.session.id, run!.seq_num);
+    return stopped && stopped.node_id !== END_NODE ? 'interrupted' : 'idle';
+  }
+
+  /**
+   * {@link status} from the latest run and checkpoint; undefined when it takes the checkpoint a
+   * graph run stopped at and that is not the latest. (As LangGraph's server sets it when the
+   * run ended: later state edits do not change it.)
+   */
+  private statusOf(run: Run | null, latest: Checkpoint | null): ThreadStatus | undefined {
     switch (run?.status) {
       case 'queued':
       case 'running':
@@ -93,13 +122,10 @@ export class ThreadFacts {
         return 'interrupted';
       case 'failed':
         return 'error';
-      case 'completed': {
-        // As LangGraph's server sets it when the run ended: later state edits do not change it.
+      case 'completed':
         if (!graphAgentOf(this.deps, this.session) || run.seq_num === undefined) return 'idle';
-        const latest = await this.latestCheckpoint();
-        const stopped = latest?.seq_num === run.seq_num ? latest : await this.deps.store.sessions.getCheckpoint(this.tenant, this.session.id, run.seq_num);
-        return stopped && stopped.node_id !== END_NODE ? 'interrupted' : 'idle';
-      }
+        if (latest?.seq_num !== run.seq_num) return undefined;
+        return latest.node_id !== END_NODE ? 'interrupted' : 'idle';
       default:
         return 'idle';
     }
@@ -124,8 +150,12 @@ export class ThreadFacts {
   }
 
   async thread(): Promise<Thread> {
-    const { session } = this;
     const [status, checkpoint, run] = await Promise.all([this.status(), this.latestCheckpoint(), this.latestRun()]);
+    return this.threadOf(status, checkpoint, run, await this.interrupts(status));
+  }
+
+  private threadOf(status: ThreadStatus, checkpoint: Checkpoint | null, run: Run | null, interrupts: Record<string, unknown[]>): Thread {
+    const { session } = this;
     return {
       thread_id: session.id,
       created_at: session.created_at,
@@ -134,7 +164,7 @@ export class ThreadFacts {
       metadata: threadMetadata(session),
       status,
       values: checkpoint?.state ?? {},
-      interrupts: await this.interrupts(status),
+      interrupts,
       config: {},
       error: status === 'error' ? (run?.error ?? null) : null,
     };
@@ -184,7 +214,7 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
   for (let at = 0; at < page.length; at += STATE_READS) {
     const facts = page.slice(at, at + STATE_READS);
     await readLatest(deps, tenant, facts);
-    const batch = await Promise.all(facts.map(async (thread) => selected(await thread.thread(), search.select)));
+    const batch = await Promise.all(facts.map(async (thread) => selected(thread.primedThread() ?? (await thread.thread()), search.select)));
     for (const thread of batch) {
       const size = Buffer.byteLength(JSON.stringify(thread)) + (threads.length > 0 ? 1 : 0);
       if (threads.length > 0 && bytes + size > maxBytes) return { threads, more: true };
