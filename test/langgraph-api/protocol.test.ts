@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { Client } from '../../node_modules/@langchain/react/node_modules/@langchain/langgraph-sdk/dist/client.js';
+import { StreamController } from '../../node_modules/@langchain/react/node_modules/@langchain/langgraph-sdk/dist/stream/index.js';
+import { loadConfig } from '../../src/config.js';
+import { loadAgentsAndGraphs } from '../../src/main/process.js';
+import { BACKENDS, useGraphApi } from '../langgraph/graph-api.js';
+import { waitFor } from '../support/wait.js';
+
+/*
+ * LangGraph's streaming protocol (v2) over HTTP on agentplane, driven by the client of
+ * `@langchain/react` 1.1 (its own @langchain/langgraph-sdk 1.11: StreamController, what
+ * useStream runs, on its default SSE transport) against the graphs of examples/langgraph, on
+ * memory and on Redis: the chat's tokens, its approval question, the answer after `respond`, a
+ * second client joining the running run, state hydration; and the routes' own answers.
+ */
+
+// chat.ts picks its model when it loads: the fake one, each chunk a little apart so a second client can join mid-answer.
+vi.stubEnv('OPENAI_API_KEY', '');
+vi.stubEnv('FAKE_MODEL_DELAY_MS', '120');
+const registry = await loadAgentsAndGraphs(loadConfig({ SERVICE_LANGGRAPH_JSON: 'examples/langgraph/langgraph.json' }));
+
+const SUNNY = 'It is always sunny in Paris.';
+
+interface Shown {
+  type: string;
+  text: string;
+}
+
+/** What a page would show of a message: its kind and its text. */
+function shownOf(message: { type?: unknown; text?: unknown; content?: unknown; getType?: () => string }): Shown {
+  const type = typeof message.getType === 'function' ? message.getType() : String(message.type);
+  const text = typeof message.text === 'string' ? message.text : typeof message.content === 'string' ? message.content : '';
+  return { type, text };
+}
+
+describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's client (%s)", (backend) => {
+  const api = useGraphApi(backend, () => registry.list());
+
+  /** A StreamController as useStream makes it, on the API, with every state of its root snapshot recorded. */
+  function controllerOf(assistantId: string, threadId: string | null = null) {
+    const client = new Client({ apiUrl: api.app.url });
+    const controller = new StreamController({ assistantId, client, threadId, messagesKey: 'messages' });
+    const release = controller.activate();
+    const answers: string[] = [];
+    controller.rootStore.subscribe(() => {
+      const last = controller.rootStore.getSnapshot().messages.at(-1);
+      const shown = last ? shownOf(last as never) : undefined;
+      if (shown?.type === 'ai' && shown.text !== '' && answers.at(-1) !== shown.text) answers.push(shown.text);
+    });
+    const snapshot = () => controller.rootStore.getSnapshot();
+    const messages = () => snapshot().messages.map((message) => shownOf(message as never));
+    return { controller, snapshot, messages, answers, close: async () => { release(); await controller.dispose(); } };
+  }
+
+  const question = (snapshot: () => { interrupts: { value?: unknown }[] }) => (snapshot().interrupts[0]?.value as { question?: string } | undefined)?.question;
+
+  it('chat: streams the tool call, asks for approval, and after respond() streams the answer word by word', async () => {
+    const chat = controllerOf('chat');
+    try {
+      await chat.controller.submit({ messages: [{ type: 'human', content: 'Paris' }] });
+      expect(question(chat.snapshot)).toBe('Run get_weather({"city":"Paris"})?');
+      expect(chat.snapshot().isLoading).toBe(false);
+      const threadId = chat.snapshot().threadId!;
+      await waitFor('the tool call shown', () => chat.messages().length === 2);
+      expect(chat.messages().map((m) => m.type)).toEqual(['human', 'ai']);
+      expect((await api.get(`/threads/${threadId}`)).body.status).toBe('interrupted');
+
+      await chat.controller.respond({ approved: true });
+      await waitFor('the answer and the controller at rest', () => chat.messages().at(-1)?.text === SUNNY && !chat.snapshot().isLoading);
+      expect(chat.messages()).toEqual([
+        { type: 'human', text: 'Paris' },
+        { type: 'ai', text: '' },
+        { type: 'tool', text: SUNNY },
+        { type: 'ai', text: SUNNY },
+      ]);
+      expect(chat.snapshot().interrupts).toEqual([]);
+      expect(chat.snapshot().error).toBeUndefined();
+      // The words came one by one: growing prefixes of the answer before the whole.
+      const partial = chat.answers.filter((text) => text !== SUNNY && SUNNY.startsWith(text));
+      expect(partial.length).toBeGreaterThanOrEqual(3);
+      expect((await api.get(`/threads/${threadId}`)).body.status).toBe('idle');
+    } finally {
+      await chat.close();
+    }
+  });
+
+  it('a second client opened on the thread mid-run hydrates its state and streams the rest of the running run', async () => {
+    const first = controllerOf('chat');
+    const second = { current: undefined as ReturnType<typeof controllerOf> | undefined };
+    try {
+      await first.controller.submit({ messages: [{ type: 'human', content: 'Paris' }] });
+      const threadId = first.snapshot().threadId!;
+      const answered = first.controller.respond({ approved: true });
+      await waitFor('the first words of the answer', () => first.answers.some((text) => text !== SUNNY && SUNNY.startsWith(text)), 15_000, 10);
+      const joined = (second.current = controllerOf('chat', threadId));
+      await joined.controller.hydrationPromise;
+      await waitFor('the joined client loading', () => joined.snapshot().isLoading, 10_000, 10);
+      await waitFor('the joined client at rest with the answer', () => !joined.snapshot().isLoading && joined.messages().at(-1)?.text === SUNNY);
+      expect(joined.messages().map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+      await answered;
+    } finally {
+      await second.current?.close();
+      await first.close();
+    }
+  });
+
+  it('a client opened on a thread paused at the question shows it, and its respond() resumes the run', async () => {
+    const first = controllerOf('chat');
+    await first.controller.submit({ messages: [{ type: 'human', content: 'Oslo' }] });
+    const threadId = first.snapshot().threadId!;
+    await first.close();
+    const later = controllerOf('chat', threadId);
+    try {
+      await later.controller.hydrationPromise;
+      expect(question(later.snapshot)).toBe('Run get_weather({"city":"Oslo"})?');
+      // The snapshot takes the hydrated messages on its next flush (a timer).
+      await waitFor('the hydrated messages', () => later.messages().length === 2);
+      expect(later.messages().map((m) => m.type)).toEqual(['human', 'ai']);
+      await later.controller.respond({ approved: false });
+      await waitFor('the refusal answered', () => later.messages().at(-1)?.text === 'The user declined to run get_weather.' && !later.snapshot().isLoading);
+      expect(later.messages().map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+    } finally {
+      await later.close();
+    }
+  });
+
+  it('echo: a run on a new thread ends with its values', async () => {
+    const echo = controllerOf('echo');
+    try {
+      await echo.controller.submit({ message: 'hi' });
+      await waitFor('the values of the run', () => echo.snapshot().values.echoed === true);
+      expect(echo.snapshot().values).toMatchObject({ message: 'hi', echoed: true });
+      expect(echo.snapshot().isLoading).toBe(false);
+    } finally {
+      await echo.close();
+    }
+  });
+
+  it('answers state.get, refuses what it does not serve with a 400 naming it, and 404 for a thread it does not hold', async () => {
+    const threadId = `protocol-${randomUUID()}`;
+    const command = (method: string, params?: unknown, id = 7) => api.post(`/threads/${threadId}/commands`, { id, method, ...(params === undefined ? {} : { params }) });
+    expect((await command('state.get', { namespace: [] })).status).toBe(404);
+    const started = await command('run.start', { assistant_id: 'echo', input: { message: 'yo' } }, 1);
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect(started.body).toMatchObject({ type: 'success', id: 1, result: { run_id: expect.any(String) }, meta: { thread_id: threadId } });
+    await api.runUntil(started.body.result.run_id, 'completed');
+    const state = await command('state.get', { namespace: [], keys: ['echoed'] });
+    expect(state.body).toMatchObject({ type: 'success', id: 7, result: { values: { echoed: true }, checkpoint: { id: expect.any(String) } } });
+
+    const refused = await command('agent.getTree', {});
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'bad_request']);
+    expect(refused.body.error.message).toContain('agent.getTree is not supported');
+    expect((await command('no.such', {})).body.error.message).toContain('unknown command "no.such"');
+    expect((await command('run.start', { input: {} })).body.error.message).toMatch(/^body\.params\.assistant_id: /);
+    expect((await api.post(`/threads/${threadId}/commands`, { method: 'state.get' })).body.error.message).toMatch(/^body\.id: /);
+    const notPaused = await command('input.respond', { interrupt_id: 'abc', response: true, namespace: [] });
+    expect([notPaused.status, notPaused.body.error.code]).toEqual([409, 'conflict']);
+
+    expect((await api.post(`/threads/nope-${randomUUID()}/stream/events`, { channels: ['values'] })).status).toBe(404);
+    const badFilter = await api.post(`/threads/${threadId}/stream/events`, { channels: [] });
+    expect([badFilter.status, badFilter.body.error.message]).toEqual([400, expect.stringMatching(/^body\.channels: /)]);
+  });
+
+  it('an event stream sends the latest run from its start, filtered by channel, each event with its id, method and seq', async () => {
+    const threadId = `protocol-${randomUUID()}`;
+    const started = await api.post(`/threads/${threadId}/commands`, { id: 1, method: 'run.start', params: { assistant_id: 'echo', input: { message: 'x' } } });
+    await api.runUntil(started.body.result.run_id, 'completed');
+    const controller = new AbortController();
+    const response = await fetch(`${api.app.url}/threads/${threadId}/stream/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ channels: ['lifecycle', 'values'] }),
+      signal: controller.signal,
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body!.getReader();
+    let text = '';
+    try {
+      await waitFor('the completed lifecycle', async () => {
+        const { value } = await reader.read();
+        text += new TextDecoder().decode(value);
+        return text.includes('"event":"completed"');
+      });
+    } finally {
+      controller.abort();
+    }
+    const frames = text.split('\n\n').filter((block) => block.startsWith('id: '));
+    const events = frames.map((block) => {
+      const [idLine, eventLine, dataLine] = block.split('\n');
+      const data = JSON.parse(dataLine!.slice('data: '.length));
+      expect(idLine).toBe(`id: ${data.event_id}`);
+      expect(eventLine).toBe(`event: ${data.method}`);
+      return data;
+    });
+    expect(events.map((e) => (e.method === 'lifecycle' ? `lifecycle:${e.params.data.event}` : e.method))).toEqual(['lifecycle:running', 'values', 'values', 'lifecycle:completed']);
+    expect(events.at(-2).params.data).toMatchObject({ message: 'x', echoed: true });
+    const seqs = events.map((e) => e.seq);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(new Set(seqs).size).toBe(seqs.length);
+  });
+});
