@@ -1,5 +1,7 @@
 import type { StoredEvent } from '../domain/types.js';
-import { MessageStreams } from './protocol-messages.js';
+import { MessageStreams, type Draft, type ProtocolMethod } from './protocol-messages.js';
+
+export type { ProtocolMethod };
 
 /**
  * The events of LangGraph's streaming protocol (v2) that agentplane sends on a thread's event
@@ -10,9 +12,6 @@ import { MessageStreams } from './protocol-messages.js';
  * makes the same events with the same `event_id` and `seq`.
  */
 
-/** The protocol's event methods agentplane sends. */
-export type ProtocolMethod = 'lifecycle' | 'messages' | 'values' | 'updates' | 'input.requested' | 'custom';
-
 /** One protocol event: `{type: "event", event_id, seq, method, params: {namespace, timestamp, node?, data}}`. */
 export interface ProtocolEvent {
   type: 'event';
@@ -22,14 +21,6 @@ export interface ProtocolEvent {
   seq: number;
   method: ProtocolMethod;
   params: { namespace: string[]; timestamp: number; node?: string; data: unknown };
-}
-
-/** An event of a namespace, before the translator gives it its id and seq. */
-export interface Draft {
-  method: ProtocolMethod;
-  namespace: string[];
-  node?: string;
-  data: unknown;
 }
 
 /**

@@ -1,5 +1,3 @@
-import type { Draft } from './protocol-events.js';
-
 /**
  * LangGraph's `messages` stream mode (`[message chunk, metadata]` per model token, and each
  * message a node returns whole) as the protocol's `messages` events: per message
@@ -8,6 +6,17 @@ import type { Draft } from './protocol-events.js';
  * `message-finish`. A message is finished when another one starts at its node, when its node's
  * update or its superstep's values arrive, or when the run stops.
  */
+
+/** The protocol's event methods agentplane sends. */
+export type ProtocolMethod = 'lifecycle' | 'messages' | 'values' | 'updates' | 'input.requested' | 'custom';
+
+/** An event of a namespace, before the translator gives it its id and seq. */
+export interface Draft {
+  method: ProtocolMethod;
+  namespace: string[];
+  node?: string;
+  data: unknown;
+}
 
 interface TextBlock {
   kind: 'text';

@@ -117,7 +117,8 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
       // The snapshot takes the hydrated messages on its next flush (a timer).
       await waitFor('the hydrated messages', () => later.messages().length === 2);
       expect(later.messages().map((m) => m.type)).toEqual(['human', 'ai']);
-      await later.controller.respond({ approved: false });
+      // Named: right after hydration the interrupt is known from the state, before the event stream replayed it.
+      await later.controller.respond({ approved: false }, { interruptId: later.snapshot().interrupts[0]!.id! });
       await waitFor('the refusal answered', () => later.messages().at(-1)?.text === 'The user declined to run get_weather.' && !later.snapshot().isLoading);
       expect(later.messages().map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai']);
     } finally {
@@ -129,7 +130,7 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
     const echo = controllerOf('echo');
     try {
       await echo.controller.submit({ message: 'hi' });
-      await waitFor('the values of the run', () => echo.snapshot().values.echoed === true);
+      await waitFor('the values of the run', () => (echo.snapshot().values as Record<string, unknown>).echoed === true);
       expect(echo.snapshot().values).toMatchObject({ message: 'hi', echoed: true });
       expect(echo.snapshot().isLoading).toBe(false);
     } finally {

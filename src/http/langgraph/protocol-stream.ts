@@ -40,9 +40,10 @@ class ThreadEventStream {
   constructor(
     private readonly threadId: string,
     private readonly filter: ProtocolFilter,
-    /** Runs older than this one (run ids sort by creation) are not shown. */
-    private firstRun: string,
   ) {}
+
+  /** Runs older than this one (run ids sort by creation) are not shown. */
+  firstRun = '';
 
   hear(event: StoredEvent): void {
     if (event.event.session !== this.threadId) return;
@@ -85,10 +86,9 @@ export async function streamThreadEvents(deps: AppDeps, principal: Principal, ct
   const { tenant } = principal;
   await threadSession(deps, tenant, threadId);
   const release = deps.streams.admit(principal, ctx.ip);
-  // Subscribed before the log is read: nothing published meanwhile is missed.
-  let connection: ThreadEventStream | undefined;
-  const early: StoredEvent[] = [];
-  const unsubscribe = deps.events.subscribe(tenant, (event) => (connection ? connection.hear(event) : early.push(event)));
+  // Subscribed before the log is read: what is published meanwhile is held, nothing is missed.
+  const connection = new ThreadEventStream(threadId, filter);
+  const unsubscribe = deps.events.subscribe(tenant, (event) => connection.hear(event));
   const done = () => {
     unsubscribe();
     release();
@@ -101,8 +101,7 @@ export async function streamThreadEvents(deps: AppDeps, principal: Principal, ct
     done();
     throw error;
   }
-  connection = new ThreadEventStream(threadId, filter, latest?.id ?? '');
-  for (const event of early) connection.hear(event);
+  connection.firstRun = latest?.id ?? '';
   const stream = deps.streams.start(ctx, { retryLine: false });
   stream.onClose(done);
   const fromMs = latest ? Math.max(0, Date.parse(latest.created_at) - CLOCK_SKEW_MS) : Date.now();
