@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client } from '../../node_modules/@langchain/react/node_modules/@langchain/langgraph-sdk/dist/client.js';
 import { StreamController } from '../../node_modules/@langchain/react/node_modules/@langchain/langgraph-sdk/dist/stream/index.js';
 import { loadConfig } from '../../src/config.js';
 import { loadAgentsAndGraphs } from '../../src/main/process.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
 import { BACKENDS, useGraphApi } from '../langgraph/graph-api.js';
+import { startTestApi, type TestApi } from '../support/app.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 /*
@@ -199,5 +202,87 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
     const seqs = events.map((e) => e.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
     expect(new Set(seqs).size).toBe(seqs.length);
+  });
+});
+
+describe('the streaming protocol across two API replicas on one Redis', () => {
+  let redis: TestRedis | undefined;
+  const apps: TestApi[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const env = { SERVICE_KEY_PREFIX: uniquePrefix('protocol') };
+    for (let i = 0; i < 2; i += 1) apps.push(await startTestApi({ agents: new AgentRegistry(registry.list()), redisUrl: redis.url, env }));
+    // Runs execute in the first replica's process only: the second serves commands and streams of runs it does not run.
+    apps[0]!.composition.startExecuting();
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await redis?.stop();
+  });
+
+  /** A fetch sending each request to the next replica in turn. */
+  function roundRobin(): { fetch: typeof fetch; replicas: number[] } {
+    const replicas: number[] = [];
+    let next = 0;
+    const fetchNext: typeof fetch = (input, init) => {
+      const replica = next++ % apps.length;
+      replicas.push(replica);
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const target = new URL(apps[replica]!.url);
+      url.host = target.host;
+      return fetch(input instanceof Request ? new Request(url, input) : url, init);
+    };
+    return { fetch: fetchNext, replicas };
+  }
+
+  /** The event_id and seq of each event a replica's event stream sends on the thread, up to its completed lifecycle. */
+  async function eventIds(app: TestApi, threadId: string): Promise<[string, number][]> {
+    const controller = new AbortController();
+    const response = await fetch(`${app.url}/threads/${threadId}/stream/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ channels: ['lifecycle', 'values', 'messages', 'input', 'updates'] }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    let text = '';
+    try {
+      await waitFor('the completed lifecycle', async () => {
+        text += new TextDecoder().decode((await reader.read()).value);
+        return text.includes('"event":"completed"');
+      });
+    } finally {
+      controller.abort();
+    }
+    return text
+      .split('\n\n')
+      .filter((block) => block.startsWith('id: '))
+      .map((block) => JSON.parse(block.split('\n')[2]!.slice('data: '.length)) as { event_id: string; seq: number })
+      .map((event) => [event.event_id, event.seq]);
+  }
+
+  it('a client whose calls alternate between the replicas streams the chat to its end; both replicas send the same events', async () => {
+    const { fetch: alternating, replicas } = roundRobin();
+    const client = new Client({ apiUrl: apps[0]!.url, callerOptions: { fetch: alternating } });
+    const controller = new StreamController({ assistantId: 'chat', client, threadId: null, messagesKey: 'messages', fetch: alternating });
+    const release = controller.activate();
+    const messages = () => controller.rootStore.getSnapshot().messages.map((message) => shownOf(message as never));
+    try {
+      await controller.submit({ messages: [{ type: 'human', content: 'Paris' }] });
+      const { interrupts, threadId } = controller.rootStore.getSnapshot();
+      expect((interrupts[0]?.value as { question?: string }).question).toBe('Run get_weather({"city":"Paris"})?');
+      await controller.respond({ approved: true }, { interruptId: interrupts[0]!.id! });
+      await waitFor('the answer', () => messages().at(-1)?.text === SUNNY && !controller.rootStore.getSnapshot().isLoading);
+      expect(messages().map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+      expect(new Set(replicas)).toEqual(new Set([0, 1]));
+
+      const [first, second] = await Promise.all(apps.map((app) => eventIds(app, threadId!)));
+      expect(first!.length).toBeGreaterThan(5);
+      expect(second).toEqual(first);
+    } finally {
+      release();
+      await controller.dispose();
+    }
   });
 });
