@@ -6,7 +6,8 @@ import { loadConfig } from '../../src/config.js';
 import { loadAgentsAndGraphs } from '../../src/main/process.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { BACKENDS, useGraphApi } from '../langgraph/graph-api.js';
-import { startTestApi, type TestApi } from '../support/app.js';
+import { call, startTestApi, type TestApi } from '../support/app.js';
+import { startSecuredTenants, tenantKeys, type SecuredTenants } from '../support/langgraph-sdk.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
@@ -83,6 +84,22 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
       const partial = chat.answers.filter((text) => text !== SUNNY && SUNNY.startsWith(text));
       expect(partial.length).toBeGreaterThanOrEqual(3);
       expect((await api.get(`/threads/${threadId}`)).body.status).toBe('idle');
+    } finally {
+      await chat.close();
+    }
+  });
+
+  it('a second turn on the same thread streams on the open event stream: a new question, then its answer', async () => {
+    const chat = controllerOf('chat');
+    try {
+      await chat.controller.submit({ messages: [{ type: 'human', content: 'Paris' }] });
+      await chat.controller.respond({ approved: true }, { interruptId: chat.snapshot().interrupts[0]!.id! });
+      await waitFor('the first answer', () => chat.messages().at(-1)?.text === SUNNY && !chat.snapshot().isLoading);
+      await chat.controller.submit({ messages: [{ type: 'human', content: 'Rome' }] });
+      expect(question(chat.snapshot)).toBe('Run get_weather({"city":"Rome"})?');
+      await chat.controller.respond({ approved: true }, { interruptId: chat.snapshot().interrupts[0]!.id! });
+      await waitFor('the second answer', () => chat.messages().at(-1)?.text === 'It is always sunny in Rome.' && !chat.snapshot().isLoading);
+      expect(chat.messages().map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai', 'human', 'ai', 'tool', 'ai']);
     } finally {
       await chat.close();
     }
@@ -283,6 +300,41 @@ describe('the streaming protocol across two API replicas on one Redis', () => {
     } finally {
       release();
       await controller.dispose();
+    }
+  });
+});
+
+describe('the streaming protocol routes with API keys and roles', () => {
+  const keys = tenantKeys('protocol');
+  let tenants: SecuredTenants | undefined;
+  beforeAll(async () => {
+    tenants = await startSecuredTenants('memory', { keys, agents: new AgentRegistry(registry.list()) });
+  });
+  afterAll(async () => {
+    await tenants?.close();
+  });
+
+  const post = (key: string, path: string, json: unknown) => call(`${tenants!.app.url}${path}`, { method: 'POST', json, headers: { 'X-Api-Key': key } });
+
+  it("another tenant's thread is 404 on both routes; a viewer may watch a thread but not command it", async () => {
+    const threadId = `protocol-${randomUUID()}`;
+    const start = { id: 1, method: 'run.start', params: { assistant_id: 'echo', input: { message: 'a' } } };
+    const started = await post(keys.a, `/threads/${threadId}/commands`, start);
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect((await post(keys.aViewer, `/threads/${threadId}/commands`, start)).status).toBe(403);
+    expect((await post(keys.b, `/threads/${threadId}/commands`, { id: 2, method: 'state.get', params: { namespace: [] } })).status).toBe(404);
+    expect((await post(keys.b, `/threads/${threadId}/stream/events`, { channels: ['values'] })).status).toBe(404);
+    const watched = new AbortController();
+    try {
+      const response = await fetch(`${tenants!.app.url}/threads/${threadId}/stream/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-Api-Key': keys.aViewer },
+        body: JSON.stringify({ channels: ['lifecycle'] }),
+        signal: watched.signal,
+      });
+      expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    } finally {
+      watched.abort();
     }
   });
 });
