@@ -153,6 +153,8 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
       await waitFor('the values of the run', () => (echo.snapshot().values as Record<string, unknown>).echoed === true);
       expect(echo.snapshot().values).toMatchObject({ message: 'hi', echoed: true });
       expect(echo.snapshot().isLoading).toBe(false);
+      // A refused command reaches the caller with its status and the server's body (the SDK's `HTTP 409: {…}`).
+      await expect(echo.controller.respond(true, { interruptId: 'nope' })).rejects.toThrow(/^HTTP 409: .*does not wait on interrupt/);
     } finally {
       await echo.close();
     }
