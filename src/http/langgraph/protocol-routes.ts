@@ -134,7 +134,7 @@ export function langgraphProtocolRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/threads/:thread_id/stream/events',
       operationId: 'streamThreadEvents',
-      summary: "A thread's events in LangGraph's streaming protocol: its latest run from its start, then live, until the client leaves",
+      summary: "A thread's events in LangGraph's streaming protocol: its current run from its start, then live, until the client leaves",
       readOnly: true,
       params: ThreadParams,
       body: EventsBody,

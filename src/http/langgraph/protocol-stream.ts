@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { compareEventIds } from '../../domain/event-ids.js';
-import type { Principal, StoredEvent } from '../../domain/types.js';
+import { ACTIVE_RUN_STATUSES, type Principal, type Run, type StoredEvent } from '../../domain/types.js';
 import { matchesFilter, ProtocolTranslator, type ProtocolEvent, type ProtocolFilter } from '../../langgraph-server/protocol-events.js';
 import { threadSession } from '../../langgraph-server/thread-state.js';
 import type { AppDeps } from '../deps.js';
@@ -8,7 +8,7 @@ import type { SseStream } from '../sse.js';
 
 /**
  * A thread's event stream of LangGraph's streaming protocol (`POST /threads/{id}/stream/events`):
- * the events of the thread's latest run from its first one, then every event of its runs as
+ * the events of the thread's current run from its first one, then every event of its runs as
  * they come, translated (protocol-events.ts) and filtered by the request's channels and
  * namespaces, until the client leaves. The thread's events come from the event bus (the
  * tenant's retained log, then its live events), so any replica serves any thread; this
@@ -17,6 +17,8 @@ import type { SseStream } from '../sse.js';
 
 /** How long the event subscription may take before the stream gives up with 503 (the client retries). */
 const READY_TIMEOUT_MS = 5_000;
+/** The runs of a thread looked at (a thread keeps its newest 100). */
+const THREAD_RUNS = 100;
 /** Events read from the retained log at a time. */
 const REPLAY_PAGE = 500;
 /**
@@ -42,8 +44,8 @@ class ThreadEventStream {
     private readonly filter: ProtocolFilter,
   ) {}
 
-  /** Runs older than this one (run ids sort by creation) are not shown. */
-  firstRun = '';
+  /** Runs created before the current one: not shown. */
+  older: ReadonlySet<string> = new Set();
 
   hear(event: StoredEvent): void {
     if (event.event.session !== this.threadId) return;
@@ -73,7 +75,7 @@ class ThreadEventStream {
     if (!stream || stream.isClosed) return;
     if (this.lastId !== undefined && compareEventIds(stored.id, this.lastId) <= 0) return;
     this.lastId = stored.id;
-    if (stored.event.run_id < this.firstRun) return;
+    if (this.older.has(stored.event.run_id)) return;
     for (const event of this.translator.translate(stored)) if (matchesFilter(event, this.filter)) stream.write(frame(event));
   }
 }
@@ -93,18 +95,21 @@ export async function streamThreadEvents(deps: AppDeps, principal: Principal, ct
     unsubscribe();
     release();
   };
-  let latest;
+  let runs: Run[];
   try {
     await deps.events.ready(READY_TIMEOUT_MS);
-    latest = await deps.store.runs.latestRun(tenant, threadId);
+    runs = await deps.store.runs.listRuns(tenant, threadId, { limit: THREAD_RUNS, offset: 0 });
   } catch (error) {
     done();
     throw error;
   }
-  connection.firstRun = latest?.id ?? '';
+  // The current run: the oldest still active (one may wait behind it), else the newest.
+  const active = runs.filter((run) => ACTIVE_RUN_STATUSES.includes(run.status));
+  const current = active.at(-1) ?? runs[0];
+  connection.older = new Set(runs.slice(current ? runs.indexOf(current) + 1 : 0).map((run) => run.id));
   const stream = deps.streams.start(ctx, { retryLine: false });
   stream.onClose(done);
-  const fromMs = latest ? Math.max(0, Date.parse(latest.created_at) - CLOCK_SKEW_MS) : Date.now();
+  const fromMs = current ? Math.max(0, Date.parse(current.created_at) - CLOCK_SKEW_MS) : Date.now();
   connection.replay(deps, tenant, stream, `${fromMs}-0`).catch((error: unknown) => {
     deps.logger.warn({ err: error, thread_id: threadId }, 'protocol event stream ended: reading the retained events failed; the client reconnects');
     stream.end();
