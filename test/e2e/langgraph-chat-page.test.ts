@@ -127,10 +127,20 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
   }, 60_000);
 
   /** A page in a context of its own, from the page server, on the API through the proxy, recording every text the last answer showed. */
-  async function openChat(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  async function openChat(): Promise<{ context: BrowserContext; page: Page; problems: string[]; allowed: (string | undefined)[] }> {
     const context = await browser!.newContext();
     const page = await context.newPage();
     const problems = pageProblems(page);
+    // A request the browser failed (CORS among others); the event streams the hook closes itself are aborted, not failed.
+    page.on('requestfailed', (request) => {
+      const failure = request.failure()?.errorText;
+      if (failure !== 'net::ERR_ABORTED') problems.push(`requestfailed: ${request.method()} ${request.url()} ${failure}`);
+    });
+    // The Access-Control-Allow-Origin of each answer of the API (another origin than the page's).
+    const allowed: (string | undefined)[] = [];
+    page.on('response', (response) => {
+      if (response.url().startsWith(proxy!.url)) allowed.push(response.headers()['access-control-allow-origin']);
+    });
     // Runs in the page before its scripts, after each load: the texts shown, in order, one per change.
     await page.addInitScript(() => {
       const answers: string[] = [];
@@ -141,7 +151,7 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
       }).observe(document, { subtree: true, childList: true, characterData: true });
     });
     await page.goto(`${pages!.url}/?api=${encodeURIComponent(proxy!.url)}`);
-    return { context, page, problems };
+    return { context, page, problems, allowed };
   }
 
   const answersShown = (page: Page) => page.evaluate(() => (globalThis as unknown as { answers: string[] }).answers);
@@ -194,7 +204,7 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
   const partialAnswers = (texts: string[], city: string) => texts.filter((text) => text !== '' && text !== SUNNY(city) && SUNNY(city).startsWith(text));
 
   it('streams the tool call, shows the question, approves on a click and streams the answer to its end', { timeout: 180_000 }, async () => {
-    const { context, page, problems } = await openChat();
+    const { context, page, problems, allowed } = await openChat();
     try {
       const threadId = await ask(page, 'Paris');
       await expectQuestion(page, 'Paris');
@@ -206,6 +216,9 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
       expect(partialAnswers(await answersShown(page), 'Paris').length).toBeGreaterThanOrEqual(3);
       expect(await seriousViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
+      // Every call went to the API's origin, and each answer allowed any origin (the default CORS).
+      expect(allowed.length).toBeGreaterThan(4);
+      expect(new Set(allowed)).toEqual(new Set(['*']));
 
       const calls = proxy!.log.filter((entry) => entry.path.startsWith(`/threads/${threadId}`));
       // Two commands (run.start, then input.respond), the rest event streams and reads; on both replicas.
