@@ -185,6 +185,24 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
     expect([badFilter.status, badFilter.body.error.message]).toEqual([400, expect.stringMatching(/^body\.channels: /)]);
   });
 
+  it('input.respond takes the batch form (responses) and resumes the thread with a new run', async () => {
+    const threadId = `protocol-${randomUUID()}`;
+    const command = (id: number, method: string, params: unknown) => api.post(`/threads/${threadId}/commands`, { id, method, params });
+    const started = await command(1, 'run.start', { assistant_id: 'chat', input: { messages: [{ type: 'human', content: 'Lima' }] } });
+    await api.runUntil(started.body.result.run_id, 'interrupted');
+    const state = await api.get(`/threads/${threadId}/state`);
+    const interruptId = state.body.tasks[0].interrupts[0].id as string;
+    const answered = await command(2, 'input.respond', { responses: [{ interrupt_id: interruptId, response: { approved: true }, namespace: [] }] });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body).toEqual({ type: 'success', id: 2, result: {}, meta: { thread_id: threadId } });
+    await waitFor('the thread idle', async () => (await api.get(`/threads/${threadId}`)).body.status === 'idle');
+    const final = await command(3, 'state.get', { namespace: [] });
+    expect((final.body.result.values.messages as { content: string }[]).at(-1)!.content).toBe('It is always sunny in Lima.');
+    // The paused run was replaced by the resuming one: two runs, the first cancelled (LangGraph's `interrupted`).
+    const runs = (await api.get(`/threads/${threadId}/runs`)).body as { status: string }[];
+    expect(runs.map((run) => run.status)).toEqual(['success', 'interrupted']);
+  });
+
   it('an event stream sends the latest run from its start, filtered by channel, each event with its id, method and seq', async () => {
     const threadId = `protocol-${randomUUID()}`;
     const started = await api.post(`/threads/${threadId}/commands`, { id: 1, method: 'run.start', params: { assistant_id: 'echo', input: { message: 'x' } } });
