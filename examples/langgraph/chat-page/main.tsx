@@ -104,7 +104,10 @@ function Chat() {
     void stream.submit({ messages: [{ type: 'human', content: text }] });
   };
   // The interrupt answered by its id: right after a reload it is known from the thread's state.
-  const answer = (approved: boolean) => void stream.respond({ approved }, stream.interrupt?.id ? { interruptId: stream.interrupt.id } : undefined);
+  // A refused answer shows as stream.error (the hook sets it), so the rejection needs no handling here.
+  const answer = (approved: boolean) => {
+    stream.respond({ approved }, stream.interrupt?.id ? { interruptId: stream.interrupt.id } : undefined).catch(() => undefined);
+  };
   const restart = () => {
     keepThreadInUrl(null);
     setThreadId(null);
