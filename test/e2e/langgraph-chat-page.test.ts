@@ -127,7 +127,7 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
   }, 60_000);
 
   /** A page in a context of its own, from the page server, on the API through the proxy, recording every text the last answer showed. */
-  async function openChat(): Promise<{ context: BrowserContext; page: Page; problems: string[]; allowed: (string | undefined)[] }> {
+  async function openChat(at = `${pages!.url}/?api=${encodeURIComponent(proxy!.url)}`): Promise<{ context: BrowserContext; page: Page; problems: string[]; allowed: (string | undefined)[] }> {
     const context = await browser!.newContext();
     const page = await context.newPage();
     const problems = pageProblems(page);
@@ -150,7 +150,7 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
         if (text != null && answers.at(-1) !== text) answers.push(text);
       }).observe(document, { subtree: true, childList: true, characterData: true });
     });
-    await page.goto(`${pages!.url}/?api=${encodeURIComponent(proxy!.url)}`);
+    await page.goto(at);
     return { context, page, problems, allowed };
   }
 
@@ -226,6 +226,19 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
       expect(commands).toHaveLength(2);
       expect(eventStreamsOf(threadId)).toBeGreaterThanOrEqual(1);
       expect(new Set(calls.map((entry) => entry.replica))).toEqual(new Set([0, 1]));
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('served by the API itself (its own origin, under its CSP), asks and answers the same', { timeout: 180_000 }, async () => {
+    const { context, page, problems } = await openChat(`${proxy!.url}/examples/chat/`);
+    try {
+      const threadId = await ask(page, 'Lyon');
+      await expectQuestion(page, 'Lyon');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await expectAnswered(page, threadId, 'Lyon');
+      expect(problems).toEqual([]);
     } finally {
       await context.close();
     }
