@@ -12,6 +12,7 @@ import { langgraphAssistantRoutes } from './langgraph/assistant-routes.js';
 import { langgraphCronRoutes } from './langgraph/cron-routes.js';
 import { LANGGRAPH_TAG } from './langgraph/define.js';
 import { langgraphMetaRoutes } from './langgraph/meta-routes.js';
+import { langgraphProtocolRoutes } from './langgraph/protocol-routes.js';
 import { langgraphRunRoutes } from './langgraph/run-routes.js';
 import { langgraphStoreRoutes } from './langgraph/store-routes.js';
 import { langgraphThreadStateRoutes } from './langgraph/thread-state-routes.js';
@@ -65,6 +66,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...langgraphRunRoutes(deps),
     ...langgraphThreadRoutes(deps),
     ...langgraphThreadStateRoutes(deps),
+    ...langgraphProtocolRoutes(deps),
     ...(options.extraRoutes?.(deps) ?? []),
   ];
 }

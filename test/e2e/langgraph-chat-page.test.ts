@@ -12,11 +12,13 @@ import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 /*
- * The chat example (examples/langgraph/chat-page: useStream of @langchain/langgraph-sdk/react on
- * preact/compat) in Debian's Chromium against agentplane on Redis: two API processes and a
- * worker running the `chat` graph of examples/langgraph, behind this test's own round-robin
- * proxy, so one page's calls land on both replicas. The fake model waits FAKE_MODEL_DELAY_MS
- * before each chunk: the answer visibly streams in, and a reload lands mid-run.
+ * The chat example (examples/langgraph/chat-page: useStream of @langchain/react, LangGraph's
+ * streaming protocol over HTTP, on preact/compat) in Debian's Chromium against agentplane on
+ * Redis: two API processes and a worker running the `chat` graph of examples/langgraph, behind
+ * this test's own round-robin proxy, so one page's calls land on both replicas. The page comes
+ * from another origin (a static server of this test) and is given the API with `?api=`: every
+ * call is cross-origin (CORS). The fake model waits FAKE_MODEL_DELAY_MS before each chunk: the
+ * answer visibly streams in, and a reload lands mid-run.
  */
 
 const DELAY_MS = 1_500;
@@ -60,10 +62,34 @@ async function startProxy(targets: readonly string[]): Promise<{ url: string; lo
   };
 }
 
+/** A static server on 127.0.0.1 (an origin of its own) serving the built page's files at `/`. */
+async function startPageServer(): Promise<{ url: string; close(): Promise<void> }> {
+  // The bundle `npm run build` writes, built in memory by the same script.
+  const script = new URL('../../scripts/build-chat-page.mjs', import.meta.url).href;
+  const { buildChatPage } = (await import(script)) as { buildChatPage(): Promise<Map<string, Buffer>> };
+  const files = await buildChatPage();
+  const types: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'application/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+  const server = createServer((req, res) => {
+    const name = new URL(req.url ?? '/', 'http://page').pathname.slice(1) || 'index.html';
+    const body = files.get(name);
+    if (!body) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': types[name.split('.').pop()!] ?? 'application/octet-stream' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 describe('the chat page on two API replicas and a worker on Redis, behind a round-robin proxy', () => {
   let redis: TestRedis | undefined;
   const processes: AgentProcess[] = [];
   let proxy: Awaited<ReturnType<typeof startProxy>> | undefined;
+  let pages: Awaited<ReturnType<typeof startPageServer>> | undefined;
   let browser: Browser | undefined;
 
   beforeAll(async () => {
@@ -87,22 +113,34 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
     const failed = started.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
     proxy = await startProxy(processes.slice(0, 2).map((api) => api.url));
+    pages = await startPageServer();
     browser = await launchChromium();
   }, START_MS);
 
   afterAll(async () => {
     await browser?.close();
+    await pages?.close();
     await proxy?.close();
     const codes = await Promise.all(processes.map((process) => process.stop()));
     await redis?.stop();
     expect(codes).toEqual(processes.map(() => 0));
   }, 60_000);
 
-  /** A page in a context of its own (its own sessionStorage), recording every text the last answer showed. */
-  async function openChat(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  /** A page in a context of its own, from the page server, on the API through the proxy, recording every text the last answer showed. */
+  async function openChat(at = `${pages!.url}/?api=${encodeURIComponent(proxy!.url)}`): Promise<{ context: BrowserContext; page: Page; problems: string[]; allowed: (string | undefined)[] }> {
     const context = await browser!.newContext();
     const page = await context.newPage();
     const problems = pageProblems(page);
+    // A request the browser failed (CORS among others); the event streams the hook closes itself are aborted, not failed.
+    page.on('requestfailed', (request) => {
+      const failure = request.failure()?.errorText;
+      if (failure !== 'net::ERR_ABORTED') problems.push(`requestfailed: ${request.method()} ${request.url()} ${failure}`);
+    });
+    // The Access-Control-Allow-Origin of each answer of the API (another origin than the page's).
+    const allowed: (string | undefined)[] = [];
+    page.on('response', (response) => {
+      if (response.url().startsWith(proxy!.url)) allowed.push(response.headers()['access-control-allow-origin']);
+    });
     // Runs in the page before its scripts, after each load: the texts shown, in order, one per change.
     await page.addInitScript(() => {
       const answers: string[] = [];
@@ -112,16 +150,16 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
         if (text != null && answers.at(-1) !== text) answers.push(text);
       }).observe(document, { subtree: true, childList: true, characterData: true });
     });
-    await page.goto(`${proxy!.url}/examples/chat/`);
-    return { context, page, problems };
+    await page.goto(at);
+    return { context, page, problems, allowed };
   }
 
   const answersShown = (page: Page) => page.evaluate(() => (globalThis as unknown as { answers: string[] }).answers);
   const threadOf = (page: Page) => new URL(page.url()).searchParams.get('thread');
   const messagesOf = (page: Page) => page.locator('li.message').evaluateAll((items) => items.map((item) => [item.getAttribute('data-type'), item.textContent]));
   const lastAnswer = (page: Page) => page.locator('li.message.ai:last-child .text');
-  /** The runs' event streams of a thread the pages joined (useStream's joinStream), through the proxy. */
-  const joinsOf = (threadId: string) => proxy!.log.filter((entry) => entry.method === 'GET' && new RegExp(`^/threads/${threadId}/runs/[^/]+/stream(\\?|$)`).test(entry.path)).length;
+  /** The protocol event streams the pages opened on a thread, through the proxy. */
+  const eventStreamsOf = (threadId: string) => proxy!.log.filter((entry) => entry.method === 'POST' && entry.path === `/threads/${threadId}/stream/events`).length;
   // Straight to a replica: the proxy's log holds the page's calls only.
   const thread = async (id: string) => (await call(`${processes[0]!.url}/threads/${id}`)).body as { status: string; values: { messages: { type: string; content: string }[] } };
 
@@ -166,7 +204,7 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
   const partialAnswers = (texts: string[], city: string) => texts.filter((text) => text !== '' && text !== SUNNY(city) && SUNNY(city).startsWith(text));
 
   it('streams the tool call, shows the question, approves on a click and streams the answer to its end', { timeout: 180_000 }, async () => {
-    const { context, page, problems } = await openChat();
+    const { context, page, problems, allowed } = await openChat();
     try {
       const threadId = await ask(page, 'Paris');
       await expectQuestion(page, 'Paris');
@@ -178,11 +216,29 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
       expect(partialAnswers(await answersShown(page), 'Paris').length).toBeGreaterThanOrEqual(3);
       expect(await seriousViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
+      // Every call went to the API's origin, and each answer allowed any origin (the default CORS).
+      expect(allowed.length).toBeGreaterThan(4);
+      expect(new Set(allowed)).toEqual(new Set(['*']));
 
       const calls = proxy!.log.filter((entry) => entry.path.startsWith(`/threads/${threadId}`));
-      const streams = calls.filter((entry) => entry.method === 'POST' && entry.path === `/threads/${threadId}/runs/stream`);
-      expect(streams).toHaveLength(2);
+      // Two commands (run.start, then input.respond), the rest event streams and reads; on both replicas.
+      const commands = calls.filter((entry) => entry.method === 'POST' && entry.path === `/threads/${threadId}/commands`);
+      expect(commands).toHaveLength(2);
+      expect(eventStreamsOf(threadId)).toBeGreaterThanOrEqual(1);
       expect(new Set(calls.map((entry) => entry.replica))).toEqual(new Set([0, 1]));
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('served by the API itself (its own origin, under its CSP), asks and answers the same', { timeout: 180_000 }, async () => {
+    const { context, page, problems } = await openChat(`${proxy!.url}/examples/chat/`);
+    try {
+      const threadId = await ask(page, 'Lyon');
+      await expectQuestion(page, 'Lyon');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await expectAnswered(page, threadId, 'Lyon');
+      expect(problems).toEqual([]);
     } finally {
       await context.close();
     }
@@ -203,25 +259,26 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
 
   it('reloaded mid-run, joins the run again: the question after the first reload, the same end after the second', { timeout: 240_000 }, async () => {
     const { context, page, problems } = await openChat();
-    const runStored = () => page.evaluate(() => Object.keys(sessionStorage).find((key) => key.startsWith('lg:stream:')) ?? false);
     try {
       const threadId = await ask(page, 'Oslo');
-      // useStream keeps the run id once the run exists: from then on a reload can join it.
-      await waitFor('the run id in sessionStorage', runStored, 30_000);
+      // The thread id is in the URL once the run started: from then on a reload shows the thread and joins its run.
+      await waitFor('the run under way', async () => (await thread(threadId)).status === 'busy', 30_000, 50);
       await page.reload();
       expect(threadOf(page)).toBe(threadId);
       await expectQuestion(page, 'Oslo');
 
-      const joinsBefore = joinsOf(threadId);
       await page.getByRole('button', { name: 'Approve' }).click();
       await waitFor('the first words of the answer', async () => partialAnswers([(await lastAnswer(page).textContent()) ?? ''], 'Oslo').length === 1, 60_000, 50);
-      await waitFor('the run id in sessionStorage', runStored, 30_000);
+      const streamsBefore = eventStreamsOf(threadId);
       await page.reload();
       // Streaming again after the reload while the thread is still busy: the page joined the running run.
       await waitFor('the reloaded page streaming', async () => (await page.getByRole('status').textContent())?.startsWith('Streaming…'), 30_000, 50);
       expect((await thread(threadId)).status).toBe('busy');
       await expectAnswered(page, threadId, 'Oslo');
-      expect(joinsOf(threadId)).toBe(joinsBefore + 1);
+      // The reloaded page opened its thread's event stream again (its content and its lifecycle watcher).
+      expect(eventStreamsOf(threadId)).toBeGreaterThan(streamsBefore);
+      // Words came in after the reload too: the page streamed the rest of the run, not only its end.
+      expect(partialAnswers(await answersShown(page), 'Oslo').length).toBeGreaterThanOrEqual(1);
       expect(problems).toEqual([]);
     } finally {
       await context.close();
@@ -250,9 +307,9 @@ describe('serving the chat page', () => {
       expect(await page.text()).toContain('<script type="module" src="./app.js"></script>');
       const script = await fetch(`${api.url}/examples/chat/app.js`);
       expect([script.status, script.headers.get('content-type')]).toEqual([200, 'application/javascript; charset=utf-8']);
-      // useStream's own code, and no React: preact/compat stands in for it.
+      // useStream's own code (the protocol's event stream), and no React: preact/compat stands in for it.
       const code = await script.text();
-      expect(code).toContain('lg:stream:');
+      expect(code).toContain('/stream/events');
       expect(code).not.toContain('react.production');
       const post = await call(`${api.url}/examples/chat/`, { method: 'POST' });
       expect([post.status, post.body.error.code]).toEqual([405, 'method_not_allowed']);

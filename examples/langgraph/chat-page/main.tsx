@@ -1,20 +1,22 @@
-import type { Message } from '@langchain/langgraph-sdk';
-import { useStream } from '@langchain/langgraph-sdk/react';
+import type { BaseMessage } from '@langchain/core/messages';
+import { useStream } from '@langchain/react';
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import './chat.css';
 
 /*
- * The chat graph of examples/langgraph on useStream, the LangGraph SDK's React hook (bundled
- * with preact/compat as React). The API is this page's origin; the graph id is the assistant.
- * The thread id is kept in the URL (?thread=…), and reconnectOnMount keeps the running run's
- * id in sessionStorage, so a reload shows the thread and joins the run where it is.
+ * The chat graph of examples/langgraph on useStream of @langchain/react (LangGraph's streaming
+ * protocol over HTTP and server-sent events), bundled with preact/compat as React. The API is
+ * `?api=<url>` when given, else this page's origin; the graph id is the assistant. The thread
+ * id is kept in the URL (?thread=…): a reload shows the thread and, while a run goes on, joins
+ * it where it is.
  */
 
 const ASSISTANT_ID = 'chat';
 
+/** The graph's state as this page sends it: messages as plain `{type, content}` objects (the hook shows them as BaseMessage). */
 interface ChatState {
-  messages: Message[];
+  messages: { type: string; content: string }[];
 }
 
 /** What chat.ts's review node asks with interrupt(). */
@@ -23,30 +25,39 @@ interface ToolQuestion {
   tool_call: { name: string; args: Record<string, unknown> };
 }
 
+const pageUrl = () => new URL(window.location.href);
+
 function threadInUrl(): string | null {
-  return new URL(window.location.href).searchParams.get('thread');
+  return pageUrl().searchParams.get('thread');
+}
+
+/** The API this page talks to: `?api=` (another origin; it answers CORS), else the page's own. */
+function apiUrl(): string {
+  return pageUrl().searchParams.get('api') ?? window.location.origin;
 }
 
 function keepThreadInUrl(threadId: string | null): void {
-  const url = new URL(window.location.href);
+  const url = pageUrl();
   if (threadId) url.searchParams.set('thread', threadId);
   else url.searchParams.delete('thread');
   window.history.replaceState(null, '', url);
 }
 
-function textOf(content: Message['content']): string {
-  if (typeof content === 'string') return content;
-  return content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
-}
-
 const SPEAKERS: Record<string, string> = { human: 'You', ai: 'Assistant', tool: 'Tool' };
 
-function MessageItem({ message }: { message: Message }) {
-  const calls = message.type === 'ai' ? (message.tool_calls ?? []) : [];
-  const text = textOf(message.content);
+interface ToolCall {
+  id?: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+function MessageItem({ message }: { message: BaseMessage }) {
+  const type = message.type;
+  const calls = type === 'ai' ? ((message as BaseMessage & { tool_calls?: ToolCall[] }).tool_calls ?? []) : [];
+  const text = message.text;
   return (
-    <li class={`message ${message.type}`} data-type={message.type}>
-      <span class="speaker">{SPEAKERS[message.type] ?? message.type}</span>
+    <li class={`message ${type}`} data-type={type}>
+      <span class="speaker">{SPEAKERS[type] ?? type}</span>
       {text && <span class="text">{text}</span>}
       {calls.map((call) => (
         <code class="call" key={call.id ?? call.name}>
@@ -74,8 +85,8 @@ function Approval({ question, onAnswer }: { question: string; onAnswer: (approve
 function Chat() {
   const [threadId, setThreadId] = useState(threadInUrl);
   const [draft, setDraft] = useState('');
-  const stream = useStream<ChatState, { InterruptType: ToolQuestion }>({
-    apiUrl: window.location.origin,
+  const stream = useStream<ChatState, ToolQuestion>({
+    apiUrl: apiUrl(),
     assistantId: ASSISTANT_ID,
     messagesKey: 'messages',
     threadId,
@@ -83,7 +94,6 @@ function Chat() {
       keepThreadInUrl(id);
       setThreadId(id);
     },
-    reconnectOnMount: true,
   });
 
   const send = (event: Event) => {
@@ -91,10 +101,13 @@ function Chat() {
     const text = draft.trim();
     if (!text) return;
     setDraft('');
-    const message: Message = { type: 'human', content: text };
-    void stream.submit({ messages: [message] }, { optimisticValues: (previous) => ({ ...previous, messages: [...(previous.messages ?? []), message] }) });
+    void stream.submit({ messages: [{ type: 'human', content: text }] });
   };
-  const answer = (approved: boolean) => void stream.submit(null, { command: { resume: { approved } } });
+  // The interrupt answered by its id: right after a reload it is known from the thread's state.
+  // A refused answer shows as stream.error (the hook sets it), so the rejection needs no handling here.
+  const answer = (approved: boolean) => {
+    stream.respond({ approved }, stream.interrupt?.id ? { interruptId: stream.interrupt.id } : undefined).catch(() => undefined);
+  };
   const restart = () => {
     keepThreadInUrl(null);
     setThreadId(null);
