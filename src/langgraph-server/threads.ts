@@ -35,6 +35,8 @@ const SCAN_PAGE = 100;
  * filter, a sort or the page needs it: a search holds a few states at a time, not a scan page's.
  */
 const STATE_READS = 8;
+/** Threads whose latest run and checkpoint one storage call reads (their states up to a page's bytes). */
+const PAGE_READS = 50;
 
 /**
  * A thread's metadata: the session's, with `graph_id` of the agent its runs are bound to and
@@ -63,8 +65,10 @@ export class ThreadFacts {
 
   /** Takes the latest run and checkpoint read for many threads at once ({@link readLatest}). */
   prime(latest: SessionLatest): void {
-    this.primed = latest;
     this.run = Promise.resolve(latest.run);
+    // A checkpoint left out (past the read's byte budget) is read on its own when asked.
+    if (latest.checkpoint === undefined) return;
+    this.primed = latest;
     this.checkpoint = Promise.resolve(latest.checkpoint);
   }
 
@@ -75,7 +79,8 @@ export class ThreadFacts {
    */
   primedThread(): Thread | undefined {
     if (!this.primed) return undefined;
-    const { run, checkpoint } = this.primed;
+    const { run } = this.primed;
+    const checkpoint = this.primed.checkpoint ?? null;
     const status = this.statusOf(run, checkpoint);
     return status === undefined || status === 'interrupted' ? undefined : this.threadOf(status, checkpoint, run, {});
   }
@@ -194,13 +199,17 @@ export interface ThreadSearch extends ThreadFilter {
  * answered). Without `ids` only the newest THREAD_SCAN_LIMIT sessions are looked at; sorted by
  * `created_at` descending (the default) the scan stops once the page is full. A page also
  * stops before its JSON would pass SERVICE_MAX_PAGE_BYTES (UTF-8), as a history page does: one
- * thread always fits, and `more` says where to go on.
+ * thread always fits, and `more` says where to go on. `texts` holds each thread's JSON, made once
+ * to measure it: an answer sends `[texts joined by commas]` rather than serializing again.
  */
-export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ threads: JsonObject[]; more: boolean }> {
+export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ threads: JsonObject[]; texts: string[]; more: boolean }> {
   const inScanOrder = search.sort_by === 'created_at' && search.sort_order === 'desc';
   const wanted = search.offset + search.limit;
   const found: ThreadFacts[] = [];
-  for await (const facts of matching(deps, tenant, search)) {
+  // Newest first with no filter to apply: the first storage page need hold no more than one past this page.
+  const unfiltered = !search.ids && !search.metadata && !search.values && !search.status;
+  const firstPage = inScanOrder && unfiltered ? wanted + 1 : SCAN_PAGE;
+  for await (const facts of matching(deps, tenant, search, firstPage)) {
     found.push(facts);
     // One past the page tells whether another page follows.
     if (inScanOrder && found.length > wanted) break;
@@ -209,26 +218,33 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
   const page = sorted.slice(search.offset, wanted);
   const maxBytes = deps.config.SERVICE_MAX_PAGE_BYTES;
   const threads: JsonObject[] = [];
+  const texts: string[] = [];
   // The answer's bytes: `[`, `]`, and a comma between two threads.
   let bytes = 2;
-  for (let at = 0; at < page.length; at += STATE_READS) {
-    const facts = page.slice(at, at + STATE_READS);
-    await readLatest(deps, tenant, facts);
-    const batch = await Promise.all(facts.map(async (thread) => selected(thread.primedThread() ?? (await thread.thread()), search.select)));
-    for (const thread of batch) {
-      const size = Buffer.byteLength(JSON.stringify(thread)) + (threads.length > 0 ? 1 : 0);
-      if (threads.length > 0 && bytes + size > maxBytes) return { threads, more: true };
-      threads.push(thread);
-      bytes += size;
+  for (let at = 0; at < page.length; at += PAGE_READS) {
+    // One read for up to PAGE_READS threads, their states up to a page's bytes; the others'
+    // states are read STATE_READS at a time below.
+    await readLatest(deps, tenant, page.slice(at, at + PAGE_READS), maxBytes);
+    for (let part = at; part < Math.min(at + PAGE_READS, page.length); part += STATE_READS) {
+      const facts = page.slice(part, Math.min(part + STATE_READS, at + PAGE_READS));
+      const batch = await Promise.all(facts.map(async (thread) => selected(thread.primedThread() ?? (await thread.thread()), search.select)));
+      for (const thread of batch) {
+        const text = JSON.stringify(thread);
+        const size = Buffer.byteLength(text) + (threads.length > 0 ? 1 : 0);
+        if (threads.length > 0 && bytes + size > maxBytes) return { threads, texts, more: true };
+        threads.push(thread);
+        texts.push(text);
+        bytes += size;
+      }
+      for (const thread of facts) thread.forgetCheckpoint();
     }
-    for (const thread of facts) thread.forgetCheckpoint();
   }
-  return { threads, more: sorted.length > wanted };
+  return { threads, texts, more: sorted.length > wanted };
 }
 
 /** The latest run and checkpoint of each thread, in one storage call for all (not two reads a thread). */
-async function readLatest(deps: ThreadStateDeps, tenant: string, threads: readonly ThreadFacts[]): Promise<void> {
-  const latest = await deps.store.latestOfSessions(tenant, threads.map((thread) => thread.session.id));
+async function readLatest(deps: ThreadStateDeps, tenant: string, threads: readonly ThreadFacts[], maxStateBytes: number): Promise<void> {
+  const latest = await deps.store.latestOfSessions(tenant, threads.map((thread) => thread.session.id), maxStateBytes);
   threads.forEach((thread, i) => thread.prime(latest[i]!));
 }
 
@@ -245,8 +261,8 @@ export async function countThreads(deps: ThreadStateDeps, tenant: string, filter
   return count;
 }
 
-async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter): AsyncGenerator<ThreadFacts> {
-  for await (const sessions of candidates(deps, tenant, filter.ids)) {
+async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage = SCAN_PAGE): AsyncGenerator<ThreadFacts> {
+  for await (const sessions of candidates(deps, tenant, filter.ids, firstPage)) {
     const facts = sessions.map((session) => new ThreadFacts(deps, tenant, session));
     // Only a status or values filter reads a thread's run or checkpoint.
     const matched = filter.status || filter.values ? await inBatches(deps, tenant, facts, (thread) => matches(thread, filter)) : await Promise.all(facts.map((thread) => matches(thread, filter)));
@@ -262,7 +278,7 @@ async function inBatches<T>(deps: ThreadStateDeps, tenant: string, threads: read
   const out: T[] = [];
   for (let at = 0; at < threads.length; at += STATE_READS) {
     const batch = threads.slice(at, at + STATE_READS);
-    await readLatest(deps, tenant, batch);
+    await readLatest(deps, tenant, batch, deps.config.SERVICE_MAX_PAGE_BYTES);
     out.push(...(await Promise.all(batch.map(read))));
     for (const thread of batch) thread.forgetCheckpoint();
   }
@@ -276,16 +292,17 @@ async function matches(thread: ThreadFacts, filter: ThreadFilter): Promise<boole
 }
 
 /** The sessions named by `ids` (newest first), else pages of the tenant's newest sessions. */
-async function* candidates(deps: ThreadStateDeps, tenant: string, ids: readonly string[] | undefined): AsyncGenerator<Session[]> {
+async function* candidates(deps: ThreadStateDeps, tenant: string, ids: readonly string[] | undefined, firstPage: number): AsyncGenerator<Session[]> {
   if (ids) {
     const sessions = await Promise.all([...new Set(ids)].map((id) => deps.store.sessions.getSession(tenant, id)));
     yield sessions.filter((s): s is Session => s !== null).sort((a, b) => compare(b.created_at, a.created_at) || compare(b.id, a.id));
     return;
   }
-  for (let offset = 0; offset < THREAD_SCAN_LIMIT; offset += SCAN_PAGE) {
-    const page = await deps.store.sessions.listSessions(tenant, { offset, limit: Math.min(SCAN_PAGE, THREAD_SCAN_LIMIT - offset) });
+  for (let offset = 0, size = Math.min(firstPage, SCAN_PAGE); offset < THREAD_SCAN_LIMIT; offset += size, size = SCAN_PAGE) {
+    const limit = Math.min(size, THREAD_SCAN_LIMIT - offset);
+    const page = await deps.store.sessions.listSessions(tenant, { offset, limit });
     if (page.length > 0) yield page;
-    if (page.length < SCAN_PAGE) return;
+    if (page.length < limit) return;
   }
 }
 

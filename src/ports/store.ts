@@ -45,7 +45,8 @@ export interface StorageUsage {
 /** A session's latest run and latest checkpoint ({@link Store.latestOfSessions}). */
 export interface SessionLatest {
   run: Run | null;
-  checkpoint: Checkpoint | null;
+  /** Undefined: not read (past the byte budget of the call). */
+  checkpoint?: Checkpoint | null;
 }
 
 /** A timer the store keeps: a run's deadline or an approval's expiry. */
@@ -86,9 +87,11 @@ export interface Store {
   /**
    * The latest run and the latest checkpoint of each session named, in order (nulls for what a
    * session lacks, or for a session that does not exist): what a list of threads shows of each,
-   * read in one round trip where the backend can.
+   * read in one round trip where the backend can. A backend that reads states in bytes stops
+   * reading them past `maxStateBytes` (the first one always read): the checkpoints past it are
+   * left out (undefined), for the caller to read on its own.
    */
-  latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]>;
+  latestOfSessions(tenant: string, sessionIds: readonly string[], maxStateBytes: number): Promise<SessionLatest[]>;
   /** Resolves when the backend answers, rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Sampled by the metrics at scrape time. */

@@ -74,6 +74,45 @@ export function listingContract(name: string, make: BoundedStoreFactory): void {
       expect(await ids({ session_id: e1.session_id }, OTHER)).toEqual([]);
     });
 
+    it("reads each session's latest run and checkpoint in the order asked, nulls for what a session lacks or a session that is gone", async () => {
+      const { store, run } = await setUp();
+      const a = await run('echo');
+      await store.runs.updateRun(T, a.id, { status: 'running' });
+      await store.sessions.appendCheckpoint(T, a.session_id, { patch: { n: 1, words: ['a', 'b'] }, node_id: 'next' });
+      await store.runs.updateRun(T, a.id, { status: 'failed', error: 'boom' });
+      const b = await run('echo');
+      const bare = await store.sessions.createSession(T, { session_id: randomUUID() });
+      const latest = await store.latestOfSessions(T, [b.session_id, 'no-such-session', a.session_id, bare.id], 1_000_000);
+      expect(latest.map((l) => [l.run?.id ?? null, l.run?.status ?? null])).toEqual([[b.id, 'queued'], [null, null], [a.id, 'failed'], [null, null]]);
+      expect(latest[2]!.run).toMatchObject({ session_id: a.session_id, agent_id: 'echo', error: 'boom' });
+      expect(latest[0]!.checkpoint).toMatchObject({ session_id: b.session_id, seq_num: 1, node_id: 'n', state: {} });
+      expect(latest[2]!.checkpoint).toMatchObject({ session_id: a.session_id, seq_num: 2, node_id: 'next', state: { n: 1, words: ['a', 'b'] } });
+      expect(latest[2]!.checkpoint).toEqual(await store.sessions.getCheckpoint(T, a.session_id));
+      expect([latest[1]!.checkpoint, latest[3]!.checkpoint]).toEqual([null, null]);
+      // Another tenant's read finds none of them.
+      expect((await store.latestOfSessions(OTHER, [a.session_id], 1_000_000)).map((l) => [l.run, l.checkpoint])).toEqual([[null, null]]);
+      expect(await store.latestOfSessions(T, [], 1_000_000)).toEqual([]);
+    });
+
+    it('reads states up to the byte budget (the first whatever its size); a backend that stops leaves the later checkpoints out, runs still read', async () => {
+      const { store, run } = await setUp();
+      const sessions: string[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const r = await run('echo');
+        await store.runs.updateRun(T, r.id, { status: 'running' });
+        await store.sessions.appendCheckpoint(T, r.session_id, { patch: { text: 'x'.repeat(2_000) }, node_id: 'next' });
+        sessions.push(r.session_id);
+      }
+      const latest = await store.latestOfSessions(T, sessions, 3_000);
+      expect(latest.map((l) => l.run?.status)).toEqual(['running', 'running', 'running']);
+      expect(latest[0]!.checkpoint?.state).toEqual({ text: 'x'.repeat(2_000) });
+      for (const [i, l] of latest.entries()) {
+        // Read (and then whole) or left out (undefined), never a wrong state.
+        if (l.checkpoint !== undefined) expect(l.checkpoint).toEqual(await store.sessions.getCheckpoint(T, sessions[i]!));
+      }
+      if (name === 'redis') expect(latest.map((l) => l.checkpoint === undefined)).toEqual([false, true, true]);
+    });
+
     it('moves a run between the status lists as its status changes: queued, running, interrupted, queued, completed', async () => {
       const { store, run, ask, ids } = await setUp();
       const waiting = await run('human-review'); // stays queued, older than r: what a page shows once r left

@@ -49,7 +49,7 @@ export class MemoryStore implements Store {
     return this.tables.tenants.get(tenant)?.sessions.has(sessionId) ?? false;
   }
 
-  /** Straight from the tables, with no promise per read: a search page asks this for dozens of sessions. */
+  /** Straight from the tables, with no promise per read (a search page asks this for dozens of sessions); every state, which costs no copy. */
   async latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]> {
     const data = this.tables.data(tenant);
     return sessionIds.map((id) => {

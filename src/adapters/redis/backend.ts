@@ -79,7 +79,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
   const forever = (name: string): ClientRole => ({ name, maxRetriesPerRequest: null });
   // Requests wait at most this long for Redis: a stalled or unreachable server answers 503
   // within about a second instead of hanging (BullMQ's blocking connections have no timeout).
-  const redis = open({ name: 'commands', commandTimeoutMs: options.commandTimeoutMs ?? 1000, maxRetriesPerRequest: 1 });
+  const redis = open({ name: 'commands', commandTimeoutMs: options.commandTimeoutMs ?? 1000, maxRetriesPerRequest: 1, autoPipelining: true });
   reportConnection(redis, options);
   const bull = open(forever('queue'));
   const prefix = options.keyPrefix;

@@ -126,10 +126,10 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /** {@link Store.latestOfSessions}: one script for every session named (a large state is scanned apart). */
-  async latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]> {
+  async latestOfSessions(tenant: string, sessionIds: readonly string[], maxStateBytes: number): Promise<SessionLatest[]> {
     if (sessionIds.length === 0) return [];
     const { keys } = this.c;
-    const reply = await this.c.script<[(string | null)[], unknown[]][]>('readSessionsLatest', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), ...sessionIds]);
+    const reply = await this.c.script<[(string | null)[], unknown[]][]>('readSessionsLatest', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), maxStateBytes, ...sessionIds]);
     return Promise.all(
       reply.map(async ([fields, latest], i) => {
         const sessionId = sessionIds[i]!;
@@ -139,11 +139,12 @@ export class RedisSessionStore implements SessionStore {
           if (value !== null && value !== undefined) hash[field] = String(value);
         });
         const kind = Number(latest[0]);
+        if (kind === 3) return { run: toRun(hash) };
         const checkpoint =
           kind === 0
             ? null
             : kind === 1
-              ? checkpointOf(parseEntry(String(latest[1]), sessionId), new Map(Object.entries(JSON.parse(String(latest[2])) as JsonObject)))
+              ? { ...metaOf(parseEntry(String(latest[1]), sessionId)), state: stateOfPairs(latest[2] as string[]) }
               : await this.getCheckpoint(tenant, sessionId);
         return { run: toRun(hash), checkpoint };
       }),
@@ -335,6 +336,13 @@ export class RedisSessionStore implements SessionStore {
 /** The checkpoint (without its state) of a history entry as a script answers it. */
 export function metaOfEntry(doc: string, sessionId: string): CheckpointMeta {
   return metaOf(parseEntry(doc, sessionId));
+}
+
+/** A state from its hash's field/value pairs (each value a JSON text), as HGETALL answers them. */
+function stateOfPairs(flat: readonly string[]): JsonObject {
+  const state: JsonObject = {};
+  for (let i = 0; i < flat.length; i += 2) state[flat[i]!] = JSON.parse(flat[i + 1]!) as JsonObject[string];
+  return state;
 }
 
 /** The run fields readSessionsLatest-1.lua answers, in its order (what toRun reads). */

@@ -57,8 +57,8 @@ export class RedisStore implements Store {
     this.leases = mapFailures(new RedisLeaseStore(context));
   }
 
-  latestOfSessions(tenant: string, sessionIds: readonly string[]): Promise<SessionLatest[]> {
-    return this.sessions.latestOfSessions(tenant, sessionIds);
+  latestOfSessions(tenant: string, sessionIds: readonly string[], maxStateBytes: number): Promise<SessionLatest[]> {
+    return this.sessions.latestOfSessions(tenant, sessionIds, maxStateBytes);
   }
 
   /** PING; on a cluster every master, and the cluster's state (readiness). */

@@ -96,11 +96,12 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
         ...langgraphErrors(400, 401, 403, 413, 415, 429),
       },
       handler: async ({ body, principal }) => {
-        const { threads, more } = await searchThreads(deps, principal.tenant, body);
+        const { texts, more } = await searchThreads(deps, principal.tenant, body);
         return {
           status: 200,
-          body: threads,
-          headers: more ? { 'X-Pagination-Next': String(body.offset + threads.length) } : ({} as Record<string, string>),
+          // The threads' JSON as the search measured it, not serialized a second time.
+          body: `[${texts.join(',')}]`,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', ...(more ? { 'X-Pagination-Next': String(body.offset + texts.length) } : {}) },
         };
       },
     }),
