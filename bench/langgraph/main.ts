@@ -1,35 +1,41 @@
 import { sourceRevision } from '../runs/report.js';
-import { AGENTS, measureCell, measureInProcess, type Cell, type InProcessCell, type Target } from './measure.js';
+import { measureCell, measureInProcess, type Cell, type InProcessCell, type Target } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
-import { commandLines, cpuRatios, inProcessTable, ratios, section, table, writeSection } from './report.js';
+import { commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
+import { section, writeSection } from './report-section.js';
+import { PAIRS } from './workloads.js';
 import { eachBackend, runBench, type LangGraphStacks } from './stack.js';
 
 /**
  * `npm run bench:langgraph`: the `echo` graph of examples/langgraph beside the native `echo`,
- * through POST /api/runs/wait with 1 and 8 closed-loop clients, embedded (one API process in
- * memory) and on Redis (a private redis-server, one API process and worker processes), in the
- * same processes and the same run: runs/s medians over rounds, their ratio, and Redis commands
- * per run of each. See BENCHMARKS.md, section "LangGraph graphs".
+ * through POST /api/runs/wait, and its `human-review` graph (an `interrupt()`) beside the native
+ * `human-review` in approval round trips (POST /api/runs/wait, then POST /api/approval/respond),
+ * with 1 and 8 closed-loop clients, embedded (one API process in memory) and on Redis (a private
+ * redis-server, one API process and worker processes), in the same processes and the same run:
+ * runs/s medians over rounds, their ratio, and Redis commands per run of each. See
+ * BENCHMARKS.md, section "LangGraph graphs".
  */
 const options = parseOptions(process.argv.slice(2));
 const command = ['npm run bench:langgraph', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 
-/** Every round over every client count and both agents, on one backend. */
+/** Every round over every client count, workload and its two agents, on one backend. */
 async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: Cell[], inProcess: InProcessCell[]): Promise<void> {
   for (let round = 1; round <= o.rounds; round += 1) {
     for (const clients of o.clientCounts) {
-      // Alternate which agent goes first, so neither always runs on a warmer or a fuller process.
-      const agents = round % 2 === 1 ? AGENTS : [...AGENTS].reverse();
-      for (const { id } of agents) {
-        const cell = await measureCell(target, id, clients, round, o.warmup, o.runs);
-        cells.push(cell);
-        console.log(
-          `${target.backend} round ${round}, ${clients} client(s), ${id}: ${cell.runsPerSec.toFixed(0)} runs/s` +
-            `${cell.failed ? ` (${cell.failed} failed)` : ''}, load ${cell.loadAvg.toFixed(1)}`,
-        );
+      for (const workload of o.workloads) {
+        const { native, graph, unit } = PAIRS[workload];
+        // Alternate which agent goes first, so neither always runs on a warmer or a fuller process.
+        for (const id of round % 2 === 1 ? [native, graph] : [graph, native]) {
+          const cell = await measureCell(target, id, clients, round, o.warmup, o.runs);
+          cells.push(cell);
+          console.log(
+            `${target.backend} round ${round}, ${clients} client(s), ${id}: ${cell.runsPerSec.toFixed(0)} ${unit}/s` +
+              `${cell.failed ? ` (${cell.failed} failed)` : ''}, load ${cell.loadAvg.toFixed(1)}`,
+          );
+        }
       }
-      // LangGraph alone (the same graph, MemorySaver, in this process), beside the first backend's cells.
-      if (target.backend === o.backends[0]) {
+      // LangGraph alone (the echo graph, MemorySaver, in this process), beside the first backend's cells.
+      if (target.backend === o.backends[0] && o.workloads.includes('echo')) {
         const cell = await measureInProcess(clients, round, o.warmup, o.runs);
         inProcess.push(cell);
         console.log(`in process round ${round}, ${clients} client(s), graph.invoke: ${cell.runsPerSec.toFixed(0)} runs/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms/run`);
@@ -42,12 +48,12 @@ async function main(stacks: LangGraphStacks, o: LangGraphBenchOptions): Promise<
   const source = sourceRevision();
   const cells: Cell[] = [];
   const inProcess: InProcessCell[] = [];
-  console.log(`bench:langgraph: ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
+  console.log(`bench:langgraph: ${o.workloads.join(', ')}; ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
   const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells, inProcess));
-  console.log(
-    `\n${table(cells, o)}\n\n${ratios(cells, o).map((r) => r.line).join('\n')}\n\n${inProcessTable(inProcess, o)}\n\n` +
-      `${cpuRatios(cells, inProcess, o).map((r) => r.line).join('\n')}\n\n${commandLines(cells, o).join('\n')}`,
-  );
+  const lines = (goals: { line: string }[]) => goals.map((g) => g.line).join('\n');
+  for (const workload of o.workloads) console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
+  if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o)}\n\n${lines(cpuRatios(cells, inProcess, o))}`);
+  console.log(`\n${commandLines(cells, o).join('\n')}`);
   if (o.write) {
     writeSection(section(cells, inProcess, m, o, command, source));
     console.log('BENCHMARKS.md: section "## LangGraph graphs" updated.');

@@ -8,14 +8,7 @@ import { ApiClient, closedLoop } from '../runs/client.js';
 import { callsPerRun, commandCalls } from '../runs/stats.js';
 import { cpuSnapshot, type ProcessGroups } from '../runs/wait.js';
 import type { LangGraphBackend } from './options.js';
-
-/** The two agents compared: the built-in native echo and the LangGraph echo graph of examples/langgraph. */
-export const AGENTS = [
-  { id: 'echo', label: 'native echo' },
-  { id: 'lg-echo', label: 'LangGraph echo' },
-] as const;
-
-export type AgentId = (typeof AGENTS)[number]['id'];
+import { callOf, type AgentId } from './workloads.js';
 
 /** The processes measured: where the API listens, whose CPU counts, and (Redis) the client that reads INFO. */
 export interface Target {
@@ -43,26 +36,12 @@ export interface Measurement {
   loadAvg: number;
 }
 
-/** One agent with one client count in one round, through POST /api/runs/wait. */
+/** One agent with one client count in one round: runs through POST /api/runs/wait, or approval round trips (runs/s is then round trips/s). */
 export interface Cell extends Measurement {
   backend: LangGraphBackend;
   agent: AgentId;
   clients: number;
   round: number;
-}
-
-/** `wait_ms` of each POST /api/runs/wait: far above any echo run (a 202 counts as a failure). */
-const WAIT_MS = 30_000;
-
-/** One run through POST /api/runs/wait: its latency, or why it failed. */
-async function waitRun(api: ApiClient, agent: AgentId, i: number): Promise<number | string> {
-  const sent = performance.now();
-  const reply = await api.post<{ status: string; state?: { echoed?: unknown } }>('/api/runs/wait', { agent_id: agent, input: { message: `run ${i}` }, wait_ms: WAIT_MS });
-  const ms = performance.now() - sent;
-  if (reply.status !== 200 || reply.body?.status !== 'completed' || reply.body.state?.echoed !== true) {
-    return `${agent}: POST /api/runs/wait answered ${reply.status}: ${reply.text.slice(0, 300)}`;
-  }
-  return ms;
 }
 
 /**
@@ -102,11 +81,12 @@ export async function measureLoop(target: Target, clients: number, warmup: numbe
   };
 }
 
-/** `warmup` then `runs` runs of `agent` through POST /api/runs/wait by `clients` closed-loop clients. */
+/** `warmup` then `runs` calls of `agent`'s workload (an echo run, an approval round trip) by `clients` closed-loop clients. */
 export async function measureCell(target: Target, agent: AgentId, clients: number, round: number, warmup: number, runs: number): Promise<Cell> {
   const api = new ApiClient(target.apiUrl, clients);
+  const call = callOf(agent);
   try {
-    const measured = await measureLoop(target, clients, warmup, runs, (i) => waitRun(api, agent, i));
+    const measured = await measureLoop(target, clients, warmup, runs, (i) => call(api, agent, i));
     return { backend: target.backend, agent, clients, round, ...measured };
   } finally {
     api.close();

@@ -1,16 +1,20 @@
+import { WORKLOADS, type Workload } from './workloads.js';
+
 /** Where `npm run bench:langgraph` runs the agents: one process in memory, or API + workers on Redis. */
 export type LangGraphBackend = 'embedded' | 'redis';
 
 /** Settings of `npm run bench:langgraph`, from `--name value` arguments. */
 export interface LangGraphBenchOptions {
-  /** Measured runs per agent, client count and round. @defaultValue 500 */
+  /** Measured runs (approval round trips) per agent, client count and round. @defaultValue 500 */
   runs: number;
   /** Runs before each measured batch, not counted. @defaultValue 100 */
   warmup: number;
   /** Rounds over every agent and client count; medians over rounds are reported. @defaultValue 3 */
   rounds: number;
-  /** Closed-loop client counts, each POST /api/runs/wait after the previous answer. @defaultValue [1, 8] */
+  /** Closed-loop client counts (any, e.g. `--clients 1,8,32`), each client's next call after its previous answer. @defaultValue [1, 8] */
   clientCounts: number[];
+  /** What is measured: `echo` runs, `approval` round trips (human-review). @defaultValue ['echo', 'approval'] */
+  workloads: Workload[];
   /** Backends measured, one after the other. @defaultValue ['embedded', 'redis'] */
   backends: LangGraphBackend[];
   /** Redis: worker processes beside the API. @defaultValue 1 */
@@ -19,14 +23,14 @@ export interface LangGraphBenchOptions {
   concurrency: number;
   /** Write the section "## LangGraph graphs" of BENCHMARKS.md (off with `--no-write`). */
   write: boolean;
-  /** The whole benchmark is stopped (exit 2) past this. @defaultValue 900 */
+  /** The whole benchmark is stopped (exit 2) past this. @defaultValue 1800 */
   limitSec: number;
   /** `--profile DIR`: the API and worker processes run with `--cpu-prof` and write their .cpuprofile there on exit. */
   profileDir?: string;
 }
 
-const USAGE = `npm run bench:langgraph -- [--runs N] [--warmup N] [--rounds N] [--clients 1,8]
-                             [--backends embedded,redis] [--workers N] [--concurrency N]
+const USAGE = `npm run bench:langgraph -- [--runs N] [--warmup N] [--rounds N] [--clients 1,8,32]
+                             [--backends embedded,redis] [--workloads echo,approval] [--workers N] [--concurrency N]
                              [--no-write] [--limit-sec S] [--profile DIR]`;
 
 function positive(name: string, raw: string | undefined): number {
@@ -41,6 +45,12 @@ function backends(raw: string | undefined): LangGraphBackend[] {
   return [...new Set(parts as LangGraphBackend[])];
 }
 
+function workloads(raw: string | undefined): Workload[] {
+  const parts = (raw ?? '').split(',');
+  if (parts.some((p) => !WORKLOADS.includes(p as Workload))) throw new Error(`--workloads takes ${WORKLOADS.join(' and/or ')}, got "${raw}".\n${USAGE}`);
+  return WORKLOADS.filter((w) => parts.includes(w));
+}
+
 export function parseOptions(argv: string[]): LangGraphBenchOptions {
   const options: LangGraphBenchOptions = {
     runs: 500,
@@ -48,10 +58,11 @@ export function parseOptions(argv: string[]): LangGraphBenchOptions {
     rounds: 3,
     clientCounts: [1, 8],
     backends: ['embedded', 'redis'],
+    workloads: [...WORKLOADS],
     workers: 1,
     concurrency: 8,
     write: true,
-    limitSec: 900,
+    limitSec: 1800,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i]!;
@@ -62,6 +73,7 @@ export function parseOptions(argv: string[]): LangGraphBenchOptions {
       case '--rounds': options.rounds = positive('rounds', value()); break;
       case '--clients': options.clientCounts = (value() ?? '').split(',').map((part) => positive('clients', part)); break;
       case '--backends': options.backends = backends(value()); break;
+      case '--workloads': options.workloads = workloads(value()); break;
       case '--workers': options.workers = positive('workers', value()); break;
       case '--concurrency': options.concurrency = positive('concurrency', value()); break;
       case '--limit-sec': options.limitSec = positive('limit-sec', value()); break;

@@ -6,7 +6,7 @@ import { machine, type Machine } from '../runs/report.js';
 import type { Target } from './measure.js';
 import type { LangGraphBackend } from './options.js';
 
-/** Serves examples/langgraph/echo.ts as `lg-echo`: the graph id `echo` would replace the native echo. */
+/** Serves examples/langgraph/echo.ts as `lg-echo` and human-review.ts as `lg-human-review`: their own ids would replace the native agents. */
 const SERVICE_LANGGRAPH_JSON = fileURLToPath(new URL('./langgraph.json', import.meta.url));
 const PREFIX = 'agentplane';
 

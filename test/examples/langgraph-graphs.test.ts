@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command, CompiledStateGraph, MemorySaver } from '@langchain/langgraph';
 import { graph as echo } from '../../examples/langgraph/echo.js';
+import { graph as humanReview } from '../../examples/langgraph/human-review.js';
 import { graph as mapReduce } from '../../examples/langgraph/map-reduce.js';
 import { chatModel, FakeToolCallingChatModel, OpenAICompatibleChatModel } from '../../examples/langgraph/model.js';
 
@@ -65,6 +66,25 @@ describe('echo', () => {
     const state = await graph.getState(thread('echo-3'));
     expect(state.next).toEqual(['respond']);
     expect(state.values).toEqual({ message: 'hi', fail: 'no answer today' });
+  });
+});
+
+describe('human-review (served by bench/langgraph as lg-human-review)', () => {
+  it('pauses at review with its question and the draft, publishes once approved', async () => {
+    const graph = withSaver(humanReview);
+    await graph.invoke({ topic: 'bench' }, thread('hr-1'));
+    const paused = await graph.getState(thread('hr-1'));
+    expect(paused.next).toEqual(['review']);
+    expect(paused.tasks.flatMap((task) => task.interrupts.map((i) => i.value))).toEqual([{ question: 'Publish the draft?', draft: 'Draft: bench' }]);
+    const done = await graph.invoke(new Command({ resume: { approved: true, comment: 'ok' } }), thread('hr-1'));
+    expect(done).toEqual({ topic: 'bench', draft: 'Draft: bench', approved: true, comment: 'ok', outcome: 'published' });
+  });
+
+  it('discards on any other answer', async () => {
+    const graph = withSaver(humanReview);
+    await graph.invoke({ topic: 'bench' }, thread('hr-2'));
+    const done = await graph.invoke(new Command({ resume: { approved: false } }), thread('hr-2'));
+    expect(done).toMatchObject({ approved: false, comment: '', outcome: 'discarded' });
   });
 });
 

@@ -1,0 +1,102 @@
+import { markers, writeGeneratedSection } from '../benchmarks-md.js';
+import type { Machine } from '../runs/report.js';
+import type { Cell, InProcessCell } from './measure.js';
+import type { LangGraphBenchOptions } from './options.js';
+import { commandLines, cpuRatios, CPU_GOAL_RATIO, GOAL_RATIO, inProcessTable, ratios, table, verdict } from './report.js';
+
+export const HEADING = '## LangGraph graphs';
+
+function machineLine(m: Machine, o: LangGraphBenchOptions): string {
+  const parts = [
+    o.backends.includes('embedded') ? `embedded: one API process without REDIS_URL (in-memory adapters) executes the runs itself (WORKER_CONCURRENCY ${o.concurrency})` : '',
+    o.backends.includes('redis')
+      ? `Redis: a private redis-server ${m.redis}, one API process and ${o.workers} worker process${o.workers > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${o.concurrency})`
+      : '',
+  ].filter(Boolean);
+  return `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; ${parts.join('; ')}; the benchmark shares these cores with them and with other users of the machine (load avg column).`;
+}
+
+function method(o: LangGraphBenchOptions): string {
+  return (
+    'Every process is started with `SERVICE_LANGGRAPH_JSON=bench/langgraph/langgraph.json`, which serves the graphs of ' +
+    '`examples/langgraph/echo.ts` (`receive` → `respond`, two nodes, as the built-in echo) as `lg-echo` and ' +
+    '`examples/langgraph/human-review.ts` (`write_draft` → `review`, an `interrupt()` → `publish` | `discard`, as the built-in ' +
+    '`human-review`) as `lg-human-review`, so each native agent and its graph run side by side in the same processes. ' +
+    'Each client in a closed loop (a new session per call), the next call after the answer, anything else counted failed. ' +
+    `Per round, for each client count and workload, both agents (native first in odd rounds, LangGraph first in even ones): ` +
+    `${o.warmup} warm-up calls, then ${o.runs} measured; ${o.rounds} rounds, the median round by runs/s reported (its latency, CPU ` +
+    "and commands), with every round's runs/s. runs/s: completed calls over first request → last answer; p50/p99: a call's " +
+    'first request sent → its last answer. Redis commands per run: INFO commandstats of the private redis-server before and ' +
+    "after the measured calls (commands inside Lua scripts included, the benchmark's INFO left out), divided by the calls. " +
+    'SERVICE_RATE_LIMIT off, SERVICE_SSE_MAX_PER_PRINCIPAL/TENANT 0 (held waits count against them).'
+  );
+}
+
+function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): string[] {
+  const r = ratios(cells, o, 'echo');
+  const cpu = cpuRatios(cells, inProcess, o);
+  return [
+    '### Echo runs',
+    '',
+    'One call: POST /api/runs/wait `{agent_id, input: {message}}`, answered 200 `completed` with `echoed: true`.',
+    '',
+    table(cells, o, 'echo'),
+    '',
+    `Goal: the LangGraph echo within ${GOAL_RATIO} × of the native echo's runs/s — ${verdict(r)}.`,
+    '',
+    ...r.map((x) => x.line),
+    '',
+    `LangGraph alone, for the ratio of CPU per run: after the agents of each client count (on the first backend), the same graph ` +
+      '`.withConfig({})` with `checkpointer = new MemorySaver()` (a new one per batch), `graph.invoke({message})` on a fresh ' +
+      "`thread_id` each, by as many concurrent loops in the benchmark's own process, warm-up and measured runs as above; its " +
+      "CPU per run is the benchmark process's (idle otherwise meanwhile). CPU per run compared: the median over rounds of API + " +
+      'workers + Redis CPU ms per run, against the median over rounds in process.',
+    '',
+    inProcessTable(inProcess, o),
+    '',
+    `Goal: CPU per LangGraph echo run within ${CPU_GOAL_RATIO} × of LangGraph's own in process — ${verdict(cpu)}.`,
+    '',
+    ...cpu.map((x) => x.line),
+  ];
+}
+
+function approvalPart(cells: Cell[], o: LangGraphBenchOptions): string[] {
+  const r = ratios(cells, o, 'approval');
+  return [
+    '### Approval round trips',
+    '',
+    'One round trip: POST /api/runs/wait `{agent_id, input: {topic}, wait_ms}`, held until the run pauses (200 `interrupted` ' +
+      'with its pending `approval`), then POST /api/approval/respond `{id, approved: true, wait_ms}`, held until the resumed ' +
+      'run stops (200 `approved` with `run` `completed`, `outcome: "published"`). The native `human-review` pauses in ' +
+      "`ctx.interrupt`, the graph in LangGraph's `interrupt()` (its checkpoint saved, the run resumed with " +
+      '`Command({resume: {approved, comment}})`). runs/s, CPU and commands are per round trip.',
+    '',
+    table(cells, o, 'approval'),
+    '',
+    `Goal (issue 34): the LangGraph human-review's round trips/s within ${GOAL_RATIO} × of the native one's — ${verdict(r)}.`,
+    '',
+    ...r.map((x) => x.line),
+  ];
+}
+
+/** The generated block of the section: command, machine, method, then per workload its table and ratios, and commands per run. */
+export function section(cells: Cell[], inProcess: InProcessCell[], m: Machine, o: LangGraphBenchOptions, command: string, source: string): string {
+  const { begin, end } = markers('langgraph');
+  const commands = commandLines(cells, o);
+  return [
+    begin,
+    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+    '',
+    machineLine(m, o),
+    '',
+    method(o),
+    ...(o.workloads.includes('echo') ? ['', ...echoPart(cells, inProcess, o)] : []),
+    ...(o.workloads.includes('approval') ? ['', ...approvalPart(cells, o)] : []),
+    ...(commands.length ? ['', `Redis commands per run or round trip (${Math.max(...o.clientCounts)} clients, median round):`, '', ...commands] : []),
+    end,
+  ].join('\n');
+}
+
+export function writeSection(body: string): void {
+  writeGeneratedSection(HEADING, 'langgraph', body);
+}
