@@ -89,18 +89,33 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const threadId: unknown = config.configurable?.thread_id;
-    if (threadId === undefined) return undefined;
-    const ns = storageId('checkpoint_ns', config.configurable?.checkpoint_ns ?? '', true);
-    const checkpointId = getCheckpointId(config);
-    const entry = await this.storage.getCheckpoint(
-      this.tenant,
-      storageId('thread_id', threadId),
-      ns,
-      checkpointId ? storageId('checkpoint_id', checkpointId) : undefined,
-    );
+    const entry = await this.entryFor(config);
     return entry ? this.toTuple(entry) : undefined;
   }
+
+  /** The stored checkpoint {@link getTuple} reads for `config`, as stored (nothing deserialized); null for none. */
+  async entryFor(config: RunnableConfig): Promise<GraphCheckpointEntry | null> {
+    const threadId: unknown = config.configurable?.thread_id;
+    if (threadId === undefined) return null;
+    const ns = storageId('checkpoint_ns', config.configurable?.checkpoint_ns ?? '', true);
+    const checkpointId = getCheckpointId(config);
+    return this.storage.getCheckpoint(this.tenant, storageId('thread_id', threadId), ns, checkpointId ? storageId('checkpoint_id', checkpointId) : undefined);
+  }
+
+  /**
+   * This saver, except that the read of `config` answers `entry`, read already (by
+   * {@link entryFor}): a caller that looked at the stored checkpoint first does not read it twice.
+   */
+  primedWith(config: RunnableConfig, entry: GraphCheckpointEntry): AgentplaneCheckpointSaver {
+    const primed = Object.create(this) as AgentplaneCheckpointSaver;
+    const same = (asked: RunnableConfig) =>
+      asked.configurable?.thread_id === config.configurable?.thread_id &&
+      (asked.configurable?.checkpoint_ns ?? '') === (config.configurable?.checkpoint_ns ?? '') &&
+      getCheckpointId(asked) === getCheckpointId(config);
+    primed.getTuple = (asked: RunnableConfig) => (same(asked) ? this.toTuple(entry) : this.getTuple(asked));
+    return primed;
+  }
+
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
     const { filter, before } = options;

@@ -1,8 +1,9 @@
 import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.js';
-import type { GraphEngineDeps, GraphRunInput, GraphStateEdit, GraphSuperstep, GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphEngineDeps, GraphRunInput, GraphSource, GraphStateEdit, GraphSuperstep, GraphThreads } from '../runtime/graph-engine.js';
 import { streamInputOf } from './run-input.js';
 import type { GraphLoader } from './graph-loader.js';
+import { ThreadStateCache, versionOf } from './state-cache.js';
 import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
 
 /**
@@ -45,14 +46,36 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     return (await store.sessions.getCheckpoint(tenant, sessionId, written.seq_num)) ?? { ...written, state: (toJson(snapshot.values) ?? {}) as JsonObject };
   }
 
+  /** The latest state of a thread as last answered, while its checkpoint and writes stay as they were. */
+  const latestStates = new ThreadStateCache();
+
   async function threadState(tenant: string, sessionId: string, agentId: string, read: { checkpointId?: string; subgraphs?: boolean } = {}): Promise<JsonObject | null> {
     const source = graphs.requireSource(agentId);
+    if (!read.checkpointId && !read.subgraphs) return latestState(tenant, sessionId, agentId, source);
     const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
     const graph = await graphs.graphFor(source, tenant, { configurable });
     const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
     // LangGraph answers an empty snapshot of the config asked for when it holds no checkpoint there.
     if (snapshot.createdAt === undefined) return null;
     return threadStateOf(snapshot);
+  }
+
+  /** The latest state (the common read: no checkpoint named, no subgraphs), answered from {@link latestStates} while it holds. */
+  async function latestState(tenant: string, sessionId: string, agentId: string, source: GraphSource): Promise<JsonObject | null> {
+    const config = { configurable: { thread_id: sessionId } };
+    const saver = graphs.storageOf(tenant).checkpointer;
+    const entry = await saver.entryFor(config);
+    if (!entry) return null;
+    const key = `${tenant}\n${agentId}\n${sessionId}`;
+    const version = versionOf(entry);
+    const kept = latestStates.get(key, version);
+    if (kept) return kept;
+    const graph = await graphs.graphFor(source, tenant, config);
+    // LangGraph reads the checkpoint read above, not a second time.
+    graph.checkpointer = saver.primedWith(config, entry);
+    const state = threadStateOf(await graph.getState(config));
+    latestStates.set(key, version, state);
+    return state;
   }
 
   async function threadHistory(
