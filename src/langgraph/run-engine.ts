@@ -144,7 +144,9 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       subgraphs: true,
     });
     for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
-      const [namespace, mode, data] = chunk;
+      const [path, mode, data] = chunk;
+      // The root graph's namespace is [] (LangGraph 1.1 streams a run going on from a checkpoint with [""]).
+      const namespace = path.filter((part) => part !== '');
       const root = namespace.length === 0;
       if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
         await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(clientChunkOf(mode, data), MAX_STREAM_EVENT_BYTES) });

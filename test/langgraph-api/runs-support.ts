@@ -117,6 +117,49 @@ export const namedNode = (config: { configurable?: Record<string, unknown> }) =>
     .compile();
 };
 
+/** A router whose `weather` route is a subgraph that pauses before its second node (interruptBefore at compile). */
+const Forecast = Annotation.Root({ ...MessagesAnnotation.spec, city: Annotation<string> });
+const forecast = new StateGraph(Forecast)
+  .addNode('locate', () => ({ city: 'Lisbon' }))
+  .addNode('report', (state) => ({ messages: [{ role: 'ai', content: `Sunny in ${state.city}` }] }))
+  .addEdge(START, 'locate')
+  .addEdge('locate', 'report')
+  .addEdge('report', END)
+  .compile({ interruptBefore: ['report'] });
+const Routed = Annotation.Root({ ...MessagesAnnotation.spec, route: Annotation<string> });
+const routed = new StateGraph(Routed)
+  .addNode('router', () => ({ route: 'forecast' }))
+  .addNode('forecast', forecast)
+  .addNode('chat', () => ({ messages: [{ role: 'ai', content: 'Hello' }] }))
+  .addEdge(START, 'router')
+  .addConditionalEdges('router', (state) => (state.route === 'forecast' ? 'forecast' : 'chat'), ['forecast', 'chat'])
+  .addEdge('forecast', END)
+  .addEdge('chat', END)
+  .compile();
+
+/**
+ * lg-routed as LangGraph 1.1 streams it (the version LangGraph's server suite installs): a run
+ * going on from a checkpoint (no input) has its root graph's chunks under the namespace [""].
+ */
+function asLangGraph11<G extends typeof routed>(graph: G): G {
+  return new Proxy(graph, {
+    get(target, prop) {
+      if (prop === 'withConfig') return (config: Parameters<G['withConfig']>[0]) => asLangGraph11(target.withConfig(config) as G);
+      if (prop === 'stream') {
+        return async (input: unknown, options: Parameters<G['stream']>[1]) => {
+          const chunks = (await target.stream(input as never, options)) as AsyncIterable<[string[], string, unknown]>;
+          return (async function* () {
+            for await (const [namespace, mode, data] of chunks) yield [input === null && namespace.length === 0 ? [''] : namespace, mode, data];
+          })();
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+const routedAsLangGraph11 = asLangGraph11(routed);
+
 export const testAgents = (): Agent[] => [
   ...builtInAgents,
   graphAgent('lg-two', twoSteps, ['first', 'second']),
@@ -128,6 +171,8 @@ export const testAgents = (): Agent[] => [
   graphAgent('lg-loop', loop, ['spin']),
   graphAgent('lg-loop-8', loop.withConfig({ recursionLimit: 8 }), ['spin']),
   graphAgent('lg-named', namedNode, ['plain']),
+  graphAgent('lg-routed', routed, ['router', 'forecast', 'chat']),
+  graphAgent('lg-routed-11', routedAsLangGraph11, ['router', 'forecast', 'chat']),
 ];
 
 export interface LangGraphApi {
