@@ -70,10 +70,10 @@ describe.each(BACKENDS)('a run paused inside a subgraph (%s)', (backend) => {
   it('a namespace the thread has no subgraph under is 404; one too long is 400', async () => {
     const thread = (await api.client.threads.create()).thread_id;
     await collect(api.client.runs.stream(thread, 'lg-routed', { input: ask }));
-    const unknown = { thread_id: thread, checkpoint_ns: 'nowhere:1' };
+    const unknown = { thread_id: thread, checkpoint_ns: 'nowhere:1', checkpoint_id: null, checkpoint_map: null };
     expect((await sdkFailure(api.client.threads.updateState(thread, { values: { city: 'X' }, checkpoint: unknown }))).status).toBe(404);
     expect((await sdkFailure(api.client.threads.getState(thread, unknown))).status).toBe(404);
-    const long = await sdkFailure(api.client.threads.getState(thread, { thread_id: thread, checkpoint_ns: 'x'.repeat(1001) }));
+    const long = await sdkFailure(api.client.threads.getState(thread, { thread_id: thread, checkpoint_ns: 'x'.repeat(1001), checkpoint_id: null, checkpoint_map: null }));
     expect(long.status).toBe(400);
     expect(long.body.error.code).toBe('bad_request');
   });

@@ -47,7 +47,8 @@ const ThreadParams = z.object({ thread_id: IdParam.meta({ description: 'thread i
 const CheckpointBody = z
   .object({
     thread_id: z.string().optional(),
-    checkpoint_id: z.string().min(1).optional(),
+    // null as the SDK's Checkpoint type allows: the latest (of the namespace).
+    checkpoint_id: z.string().min(1).nullish().transform((v) => v ?? undefined),
     checkpoint_ns: z.string().max(1000).nullish().meta({ description: 'the root graph\'s ("", the default) or a subgraph\'s (a task\'s checkpoint_ns)' }),
     checkpoint_map: JsonObjectSchema.nullish(),
   })
