@@ -145,8 +145,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     });
     for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
       const [path, mode, data] = chunk;
-      // The root graph's namespace is [] (LangGraph 1.1 streams a run going on from a checkpoint with [""]).
-      const namespace = path.filter((part) => part !== '');
+      const namespace = namespaceOf(path, mode, data);
       const root = namespace.length === 0;
       if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
         await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(clientChunkOf(mode, data), MAX_STREAM_EVENT_BYTES) });
@@ -228,6 +227,20 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     const paused = await attempt.pause(interrupts.map((pending) => pauseRequestOf(run.id, pending)));
     return paused.kind === 'paused' ? paused.run : attempt.current();
   }
+}
+
+/**
+ * The namespace of a chunk: [] for the root graph's, a subgraph's path otherwise. LangGraph 1.1
+ * (the version a graph may bring with it) streams a run going on from a checkpoint with [""] for
+ * the root, and a model's `messages` under the namespace of the task that called it (its
+ * metadata's `langgraph_checkpoint_ns`, the task's own segment last); later versions drop that
+ * segment: a model called in a root node streams under [], as the other modes.
+ */
+function namespaceOf(path: string[], mode: string, data: unknown): string[] {
+  const namespace = path.filter((part) => part !== '');
+  if (mode !== 'messages' || namespace.length === 0) return namespace;
+  const metadata = Array.isArray(data) ? (data[1] as { langgraph_checkpoint_ns?: unknown } | undefined) : undefined;
+  return metadata?.langgraph_checkpoint_ns === namespace.join('|') ? namespace.slice(0, -1) : namespace;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

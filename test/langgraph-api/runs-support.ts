@@ -138,18 +138,27 @@ const routed = new StateGraph(Routed)
   .compile();
 
 /**
- * lg-routed as LangGraph 1.1 streams it (the version LangGraph's server suite installs): a run
- * going on from a checkpoint (no input) has its root graph's chunks under the namespace [""].
+ * A graph as LangGraph 1.1 streams it (the version LangGraph's server suite installs): a run
+ * going on from a checkpoint (no input) has its root graph's chunks under the namespace [""],
+ * and a model's `messages` come under the namespace of the task that called it (its metadata's
+ * `langgraph_checkpoint_ns`, the task's own segment included).
  */
-function asLangGraph11<G extends typeof routed>(graph: G): G {
+function asLangGraph11<G extends { withConfig(config: never): unknown; stream(input: never, options?: never): Promise<unknown> }>(graph: G): G {
+  const namespaceOf = (input: unknown, namespace: string[], mode: string, data: unknown): string[] => {
+    if (mode === 'messages') {
+      const ns = (data as [unknown, { langgraph_checkpoint_ns?: string }])[1]?.langgraph_checkpoint_ns;
+      if (typeof ns === 'string' && ns !== '') return ns.split('|');
+    }
+    return input === null && namespace.length === 0 ? [''] : namespace;
+  };
   return new Proxy(graph, {
     get(target, prop) {
-      if (prop === 'withConfig') return (config: Parameters<G['withConfig']>[0]) => asLangGraph11(target.withConfig(config) as G);
+      if (prop === 'withConfig') return (config: never) => asLangGraph11(target.withConfig(config) as G);
       if (prop === 'stream') {
-        return async (input: unknown, options: Parameters<G['stream']>[1]) => {
-          const chunks = (await target.stream(input as never, options)) as AsyncIterable<[string[], string, unknown]>;
+        return async (input: never, options: never) => {
+          const chunks = (await target.stream(input, options)) as AsyncIterable<[string[], string, unknown]>;
           return (async function* () {
-            for await (const [namespace, mode, data] of chunks) yield [input === null && namespace.length === 0 ? [''] : namespace, mode, data];
+            for await (const [namespace, mode, data] of chunks) yield [namespaceOf(input, namespace, mode, data), mode, data];
           })();
         };
       }
@@ -158,7 +167,6 @@ function asLangGraph11<G extends typeof routed>(graph: G): G {
     },
   });
 }
-const routedAsLangGraph11 = asLangGraph11(routed);
 
 export const testAgents = (): Agent[] => [
   ...builtInAgents,
@@ -172,7 +180,8 @@ export const testAgents = (): Agent[] => [
   graphAgent('lg-loop-8', loop.withConfig({ recursionLimit: 8 }), ['spin']),
   graphAgent('lg-named', namedNode, ['plain']),
   graphAgent('lg-routed', routed, ['router', 'forecast', 'chat']),
-  graphAgent('lg-routed-11', routedAsLangGraph11, ['router', 'forecast', 'chat']),
+  graphAgent('lg-routed-11', asLangGraph11(routed), ['router', 'forecast', 'chat']),
+  graphAgent('lg-chat-11', asLangGraph11(chat), ['model']),
 ];
 
 export interface LangGraphApi {
