@@ -830,6 +830,23 @@ export interface paths {
         patch: operations["patchThread"];
         trace?: never;
     };
+    "/threads/{thread_id}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A command of LangGraph's streaming protocol on a thread: run.start (the thread is created when it does not exist), input.respond, state.get */
+        post: operations["threadCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads/{thread_id}/copy": {
         parameters: {
             query?: never;
@@ -1049,6 +1066,23 @@ export interface paths {
         put?: never;
         /** The thread's state at the checkpoint the body names (the latest without one) */
         post: operations["getThreadStateAtCheckpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/stream/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A thread's events in LangGraph's streaming protocol: its current run from its start, then live, until the client leaves */
+        post: operations["streamThreadEvents"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1339,7 +1373,7 @@ export interface components {
              */
             schedule: string;
             /** @description accepted and ignored: a cron’s runs publish no stream chunks */
-            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events")[];
             /** @description accepted and ignored: a cron’s runs publish no stream chunks */
             stream_resumable?: boolean;
             /** @description accepted and ignored: a cron’s runs publish no stream chunks */
@@ -1401,7 +1435,7 @@ export interface components {
              */
             schedule?: string;
             /** @description accepted and ignored: a cron’s runs publish no stream chunks */
-            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events")[];
             /** @description accepted and ignored: a cron’s runs publish no stream chunks */
             stream_resumable?: boolean;
             /** @description accepted and ignored: a cron’s runs publish no stream chunks */
@@ -1548,7 +1582,7 @@ export interface components {
              */
             on_disconnect?: "cancel" | "continue";
             /** @description default `values` (streams); waits publish none unless asked */
-            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+            stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events")[];
             /** @description accepted; every stream is resumable with Last-Event-ID */
             stream_resumable?: boolean;
             stream_subgraphs?: boolean;
@@ -1556,6 +1590,38 @@ export interface components {
             strict_resume?: boolean;
             /** @description POST the run to this http(s) URL when it ends (see Run webhooks in the HTTP contract) */
             webhook?: string;
+        };
+        ProtocolCommand: {
+            /** @description the client's id of the command, echoed in the answer */
+            id: number;
+            /** @description `run.start`, `input.respond` or `state.get` */
+            method: string;
+            /** @description free-form key/value object */
+            params?: {
+                [key: string]: unknown;
+            };
+        };
+        ProtocolEventStream: {
+            /** @description `values`, `updates`, `messages`, `lifecycle`, `input`, `custom` (or `custom:<name>`); others match nothing */
+            channels: string[];
+            /** @description how far below a prefix an event may be */
+            depth?: number;
+            /** @description namespace prefixes; none: every namespace */
+            namespaces?: string[][];
+            /** @description only events with a greater seq */
+            since?: number;
+        };
+        ProtocolSuccess: {
+            id: number;
+            meta: {
+                thread_id: string;
+            };
+            /** @description `run.start`: `{run_id}`; `input.respond`: `{}`; `state.get`: `{values, checkpoint}` */
+            result: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            type: "success";
         };
         Run: {
             agent_id: string;
@@ -1833,7 +1899,16 @@ export interface components {
             next: string[];
             parent_checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
             tasks: {
-                checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                /** @description a subgraph task's checkpoint: its namespace (read or edit the subgraph's state with it) */
+                checkpoint: {
+                    checkpoint_id?: string;
+                    /** @description free-form key/value object */
+                    checkpoint_map?: {
+                        [key: string]: unknown;
+                    };
+                    checkpoint_ns: string;
+                    thread_id: string;
+                } | null;
                 error: string | null;
                 id: string;
                 /** @description each `{ id, value }`: answer with a run whose command resumes it */
@@ -6808,6 +6883,114 @@ export interface operations {
             };
         };
     };
+    threadCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtocolCommand"];
+            };
+        };
+        responses: {
+            /** @description The answer of the command */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtocolSuccess"];
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
     copyThread: {
         parameters: {
             query?: never;
@@ -6983,10 +7166,11 @@ export interface operations {
                     });
                     /** @description a checkpoint of the thread (its checkpoint_id) */
                     checkpoint?: {
-                        checkpoint_id?: string;
+                        checkpoint_id?: string | null;
                         checkpoint_map?: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description the root graph's ("", the default) or a subgraph's (a task's checkpoint_ns) */
                         checkpoint_ns?: string | null;
                         thread_id?: string;
                     };
@@ -7018,7 +7202,16 @@ export interface operations {
                         next?: string[];
                         parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
                         tasks?: {
-                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            /** @description a subgraph task's checkpoint: its namespace (read or edit the subgraph's state with it) */
+                            checkpoint: {
+                                checkpoint_id?: string;
+                                /** @description free-form key/value object */
+                                checkpoint_map?: {
+                                    [key: string]: unknown;
+                                };
+                                checkpoint_ns: string;
+                                thread_id: string;
+                            } | null;
                             error: string | null;
                             id: string;
                             /** @description each `{ id, value }`: answer with a run whose command resumes it */
@@ -7606,7 +7799,7 @@ export interface operations {
                 /** @description cancel the run if the client leaves before it stops */
                 cancel_on_disconnect?: "0" | "1" | "true" | "false";
                 /** @description a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with */
-                stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints")[];
+                stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events")[];
             };
             header?: {
                 /** @description resume after this event id; `-1`: the whole run from its `metadata` event; absent: live events only */
@@ -8048,7 +8241,16 @@ export interface operations {
                         next?: string[];
                         parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
                         tasks?: {
-                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            /** @description a subgraph task's checkpoint: its namespace (read or edit the subgraph's state with it) */
+                            checkpoint: {
+                                checkpoint_id?: string;
+                                /** @description free-form key/value object */
+                                checkpoint_map?: {
+                                    [key: string]: unknown;
+                                };
+                                checkpoint_ns: string;
+                                thread_id: string;
+                            } | null;
                             error: string | null;
                             id: string;
                             /** @description each `{ id, value }`: answer with a run whose command resumes it */
@@ -8131,10 +8333,11 @@ export interface operations {
                     /** @description the node the update is written as (graph agents) */
                     as_node?: string;
                     checkpoint?: {
-                        checkpoint_id?: string;
+                        checkpoint_id?: string | null;
                         checkpoint_map?: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description the root graph's ("", the default) or a subgraph's (a task's checkpoint_ns) */
                         checkpoint_ns?: string | null;
                         thread_id?: string;
                     } | null;
@@ -8267,7 +8470,16 @@ export interface operations {
                         next?: string[];
                         parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
                         tasks?: {
-                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            /** @description a subgraph task's checkpoint: its namespace (read or edit the subgraph's state with it) */
+                            checkpoint: {
+                                checkpoint_id?: string;
+                                /** @description free-form key/value object */
+                                checkpoint_map?: {
+                                    [key: string]: unknown;
+                                };
+                                checkpoint_ns: string;
+                                thread_id: string;
+                            } | null;
                             error: string | null;
                             id: string;
                             /** @description each `{ id, value }`: answer with a run whose command resumes it */
@@ -8348,10 +8560,11 @@ export interface operations {
             content: {
                 "application/json": {
                     checkpoint?: {
-                        checkpoint_id?: string;
+                        checkpoint_id?: string | null;
                         checkpoint_map?: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description the root graph's ("", the default) or a subgraph's (a task's checkpoint_ns) */
                         checkpoint_ns?: string | null;
                         thread_id?: string;
                     } | null;
@@ -8378,7 +8591,16 @@ export interface operations {
                         next?: string[];
                         parent_checkpoint?: components["schemas"]["ThreadCheckpoint"] | null;
                         tasks?: {
-                            checkpoint: components["schemas"]["ThreadCheckpoint"] | null;
+                            /** @description a subgraph task's checkpoint: its namespace (read or edit the subgraph's state with it) */
+                            checkpoint: {
+                                checkpoint_id?: string;
+                                /** @description free-form key/value object */
+                                checkpoint_map?: {
+                                    [key: string]: unknown;
+                                };
+                                checkpoint_ns: string;
+                                thread_id: string;
+                            } | null;
                             error: string | null;
                             id: string;
                             /** @description each `{ id, value }`: answer with a run whose command resumes it */
@@ -8454,6 +8676,105 @@ export interface operations {
             };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    streamThreadEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description thread id (the session id) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtocolEventStream"];
+            };
+        };
+        responses: {
+            /** @description Server-sent events: `id` the event_id, `event` the method (`lifecycle`, `messages`, `values`, `updates`, `input.requested`, `custom`), data the event as JSON */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -67,6 +67,8 @@ export function nativeInterrupt(approval: Approval): JsonObject {
 /** What a read is asked: the latest state or a checkpoint's, with subgraph states. */
 export interface ThreadStateRead {
   checkpointId?: string;
+  /** A subgraph's namespace (a task's `checkpoint_ns`): its state, not the root graph's. */
+  checkpointNs?: string;
   subgraphs?: boolean;
 }
 
@@ -77,12 +79,14 @@ export async function readThreadState(deps: ThreadStateDeps, tenant: string, ses
     const state = await deps.graphs!.threadState(tenant, session.id, graphId, read);
     if (state) return state;
   } else {
+    nativeRoot(read.checkpointNs);
     const seq = read.checkpointId === undefined ? undefined : nativeSeq(read.checkpointId);
     const latest = await deps.store.sessions.getCheckpoint(tenant, session.id);
     const checkpoint = seq === undefined || seq === latest?.seq_num ? latest : await deps.store.sessions.getCheckpoint(tenant, session.id, seq);
     if (checkpoint) return nativeState(session.id, checkpoint, checkpoint === latest ? await pauseOf(deps, tenant, session.id) : {});
   }
   if (read.checkpointId !== undefined) throw notFound(`Checkpoint "${read.checkpointId}" of thread "${session.id}"`);
+  if (read.checkpointNs) throw notFound(`Subgraph "${read.checkpointNs}" of thread "${session.id}"`);
   return EMPTY_THREAD_STATE;
 }
 
@@ -91,6 +95,7 @@ export interface ThreadHistoryRead {
   limit: number;
   before?: string;
   checkpointId?: string;
+  checkpointNs?: string;
   metadata?: JsonObject;
 }
 
@@ -98,6 +103,7 @@ export interface ThreadHistoryRead {
 export async function readThreadHistory(deps: ThreadStateDeps, tenant: string, session: Session, read: ThreadHistoryRead): Promise<JsonObject[]> {
   const graphId = graphAgentOf(deps, session);
   if (graphId) return deps.graphs!.threadHistory(tenant, session.id, graphId, read);
+  nativeRoot(read.checkpointNs);
   if (read.checkpointId !== undefined) {
     const state = await readThreadState(deps, tenant, session, { checkpointId: read.checkpointId }).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'not_found') return undefined;
@@ -120,6 +126,7 @@ export interface ThreadStateUpdate {
   values: JsonObject;
   asNode?: string;
   checkpointId?: string;
+  checkpointNs?: string;
 }
 
 /**
@@ -134,17 +141,20 @@ export async function updateThreadState(deps: ThreadStateDeps, tenant: string, s
   const graphId = graphAgentOf(deps, session);
   if (graphId) {
     // An update from a checkpoint the thread does not hold would start a new history (a reset): 404, nothing written.
-    if (update.checkpointId !== undefined && !(await deps.graphs!.threadState(tenant, session.id, graphId, { checkpointId: update.checkpointId }))) {
-      throw notFound(`Checkpoint "${update.checkpointId}" of thread "${session.id}"`);
+    const at = { checkpointId: update.checkpointId, checkpointNs: update.checkpointNs || undefined };
+    if ((at.checkpointId !== undefined || at.checkpointNs !== undefined) && !(await deps.graphs!.threadState(tenant, session.id, graphId, at))) {
+      throw notFound(at.checkpointNs ? `Subgraph "${at.checkpointNs}" of thread "${session.id}"` : `Checkpoint "${update.checkpointId}" of thread "${session.id}"`);
     }
-    await deps.graphs!.updateState(tenant, session.id, update.values, { agentId: graphId, asNode: update.asNode, checkpointId: update.checkpointId });
-    const state = await deps.graphs!.threadState(tenant, session.id, graphId);
+    await deps.graphs!.updateState(tenant, session.id, update.values, { agentId: graphId, asNode: update.asNode, ...at });
+    // A subgraph's edit answers the subgraph's new checkpoint.
+    const state = await deps.graphs!.threadState(tenant, session.id, graphId, at.checkpointNs ? { checkpointNs: at.checkpointNs } : {});
     return { checkpoint: state?.checkpoint ?? null };
   }
   const agent = deps.agents.get(agentNamed(session));
   if (!agent) throw badRequest(`Thread "${session.id}" has no graph yet: create it with a graph_id (metadata.graph_id) or run it first.`);
   if (update.asNode !== undefined) throw badRequest(`as_node applies to graph agents; "${agent.id}" is a native agent.`);
   if (update.checkpointId !== undefined) throw badRequest(`A native agent's thread is updated at its latest checkpoint only ("${agent.id}" is one).`);
+  nativeRoot(update.checkpointNs);
   const latest = await deps.store.sessions.getCheckpoint(tenant, session.id);
   const written = await deps.store.sessions.appendCheckpoint(tenant, session.id, {
     patch: update.values,
@@ -152,6 +162,11 @@ export async function updateThreadState(deps: ThreadStateDeps, tenant: string, s
     rejectWhileRunning: true,
   });
   return { checkpoint: nativeRef(session.id, written.seq_num) };
+}
+
+/** A native agent has no subgraphs: a namespace other than the root's ("") is `bad_request`. */
+function nativeRoot(checkpointNs: string | undefined): void {
+  if (checkpointNs) throw badRequest(`checkpoint_ns: a native agent's thread has no subgraphs ("${checkpointNs}").`);
 }
 
 /** The seq_num a native thread's checkpoint id names; `bad_request` for anything else. */

@@ -8,7 +8,7 @@ import type { Multitask } from '../domain/types.js';
  */
 
 /** Stream modes a run can be asked for; `events` and `tools` are refused (400). */
-export const STREAM_MODES = ['values', 'updates', 'messages', 'messages-tuple', 'custom', 'debug', 'tasks', 'checkpoints'] as const;
+export const STREAM_MODES = ['values', 'updates', 'messages', 'messages-tuple', 'custom', 'debug', 'tasks', 'checkpoints', 'events'] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const MULTITASK_STRATEGIES = ['reject', 'interrupt', 'rollback', 'enqueue'] as const;

@@ -127,7 +127,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   // The graph's own limit, else RUN_STEP_LIMIT; what the run (or the graph's defaults) asks can only lower it.
   const limit = graphs.recursionLimitOf(graph, asked.config?.recursion_limit ?? recursionLimit);
   try {
-    const stream = await graph.stream(input, {
+    const options = {
       ...(fresh && typeof forkFrom === 'string' ? { configurable: { ...configurable, checkpoint_id: forkFrom } } : config),
       ...(tags.length > 0 ? { tags } : {}),
       ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
@@ -138,13 +138,21 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       recursionLimit: limit,
       // Each checkpoint is stored before the next step starts: a step is announced (and
       // recorded) only once LangGraph has it, so a worker taking over never repeats a step.
-      durability: 'sync',
+      durability: 'sync' as const,
       // Model tokens (`messages`) when the graph can have messages or the client asked for them.
       streamMode: [...new Set([...ENGINE_MODES, ...(streamsMessages(graph) ? ['messages'] : []), ...wanted])] as (typeof ENGINE_MODES)[number][],
       subgraphs: true,
-    });
-    for await (const { chunk, at } of buffered(stream as AsyncIterable<[string[], string, unknown]>)) {
-      const [namespace, mode, data] = chunk;
+    };
+    // The `events` mode: the chunks come out of LangChain's streamEvents (v2), its events beside them.
+    const stream = asked.stream_mode?.includes('events') ? withEvents(graph, input, options) : await graph.stream(input, options);
+    for await (const { chunk: item, at } of buffered(stream as AsyncIterable<Chunk | LangChainEvent>)) {
+      if (!Array.isArray(item)) {
+        await attempt.publish({ type: 'stream', name: 'events', data: eventData(item.event, MAX_STREAM_EVENT_BYTES) });
+        continue;
+      }
+      const chunk = item;
+      const [path, mode, data] = chunk;
+      const namespace = namespaceOf(path, mode, data);
       const root = namespace.length === 0;
       if (wanted.has(mode) && (root || asked.stream_subgraphs)) {
         await attempt.publish({ type: 'stream', name: root ? mode : `${mode}|${namespace.join('|')}`, data: eventData(clientChunkOf(mode, data), MAX_STREAM_EVENT_BYTES) });
@@ -226,6 +234,44 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
     const paused = await attempt.pause(interrupts.map((pending) => pauseRequestOf(run.id, pending)));
     return paused.kind === 'paused' ? paused.run : attempt.current();
   }
+}
+
+/** A chunk of the graph's stream (subgraphs on): its namespace, its mode, its data. */
+type Chunk = [string[], string, unknown];
+/** Any other event of LangChain's streamEvents v2 (`on_chain_start`, `on_chat_model_stream`, …). */
+interface LangChainEvent {
+  event: { event: string; run_id: string; tags?: string[]; data?: { chunk?: unknown } };
+}
+
+/**
+ * The graph's stream read through LangChain's `streamEvents` v2, as LangGraph's server does for
+ * the `events` mode: the root run's `on_chain_stream` events carry the graph's chunks; every
+ * other event (but those tagged `langsmith:hidden`) goes out as it is, in the order it came.
+ */
+async function* withEvents(graph: AnyGraph, input: unknown, options: Record<string, unknown>): AsyncGenerator<Chunk | LangChainEvent> {
+  let root: string | undefined;
+  const events = graph.streamEvents(input as never, { ...options, version: 'v2' } as never) as unknown as AsyncIterable<LangChainEvent['event']>;
+  for await (const event of events) {
+    // The first event is the graph's own start: its run is the root.
+    root ??= event.run_id;
+    if (event.tags?.includes('langsmith:hidden')) continue;
+    if (event.event === 'on_chain_stream' && event.run_id === root) yield event.data!.chunk as Chunk;
+    else yield { event };
+  }
+}
+
+/**
+ * The namespace of a chunk: [] for the root graph's, a subgraph's path otherwise. LangGraph 1.1
+ * (the version a graph may bring with it) streams a run going on from a checkpoint with [""] for
+ * the root, and a model's `messages` under the namespace of the task that called it (its
+ * metadata's `langgraph_checkpoint_ns`, the task's own segment last); later versions drop that
+ * segment: a model called in a root node streams under [], as the other modes.
+ */
+function namespaceOf(path: string[], mode: string, data: unknown): string[] {
+  const namespace = path.filter((part) => part !== '');
+  if (mode !== 'messages' || namespace.length === 0) return namespace;
+  const metadata = Array.isArray(data) ? (data[1] as { langgraph_checkpoint_ns?: unknown } | undefined) : undefined;
+  return metadata?.langgraph_checkpoint_ns === namespace.join('|') ? namespace.slice(0, -1) : namespace;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

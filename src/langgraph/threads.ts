@@ -31,7 +31,8 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     const config = { configurable: { ...(run ? configurableOf(await store.runs.getRunInput(tenant, run.id)) : {}), thread_id: sessionId } };
     const graph = await graphs.graphFor(source, tenant, config);
     try {
-      await graph.updateState(edit.checkpointId ? { configurable: { ...config.configurable, checkpoint_id: edit.checkpointId } } : config, values, edit.asNode);
+      const at = { ...config.configurable, ...(edit.checkpointId ? { checkpoint_id: edit.checkpointId } : {}), ...(edit.checkpointNs ? { checkpoint_ns: edit.checkpointNs } : {}) };
+      await graph.updateState({ configurable: at }, values, edit.asNode);
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw badRequest(`The graph refused the update: ${errorMessage(error)}`);
@@ -49,10 +50,10 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
   /** The latest state of a thread as last answered, while its checkpoint and writes stay as they were. */
   const latestStates = new ThreadStateCache();
 
-  async function threadState(tenant: string, sessionId: string, agentId: string, read: { checkpointId?: string; subgraphs?: boolean } = {}): Promise<JsonObject | null> {
+  async function threadState(tenant: string, sessionId: string, agentId: string, read: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean } = {}): Promise<JsonObject | null> {
     const source = graphs.requireSource(agentId);
-    if (!read.checkpointId && !read.subgraphs) return latestState(tenant, sessionId, agentId, source);
-    const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
+    if (!read.checkpointId && !read.checkpointNs && !read.subgraphs) return latestState(tenant, sessionId, agentId, source);
+    const configurable = checkpointConfigurable(sessionId, read);
     const graph = await graphs.graphFor(source, tenant, { configurable });
     const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
     // LangGraph answers an empty snapshot of the config asked for when it holds no checkpoint there.
@@ -82,15 +83,15 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     tenant: string,
     sessionId: string,
     agentId: string,
-    read: { limit: number; before?: string; checkpointId?: string; metadata?: Record<string, unknown> },
+    read: { limit: number; before?: string; checkpointId?: string; checkpointNs?: string; metadata?: Record<string, unknown> },
   ): Promise<JsonObject[]> {
     const source = graphs.requireSource(agentId);
-    const configurable = { thread_id: sessionId, ...(read.checkpointId ? { checkpoint_id: read.checkpointId } : {}) };
+    const configurable = checkpointConfigurable(sessionId, read);
     const graph = await graphs.graphFor(source, tenant, { configurable });
     const states: JsonObject[] = [];
     const options = {
       limit: read.limit,
-      ...(read.before ? { before: { configurable: { thread_id: sessionId, checkpoint_id: read.before } } } : {}),
+      ...(read.before ? { before: { configurable: { thread_id: sessionId, checkpoint_ns: read.checkpointNs ?? '', checkpoint_id: read.before } } } : {}),
       ...(read.metadata ? { filter: read.metadata } : {}),
     };
     for await (const snapshot of graph.getStateHistory({ configurable }, options)) states.push(threadStateOf(snapshot));
@@ -139,6 +140,11 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
   }
 
   return { updateState, threadState, threadHistory, copyThread, rollbackRun, bulkUpdate };
+}
+
+/** The configurable naming a checkpoint of a thread: its latest or `checkpointId`, of the root graph or of the subgraph `checkpointNs` names. */
+function checkpointConfigurable(sessionId: string, at: { checkpointId?: string; checkpointNs?: string }): Record<string, string> {
+  return { thread_id: sessionId, ...(at.checkpointId ? { checkpoint_id: at.checkpointId } : {}), ...(at.checkpointNs ? { checkpoint_ns: at.checkpointNs } : {}) };
 }
 
 /** Keys of a run's configurable that name a checkpoint or the run itself, not how the graph is built. */

@@ -102,6 +102,19 @@ export function checkpointRefOf(config: { configurable?: Record<string, unknown>
   };
 }
 
+/**
+ * A subgraph task's checkpoint as LangGraph's server shows it: its config's configurable as it
+ * is (`thread_id` and the subgraph's `checkpoint_ns`; a checkpoint id only when it has one).
+ */
+function taskCheckpointOf(config: { configurable?: Record<string, unknown> }): JsonObject | null {
+  const configurable = config.configurable;
+  if (!configurable?.thread_id) return null;
+  const ref: JsonObject = { thread_id: String(configurable.thread_id), checkpoint_ns: typeof configurable.checkpoint_ns === 'string' ? configurable.checkpoint_ns : '' };
+  if (typeof configurable.checkpoint_id === 'string') ref.checkpoint_id = configurable.checkpoint_id;
+  if (configurable.checkpoint_map != null) ref.checkpoint_map = configurable.checkpoint_map as JsonObject;
+  return ref;
+}
+
 /** A state snapshot as LangGraph's server shows a thread's state (`ThreadState`), JSON. */
 export function threadStateOf(snapshot: StateSnapshot): JsonObject {
   return toJson({
@@ -113,7 +126,7 @@ export function threadStateOf(snapshot: StateSnapshot): JsonObject {
       error: task.error != null ? errorMessage(task.error) : null,
       interrupts: task.interrupts ?? [],
       path: task.path ?? null,
-      checkpoint: task.state && 'configurable' in task.state ? checkpointRefOf(task.state as { configurable?: Record<string, unknown> }) : null,
+      checkpoint: task.state && 'configurable' in task.state ? taskCheckpointOf(task.state as { configurable?: Record<string, unknown> }) : null,
       state: task.state && 'values' in task.state ? threadStateOf(task.state) : null,
       result: task.result ?? null,
     })),

@@ -60,6 +60,8 @@ export interface GraphStateEdit {
   agentId?: string;
   /** Update from this LangGraph checkpoint of the session (a fork) instead of its latest. */
   checkpointId?: string;
+  /** The namespace of a subgraph (a task's `checkpoint_ns`, `weather:<task id>`): its state is edited, through it. */
+  checkpointNs?: string;
 }
 
 /**
@@ -77,13 +79,13 @@ export interface GraphThreads {
    * next, tasks with their interrupts, checkpoint, metadata, created_at, parent_checkpoint), at
    * its latest checkpoint or at `checkpointId`; null when the graph has no checkpoint there.
    */
-  threadState(tenant: string, sessionId: string, agentId: string, read?: { checkpointId?: string; subgraphs?: boolean }): Promise<JsonObject | null>;
+  threadState(tenant: string, sessionId: string, agentId: string, read?: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean }): Promise<JsonObject | null>;
   /** Its checkpoints as `ThreadState`s, newest first: at most `limit`, older than `before`, filtered by metadata. */
   threadHistory(
     tenant: string,
     sessionId: string,
     agentId: string,
-    read: { limit: number; before?: string; checkpointId?: string; metadata?: Record<string, unknown> },
+    read: { limit: number; before?: string; checkpointId?: string; checkpointNs?: string; metadata?: Record<string, unknown> },
   ): Promise<JsonObject[]>;
   /**
    * Copies the LangGraph checkpoints of session `sessionId` (a graph of `agentId`) to the new

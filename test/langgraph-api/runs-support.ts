@@ -117,6 +117,57 @@ export const namedNode = (config: { configurable?: Record<string, unknown> }) =>
     .compile();
 };
 
+/** A router whose `weather` route is a subgraph that pauses before its second node (interruptBefore at compile). */
+const Forecast = Annotation.Root({ ...MessagesAnnotation.spec, city: Annotation<string> });
+const forecast = new StateGraph(Forecast)
+  .addNode('locate', () => ({ city: 'Lisbon' }))
+  .addNode('report', (state) => ({ messages: [{ role: 'ai', content: `Sunny in ${state.city}` }] }))
+  .addEdge(START, 'locate')
+  .addEdge('locate', 'report')
+  .addEdge('report', END)
+  .compile({ interruptBefore: ['report'] });
+const Routed = Annotation.Root({ ...MessagesAnnotation.spec, route: Annotation<string> });
+const routed = new StateGraph(Routed)
+  .addNode('router', () => ({ route: 'forecast' }))
+  .addNode('forecast', forecast)
+  .addNode('chat', () => ({ messages: [{ role: 'ai', content: 'Hello' }] }))
+  .addEdge(START, 'router')
+  .addConditionalEdges('router', (state) => (state.route === 'forecast' ? 'forecast' : 'chat'), ['forecast', 'chat'])
+  .addEdge('forecast', END)
+  .addEdge('chat', END)
+  .compile();
+
+/**
+ * A graph as LangGraph 1.1 streams it (the version LangGraph's server suite installs): a run
+ * going on from a checkpoint (no input) has its root graph's chunks under the namespace [""],
+ * and a model's `messages` come under the namespace of the task that called it (its metadata's
+ * `langgraph_checkpoint_ns`, the task's own segment included).
+ */
+function asLangGraph11<G extends { withConfig(config: never): unknown; stream(input: never, options?: never): Promise<unknown> }>(graph: G): G {
+  const namespaceOf = (input: unknown, namespace: string[], mode: string, data: unknown): string[] => {
+    if (mode === 'messages') {
+      const ns = (data as [unknown, { langgraph_checkpoint_ns?: string }])[1]?.langgraph_checkpoint_ns;
+      if (typeof ns === 'string' && ns !== '') return ns.split('|');
+    }
+    return input === null && namespace.length === 0 ? [''] : namespace;
+  };
+  return new Proxy(graph, {
+    get(target, prop) {
+      if (prop === 'withConfig') return (config: never) => asLangGraph11(target.withConfig(config) as G);
+      if (prop === 'stream') {
+        return async (input: never, options: never) => {
+          const chunks = (await target.stream(input, options)) as AsyncIterable<[string[], string, unknown]>;
+          return (async function* () {
+            for await (const [namespace, mode, data] of chunks) yield [namespaceOf(input, namespace, mode, data), mode, data];
+          })();
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 export const testAgents = (): Agent[] => [
   ...builtInAgents,
   graphAgent('lg-two', twoSteps, ['first', 'second']),
@@ -128,6 +179,9 @@ export const testAgents = (): Agent[] => [
   graphAgent('lg-loop', loop, ['spin']),
   graphAgent('lg-loop-8', loop.withConfig({ recursionLimit: 8 }), ['spin']),
   graphAgent('lg-named', namedNode, ['plain']),
+  graphAgent('lg-routed', routed, ['router', 'forecast', 'chat']),
+  graphAgent('lg-routed-11', asLangGraph11(routed), ['router', 'forecast', 'chat']),
+  graphAgent('lg-chat-11', asLangGraph11(chat), ['model']),
 ];
 
 export interface LangGraphApi {

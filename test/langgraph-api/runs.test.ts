@@ -251,7 +251,7 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     expect(await refused({ assistant_id: 'nope', if_not_exists: 'create' })).toMatchObject({ status: 404, detail: 'Assistant "nope" was not found.' });
     expect(await refused({ assistant_id: 'lg-two' })).toMatchObject({ status: 404, detail: `Thread "${thread}" was not found.` });
     expect(await refused({ assistant_id: 'lg-two', webhook: 'ftp://example.com/hook', if_not_exists: 'create' })).toMatchObject({ status: 400, detail: expect.stringMatching(/^webhook: /) });
-    expect(await refused({ assistant_id: 'lg-two', stream_mode: ['events'] }, '/runs/stream')).toMatchObject({ status: 400, code: 'bad_request' });
+    expect(await refused({ assistant_id: 'lg-two', stream_mode: ['nonsense'] }, '/runs/stream')).toMatchObject({ status: 400, code: 'bad_request' });
     expect(await refused({ assistant_id: 'echo', input: [1], if_not_exists: 'create' })).toMatchObject({ status: 400, detail: expect.stringMatching(/^input: /) });
     expect(await refused({ assistant_id: 'echo', interrupt_before: '*', if_not_exists: 'create' })).toMatchObject({ status: 400 });
     expect((await api.get(`/api/sessions?session_id=${thread}`)).body.sessions).toEqual([]);

@@ -21,7 +21,10 @@ const TaskSchema = z.object({
   error: z.string().nullable(),
   interrupts: z.array(z.unknown()).meta({ description: 'each `{ id, value }`: answer with a run whose command resumes it' }),
   path: z.unknown().optional(),
-  checkpoint: CheckpointRefSchema.nullable(),
+  checkpoint: z
+    .object({ thread_id: z.string(), checkpoint_ns: z.string(), checkpoint_id: z.string().optional(), checkpoint_map: JsonObjectSchema.optional() })
+    .nullable()
+    .meta({ description: "a subgraph task's checkpoint: its namespace (read or edit the subgraph's state with it)" }),
   state: JsonObjectSchema.nullable().meta({ description: "a subgraph task's state (subgraphs=true)" }),
   result: z.unknown(),
 });
@@ -44,8 +47,9 @@ const ThreadParams = z.object({ thread_id: IdParam.meta({ description: 'thread i
 const CheckpointBody = z
   .object({
     thread_id: z.string().optional(),
-    checkpoint_id: z.string().min(1).optional(),
-    checkpoint_ns: z.string().max(0, { error: "only the root graph's checkpoints (\"\"): read a subgraph's with subgraphs=true" }).nullish(),
+    // null as the SDK's Checkpoint type allows: the latest (of the namespace).
+    checkpoint_id: z.string().min(1).nullish().transform((v) => v ?? undefined),
+    checkpoint_ns: z.string().max(1000).nullish().meta({ description: 'the root graph\'s ("", the default) or a subgraph\'s (a task\'s checkpoint_ns)' }),
     checkpoint_map: JsonObjectSchema.nullish(),
   })
   .meta({ description: 'a checkpoint of the thread (its checkpoint_id)' });
@@ -134,7 +138,11 @@ export function langgraphThreadStateRoutes(deps: ThreadStateDeps): AnyRoute[] {
       responses: { 200: { description: 'The state', schema: ThreadStateSchema.partial() }, ...posted },
       handler: async ({ params, body, principal }) => {
         const session = await threadSession(deps, principal.tenant, params.thread_id);
-        const state = await readThreadState(deps, principal.tenant, session, { checkpointId: body.checkpoint?.checkpoint_id, subgraphs: body.subgraphs });
+        const state = await readThreadState(deps, principal.tenant, session, {
+          checkpointId: body.checkpoint?.checkpoint_id,
+          ...(body.checkpoint?.checkpoint_ns ? { checkpointNs: body.checkpoint.checkpoint_ns } : {}),
+          subgraphs: body.subgraphs,
+        });
         return { status: 200, body: selected(state, body.select) };
       },
     }),
@@ -162,7 +170,8 @@ export function langgraphThreadStateRoutes(deps: ThreadStateDeps): AnyRoute[] {
         if (body.checkpoint_id && body.checkpoint?.checkpoint_id && body.checkpoint_id !== body.checkpoint.checkpoint_id) {
           throw badRequest('checkpoint_id and checkpoint.checkpoint_id name different checkpoints.');
         }
-        const update = { values: body.values ?? {}, ...(body.as_node ? { asNode: body.as_node } : {}), ...(checkpointId ? { checkpointId } : {}) };
+        const checkpointNs = body.checkpoint?.checkpoint_ns;
+        const update = { values: body.values ?? {}, ...(body.as_node ? { asNode: body.as_node } : {}), ...(checkpointId ? { checkpointId } : {}), ...(checkpointNs ? { checkpointNs } : {}) };
         return { status: 200, body: await updateThreadState(deps, principal.tenant, session, update) };
       },
     }),
@@ -204,6 +213,7 @@ export function langgraphThreadStateRoutes(deps: ThreadStateDeps): AnyRoute[] {
           limit: body.limit,
           ...(body.before ? { before: body.before } : {}),
           ...(body.checkpoint?.checkpoint_id ? { checkpointId: body.checkpoint.checkpoint_id } : {}),
+          ...(body.checkpoint?.checkpoint_ns ? { checkpointNs: body.checkpoint.checkpoint_ns } : {}),
           ...(body.metadata ? { metadata: body.metadata } : {}),
         });
         return { status: 200, body: states.map((state) => selected(state, body.select)) };
