@@ -76,6 +76,9 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'POST /threads/:thread_id/runs/:run_id/cancel': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/cancel` }),
   'GET /threads/:thread_id/runs/:run_id/join': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/join` }),
   'GET /threads/:thread_id/runs/:run_id/stream': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/stream` }),
+  // LangGraph's streaming protocol (v2) on A's thread: a command, and the thread's event stream.
+  'POST /threads/:thread_id/commands': (t) => ({ path: `/threads/${t.session}/commands`, json: { id: 1, method: 'state.get', params: {} } }),
+  'POST /threads/:thread_id/stream/events': (t) => ({ path: `/threads/${t.session}/stream/events`, json: { channels: ['values', 'lifecycle'] } }),
   'POST /runs/cancel': (t) => ({ path: '/runs/cancel', json: { run_ids: [t.run] } }),
   // B naming an id of A's kind creates a thread of B's own, as for any unused id (not A's session id:
   // the POST /api/runs probe gave B a session of that id).
