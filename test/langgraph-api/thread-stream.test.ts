@@ -124,6 +124,30 @@ describe.each(BACKENDS)('GET /threads/{id}/stream: a thread joined with SDK 2.0 
     }
   });
 
+  it('a run paused at an interrupt ends with run_done; the run resuming the thread follows, nothing more of the paused one', async () => {
+    const thread = randomUUID();
+    await client.threads.create({ threadId: thread });
+    const stream = await join(target, thread);
+    try {
+      const paused = await client.runs.create(thread, 'lg-review', { input: { word: 'p' }, streamMode: ['updates'] });
+      await stream.until(runDone(paused.run_id));
+      expect(stream.seen.map((p) => p.event)).toEqual(['metadata', 'updates', 'metadata']);
+      expect(stream.seen[1]!.data).toEqual({ __interrupt__: [{ value: { question: 'first?' }, id: expect.any(String) }] });
+      stream.seen.splice(0);
+      const resumed = await client.runs.create(thread, 'lg-review', { command: { resume: 'yes' }, streamMode: ['updates'] });
+      await stream.until(runDone(resumed.run_id));
+      expect(stream.seen.map((p) => [p.event, p.data.run_id ?? Object.keys(p.data)[0]])).toEqual([
+        ['metadata', resumed.run_id],
+        ['updates', 'ask'],
+        ['updates', '__interrupt__'],
+        ['metadata', resumed.run_id],
+      ]);
+      expect(await api.get(`/api/runs/${paused.run_id}`)).toMatchObject({ body: { status: 'cancelled' } });
+    } finally {
+      stream.close();
+    }
+  });
+
   it('streamMode lifecycle: only each run’s start and end', async () => {
     const thread = randomUUID();
     await client.threads.create({ threadId: thread });

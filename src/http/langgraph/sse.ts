@@ -281,6 +281,8 @@ function mergeChunks(known: JsonObject, chunk: JsonObject): JsonObject {
 export class ThreadRunFrames {
   /** Runs whose `metadata` is out and that have not stopped since. */
   private readonly open = new Set<string>();
+  /** Runs whose `run_done` is out. */
+  private readonly stopped = new Set<string>();
 
   constructor(
     private readonly modes: ReadonlySet<ThreadStreamMode>,
@@ -297,8 +299,9 @@ export class ThreadRunFrames {
     const runs = this.modes.has('run_modes');
     const lifecycle = runs || this.modes.has('lifecycle');
     if (!this.open.has(event.run_id)) {
-      // An `interrupted` heard late, of a pause answered already, opens nothing.
-      if (event.type === 'interrupted') return;
+      // A stop of a run that stopped already (a paused run cancelled when a new run resumes its
+      // thread), or an `interrupted` heard late, of a pause answered already, opens nothing.
+      if (event.type === 'interrupted' || (STOP_EVENTS.has(event.type) && this.stopped.has(event.run_id))) return;
       this.open.add(event.run_id);
       if (lifecycle) out(frame('metadata', { run_id: event.run_id, attempt: 1 }, stored.id));
     }
@@ -308,6 +311,7 @@ export class ThreadRunFrames {
     }
     if (!STOP_EVENTS.has(event.type)) return;
     this.open.delete(event.run_id);
+    this.stopped.add(event.run_id);
     const failure = failureOf(event);
     if (runs && failure) out(frame('error', failure, stored.id));
     if (lifecycle) out(frame('metadata', { run_id: event.run_id, status: 'run_done' }, stored.id));
