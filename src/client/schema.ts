@@ -1072,6 +1072,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads/{thread_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stream a thread's runs: the one under way, then each started after it, until the client leaves (LangGraph) */
+        get: operations["joinThreadStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads/{thread_id}/stream/events": {
         parameters: {
             query?: never;
@@ -8676,6 +8693,88 @@ export interface operations {
             };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+        };
+    };
+    joinThreadStream: {
+        parameters: {
+            query?: {
+                /** @description `run_modes` (default): the runs' frames and their `run_done`; `lifecycle`: only each run's `metadata` at its start and end; `state_update`: accepted, none are sent */
+                stream_mode?: ("run_modes" | "lifecycle" | "state_update") | ("run_modes" | "lifecycle" | "state_update")[];
+            };
+            header?: {
+                /** @description resume after this event id: every frame of the thread's runs after it; absent: the run under way from its start, then later runs */
+                "Last-Event-Id"?: string;
+            };
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events of the thread's runs one after the other, each framed as its own stream (`metadata` `{run_id, attempt}`, its chunks, `error` when it fails) and ended by `metadata` `{run_id, status: "run_done"}`: the run under way from its start, then every run started on the thread after it; the response stays open until the client leaves. `: keep-alive` comment lines meanwhile (no blank line after them). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Not found (or owned by another tenant) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Storage or the event subscription is unavailable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

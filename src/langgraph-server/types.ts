@@ -10,6 +10,13 @@ import type { Multitask } from '../domain/types.js';
 /** Stream modes a run can be asked for; `events` and `tools` are refused (400). */
 export const STREAM_MODES = ['values', 'updates', 'messages', 'messages-tuple', 'custom', 'debug', 'tasks', 'checkpoints', 'events'] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
+/**
+ * What a thread's stream (`GET /threads/{id}/stream`) shows: `run_modes` its runs' frames with
+ * a `run_done` metadata frame at each run's end, `lifecycle` only each run's start and end
+ * (`metadata` frames), `state_update` the thread's state updates (none are sent here).
+ */
+export const THREAD_STREAM_MODES = ['run_modes', 'lifecycle', 'state_update'] as const;
+export type ThreadStreamMode = (typeof THREAD_STREAM_MODES)[number];
 
 export const MULTITASK_STRATEGIES = ['reject', 'interrupt', 'rollback', 'enqueue'] as const;
 export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];

@@ -3,12 +3,13 @@ import { ACTIVE_RUN_STATUSES, type Principal, type Run, type StoredEvent } from 
 import { afterwardsOf, cancelLeft, discardThread, valuesOf } from '../../langgraph-server/run-stops.js';
 import { startLangGraphRun, type LangGraphStart } from '../../langgraph-server/run-start.js';
 import { threadRun } from '../../langgraph-server/runs.js';
-import type { RunCreate, StreamMode } from '../../langgraph-server/types.js';
+import type { RunCreate, StreamMode, ThreadStreamMode } from '../../langgraph-server/types.js';
 import type { AppDeps } from '../deps.js';
 import type { RouteResult } from '../route.js';
 import { holdForRun, waitedRun } from '../run-wait.js';
 import { keptAlive } from './keep-alive.js';
-import { LangGraphStream } from './sse.js';
+import { LangGraphStream, ThreadRunFrames } from './sse.js';
+import { followThread } from './thread-follow.js';
 import { isGraphAgent } from '../../runtime/agent.js';
 
 /**
@@ -136,4 +137,27 @@ export async function joinStream(
     },
   });
   return 'handled';
+}
+
+/**
+ * GET /threads/{id}/stream: the thread's runs on one stream (thread-follow.ts), framed as their
+ * own streams (ThreadRunFrames): the run under way, if any, from its first event, then each
+ * run started on the thread after it, until the client leaves; after `afterId` (Last-Event-ID),
+ * every frame of the thread's runs after that event.
+ */
+export async function joinThreadStream(
+  deps: AppDeps,
+  principal: Principal,
+  ctx: Context,
+  ref: { threadId: string; afterId?: string; modes: readonly ThreadStreamMode[] },
+): Promise<RouteResult> {
+  const frames = new ThreadRunFrames(new Set(ref.modes), (agentId) => isGraphAgent(deps.agents.get(agentId)), ref.afterId);
+  return followThread(deps, principal, ctx, ref.threadId, {
+    name: 'LangGraph thread stream',
+    keepAliveFirst: true,
+    // The run under way: the oldest active one (one may wait behind it); a paused run is not under way.
+    current: (runs) => runs.filter(isActive).at(-1),
+    ...(ref.afterId ? { afterId: ref.afterId } : {}),
+    deliver: (stored, stream) => frames.write(stored, stream),
+  });
 }

@@ -3,13 +3,13 @@ import { AppError } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
 import { roleAtLeast, type Principal } from '../../domain/types.js';
 import { cancelRuns, cancelThreadRun, createRun, deleteEndedRun, describeRun, listThreadRuns, threadRun } from '../../langgraph-server/runs.js';
-import { LANGGRAPH_RUN_STATUSES, STREAM_MODES } from '../../langgraph-server/types.js';
+import { LANGGRAPH_RUN_STATUSES, STREAM_MODES, THREAD_STREAM_MODES } from '../../langgraph-server/types.js';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute, Example } from '../route.js';
 import { IdParam, JsonObjectSchema } from '../schemas.js';
 import { intQuery } from '../validate.js';
 import { defineLangGraphRoute, langgraphErrors } from './define.js';
-import { joinRun, joinStream, streamRun, waitForRun } from './run-flows.js';
+import { joinRun, joinStream, joinThreadStream, streamRun, waitForRun } from './run-flows.js';
 import { LangGraphRunSchema, RunCreateBody } from './schemas.js';
 import { FROM_START } from './sse.js';
 
@@ -39,6 +39,24 @@ const JoinStreamHeaders = z.object({
     .meta({ description: 'resume after this event id; `-1`: the whole run from its `metadata` event; absent: live events only' }),
 });
 
+const ThreadStreamHeaders = z.object({
+  'last-event-id': z
+    .string()
+    .regex(EVENT_ID_PATTERN, { error: 'expected an event id such as 1763719200000-0' })
+    .optional()
+    .meta({ description: "resume after this event id: every frame of the thread's runs after it; absent: the run under way from its start, then later runs" }),
+});
+
+/** A query value SDK 2.0 sends as JSON (it encodes an array parameter as one JSON string): the array; else the value. */
+function jsonArrayOf(value: unknown): unknown {
+  if (typeof value !== 'string' || !value.startsWith('[')) return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
 const ValuesSchema = JsonObjectSchema.meta({
   description: "the thread's values once the run stopped; with `__interrupt__` when it paused at an interrupt, `{__error__: {error, message}}` when it failed",
 });
@@ -46,6 +64,11 @@ const STREAM_DESCRIPTION =
   'Server-sent events: `metadata` `{run_id, attempt}` first, then one event per chunk (event = the stream mode, `mode|namespace` for a ' +
   'subgraph; id = the event id for Last-Event-ID), `error` `{error, message}` when the run fails; the response ends once the run ends ' +
   'or pauses at an interrupt. `: keep-alive` comment lines meanwhile (no blank line after them).';
+
+const THREAD_STREAM_DESCRIPTION =
+  "Server-sent events of the thread's runs one after the other, each framed as its own stream (`metadata` `{run_id, attempt}`, its chunks, " +
+  '`error` when it fails) and ended by `metadata` `{run_id, status: "run_done"}`: the run under way from its start, then every run started on ' +
+  'the thread after it; the response stays open until the client leaves. `: keep-alive` comment lines meanwhile (no blank line after them).';
 
 const EXAMPLES: Record<string, Example<z.infer<typeof RunCreateBody>>> = {
   echo: { summary: 'echo on this thread (created when it does not exist)', value: { assistant_id: 'echo', input: { text: 'hello' }, if_not_exists: 'create' } },
@@ -227,6 +250,30 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
           cancelOnLeave: query.cancel_on_disconnect,
         });
       },
+    }),
+    defineLangGraphRoute({
+      method: 'GET',
+      path: '/threads/:thread_id/stream',
+      operationId: 'joinThreadStream',
+      summary: "Stream a thread's runs: the one under way, then each started after it, until the client leaves (LangGraph)",
+      params: ThreadParams,
+      headers: ThreadStreamHeaders,
+      query: z.object({
+        stream_mode: z
+          .preprocess(jsonArrayOf, z.union([z.enum(THREAD_STREAM_MODES), z.array(z.enum(THREAD_STREAM_MODES))]))
+          .optional()
+          .meta({
+            description:
+              "`run_modes` (default): the runs' frames and their `run_done`; `lifecycle`: only each run's `metadata` at its start and end; `state_update`: accepted, none are sent",
+          }),
+      }),
+      responses: { 200: { description: THREAD_STREAM_DESCRIPTION, contentType: 'text/event-stream' }, ...langgraphErrors(400, 401, 403, 404, 429, 503) },
+      handler: async ({ params, query, headers, principal, ctx }) =>
+        joinThreadStream(deps, principal, ctx, {
+          threadId: params.thread_id,
+          ...(headers['last-event-id'] ? { afterId: headers['last-event-id'] } : {}),
+          modes: query.stream_mode === undefined ? ['run_modes'] : [query.stream_mode].flat(),
+        }),
     }),
     defineLangGraphRoute({
       method: 'POST',

@@ -3,7 +3,7 @@ import { compareEventIds } from '../../domain/event-ids.js';
 import type { JsonObject, Principal, StoredEvent } from '../../domain/types.js';
 import { errorOf, valuesOf, type LangGraphError } from '../../langgraph-server/run-stops.js';
 import { pausedAt } from '../../langgraph-server/runs.js';
-import type { StreamMode } from '../../langgraph-server/types.js';
+import type { StreamMode, ThreadStreamMode } from '../../langgraph-server/types.js';
 import { STOP_EVENTS, type RunFollower } from '../../runtime/run-follower.js';
 import type { AppDeps } from '../deps.js';
 import { beginFollowing, waitedRun } from '../run-wait.js';
@@ -268,4 +268,52 @@ function mergeChunks(known: JsonObject, chunk: JsonObject): JsonObject {
   else if (b === '' || b === undefined) merged.content = a ?? '';
   if (Array.isArray(known.tool_call_chunks) && Array.isArray(chunk.tool_call_chunks)) merged.tool_call_chunks = [...known.tool_call_chunks, ...chunk.tool_call_chunks];
   return merged;
+}
+
+/**
+ * The frames of a thread's runs one after the other (`GET /threads/{id}/stream`): each run as
+ * its own stream frames it (`metadata` `{run_id, attempt}` at its first event, its chunks,
+ * `error` when it fails), then `metadata` `{run_id, status: "run_done"}` once it stops (a run
+ * that goes on after an interrupt starts again with `metadata`). Only the frames after
+ * `afterId` (Last-Event-ID) are written; those before only tell which runs were under way.
+ * A native agent's run has its `custom` frames, not its values at the stop.
+ */
+export class ThreadRunFrames {
+  /** Runs whose `metadata` is out and that have not stopped since. */
+  private readonly open = new Set<string>();
+  /** Runs whose `run_done` is out. */
+  private readonly stopped = new Set<string>();
+
+  constructor(
+    private readonly modes: ReadonlySet<ThreadStreamMode>,
+    private readonly isGraph: (agentId: string) => boolean,
+    private readonly afterId?: string,
+  ) {}
+
+  write(stored: StoredEvent, stream: SseStream): void {
+    const { event } = stored;
+    const quiet = this.afterId !== undefined && compareEventIds(stored.id, this.afterId) <= 0;
+    const out = (bytes: Buffer) => {
+      if (!quiet) stream.write(bytes);
+    };
+    const runs = this.modes.has('run_modes');
+    const lifecycle = runs || this.modes.has('lifecycle');
+    if (!this.open.has(event.run_id)) {
+      // A stop of a run that stopped already (a paused run cancelled when a new run resumes its
+      // thread), or an `interrupted` heard late, of a pause answered already, opens nothing.
+      if (event.type === 'interrupted' || (STOP_EVENTS.has(event.type) && this.stopped.has(event.run_id))) return;
+      this.open.add(event.run_id);
+      if (lifecycle) out(frame('metadata', { run_id: event.run_id, attempt: 1 }, stored.id));
+    }
+    if (runs) {
+      if (event.type === 'stream') out(chunkFrame(stored));
+      else if (event.type === 'custom' && !this.isGraph(event.agent_id)) out(frame('custom', event.data ?? null, stored.id));
+    }
+    if (!STOP_EVENTS.has(event.type)) return;
+    this.open.delete(event.run_id);
+    this.stopped.add(event.run_id);
+    const failure = failureOf(event);
+    if (runs && failure) out(frame('error', failure, stored.id));
+    if (lifecycle) out(frame('metadata', { run_id: event.run_id, status: 'run_done' }, stored.id));
+  }
 }
