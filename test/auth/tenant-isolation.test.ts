@@ -76,6 +76,7 @@ const resourceProbes: Record<string, (t: Targets) => Probe> = {
   'POST /threads/:thread_id/runs/:run_id/cancel': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/cancel` }),
   'GET /threads/:thread_id/runs/:run_id/join': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/join` }),
   'GET /threads/:thread_id/runs/:run_id/stream': (t) => ({ path: `/threads/${t.session}/runs/${t.run}/stream` }),
+  'GET /threads/:thread_id/stream': (t) => ({ path: `/threads/${t.session}/stream` }),
   // LangGraph's streaming protocol (v2) on A's thread: a command, and the thread's event stream.
   'POST /threads/:thread_id/commands': (t) => ({ path: `/threads/${t.session}/commands`, json: { id: 1, method: 'state.get', params: {} } }),
   'POST /threads/:thread_id/stream/events': (t) => ({ path: `/threads/${t.session}/stream/events`, json: { channels: ['values', 'lifecycle'] } }),
