@@ -7815,7 +7815,7 @@ export interface operations {
             query?: {
                 /** @description cancel the run if the client leaves before it stops */
                 cancel_on_disconnect?: "0" | "1" | "true" | "false";
-                /** @description a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with */
+                /** @description a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with; an array also as one JSON string (SDK 2.0) */
                 stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events")[];
             };
             header?: {

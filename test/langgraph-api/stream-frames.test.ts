@@ -76,6 +76,16 @@ describe.each(BACKENDS)('LangGraph streams start with a real event, no lone retr
     expect(joined.filter((p) => p.event === '')).toEqual([]);
     expect(joined.at(-1)).toMatchObject({ event: 'values', data: { word: 'v3' } });
   });
+
+  it('SDK 2.0 joins a run with several stream modes (it sends them as one JSON string): accepted, not 400', async () => {
+    const client = new Sdk2Client({ apiUrl: api.app.url, apiKey: null });
+    const thread = randomUUID();
+    const run = await client.runs.create(thread, 'lg-two', { input: { word: 'v4' }, ifNotExists: 'create', streamMode: ['values', 'updates'] });
+    const joined = await collect(client.runs.joinStream(thread, run.run_id, { lastEventId: '-1', streamMode: ['values', 'updates'] }));
+    expect(joined[0]!.event).toBe('metadata');
+    expect(new Set(joined.map((p) => p.event))).toEqual(new Set(['metadata', 'values', 'updates']));
+    expect(joined.filter((p) => p.event === 'values').at(-1)).toMatchObject({ data: { word: 'v4', steps: ['first', 'second'] } });
+  });
 });
 
 describe.each(BACKENDS)('LangGraph streams kept alive with bare comment lines (%s)', (backend) => {

@@ -235,9 +235,9 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       query: z.object({
         cancel_on_disconnect: Flag.meta({ description: 'cancel the run if the client leaves before it stops' }),
         stream_mode: z
-          .union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))])
+          .preprocess(jsonArrayOf, z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))]))
           .optional()
-          .meta({ description: "a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with" }),
+          .meta({ description: "a native agent's frames (`values`, `custom`); a graph's run streams the modes it was created with; an array also as one JSON string (SDK 2.0)" }),
       }),
       responses: { 200: { description: STREAM_DESCRIPTION, contentType: 'text/event-stream' }, ...langgraphErrors(400, 401, 403, 404, 429, 503) },
       handler: async ({ params, query, headers, principal, ctx }) => {
