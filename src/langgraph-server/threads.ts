@@ -209,8 +209,8 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
   // Newest first with no filter to apply: the first storage page need hold no more than one past this page.
   const unfiltered = !search.ids && !search.metadata && !search.values && !search.status;
   const firstPage = inScanOrder && unfiltered ? wanted + 1 : SCAN_PAGE;
-  for await (const facts of matching(deps, tenant, search, firstPage)) {
-    found.push(facts);
+  for await (const batch of matching(deps, tenant, search, firstPage)) {
+    found.push(...batch);
     // One past the page tells whether another page follows.
     if (inScanOrder && found.length > wanted) break;
   }
@@ -227,8 +227,10 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
     await readLatest(deps, tenant, page.slice(at, at + PAGE_READS), maxBytes);
     for (let part = at; part < Math.min(at + PAGE_READS, page.length); part += STATE_READS) {
       const facts = page.slice(part, Math.min(part + STATE_READS, at + PAGE_READS));
-      const batch = await Promise.all(facts.map(async (thread) => selected(thread.primedThread() ?? (await thread.thread()), search.select)));
-      for (const thread of batch) {
+      // Threads the one read answered are built as they are; the others read what they lack.
+      const primed = facts.map((thread) => thread.primedThread());
+      const built = primed.every((thread) => thread !== undefined) ? (primed as Thread[]) : await Promise.all(facts.map((thread, i) => primed[i] ?? thread.thread()));
+      for (const thread of built.map((one) => selected(one, search.select))) {
         const text = JSON.stringify(thread);
         const size = Buffer.byteLength(text) + (threads.length > 0 ? 1 : 0);
         if (threads.length > 0 && bytes + size > maxBytes) return { threads, texts, more: true };
@@ -257,16 +259,22 @@ function selected(thread: Thread, select: readonly string[] | undefined): JsonOb
 /** How many of the tenant's threads match `filter` (among the newest THREAD_SCAN_LIMIT without `ids`). */
 export async function countThreads(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter): Promise<number> {
   let count = 0;
-  for await (const _ of matching(deps, tenant, filter)) count += 1;
+  for await (const batch of matching(deps, tenant, filter)) count += batch.length;
   return count;
 }
 
-async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage = SCAN_PAGE): AsyncGenerator<ThreadFacts> {
+/** The threads matching `filter`, a storage page of candidates at a time (in their order). */
+async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage = SCAN_PAGE): AsyncGenerator<ThreadFacts[]> {
+  const { metadata } = filter;
   for await (const sessions of candidates(deps, tenant, filter.ids, firstPage)) {
     const facts = sessions.map((session) => new ThreadFacts(deps, tenant, session));
-    // Only a status or values filter reads a thread's run or checkpoint.
-    const matched = filter.status || filter.values ? await inBatches(deps, tenant, facts, (thread) => matches(thread, filter)) : await Promise.all(facts.map((thread) => matches(thread, filter)));
-    yield* facts.filter((_, i) => matched[i]);
+    // Only a status or values filter reads a thread's run or checkpoint; metadata is the session's.
+    if (filter.status || filter.values) {
+      const matched = await inBatches(deps, tenant, facts, (thread) => matches(thread, filter));
+      yield facts.filter((_, i) => matched[i]);
+    } else {
+      yield metadata ? facts.filter((thread) => jsonContains(threadMetadata(thread.session), metadata)) : facts;
+    }
   }
 }
 
