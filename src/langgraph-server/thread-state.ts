@@ -2,6 +2,7 @@ import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Approval, type Checkpoint, type JsonObject, type Session } from '../domain/types.js';
 import type { LangGraphDeps } from './deps.js';
+import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import { isGraphAgent } from '../runtime/agent.js';
 
 /**
@@ -67,6 +68,8 @@ export function nativeInterrupt(approval: Approval): JsonObject {
 /** What a read is asked: the latest state or a checkpoint's, with subgraph states. */
 export interface ThreadStateRead {
   checkpointId?: string;
+  /** A graph thread's latest checkpoint, its read started already ({@link GraphThreads.readLatest}). */
+  latest?: Promise<GraphCheckpointEntry | null>;
   /** A subgraph's namespace (a task's `checkpoint_ns`): its state, not the root graph's. */
   checkpointNs?: string;
   subgraphs?: boolean;

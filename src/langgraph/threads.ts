@@ -3,6 +3,7 @@ import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.
 import type { GraphEngineDeps, GraphRunInput, GraphSource, GraphStateEdit, GraphSuperstep, GraphThreads } from '../runtime/graph-engine.js';
 import { streamInputOf } from './run-input.js';
 import type { GraphLoader } from './graph-loader.js';
+import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import { ThreadStateCache, versionOf } from './state-cache.js';
 import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
 
@@ -50,9 +51,14 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
   /** The latest state of a thread as last answered, while its checkpoint and writes stay as they were. */
   const latestStates = new ThreadStateCache();
 
-  async function threadState(tenant: string, sessionId: string, agentId: string, read: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean } = {}): Promise<JsonObject | null> {
+  async function threadState(
+    tenant: string,
+    sessionId: string,
+    agentId: string,
+    read: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean; latest?: Promise<GraphCheckpointEntry | null> } = {},
+  ): Promise<JsonObject | null> {
     const source = graphs.requireSource(agentId);
-    if (!read.checkpointId && !read.checkpointNs && !read.subgraphs) return latestState(tenant, sessionId, agentId, source);
+    if (!read.checkpointId && !read.checkpointNs && !read.subgraphs) return latestState(tenant, sessionId, agentId, source, read.latest);
     const configurable = checkpointConfigurable(sessionId, read);
     const graph = await graphs.graphFor(source, tenant, { configurable });
     const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
@@ -62,10 +68,10 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
   }
 
   /** The latest state (the common read: no checkpoint named, no subgraphs), answered from {@link latestStates} while it holds. */
-  async function latestState(tenant: string, sessionId: string, agentId: string, source: GraphSource): Promise<JsonObject | null> {
+  async function latestState(tenant: string, sessionId: string, agentId: string, source: GraphSource, latest?: Promise<GraphCheckpointEntry | null>): Promise<JsonObject | null> {
     const config = { configurable: { thread_id: sessionId } };
     const saver = graphs.storageOf(tenant).checkpointer;
-    const entry = await saver.entryFor(config);
+    const entry = await (latest ?? saver.entryFor(config));
     if (!entry) return null;
     const key = `${tenant}\n${agentId}\n${sessionId}`;
     const version = versionOf(entry);
@@ -77,6 +83,10 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     const state = threadStateOf(await graph.getState(config));
     latestStates.set(key, version, state);
     return state;
+  }
+
+  function readLatest(tenant: string, sessionId: string): Promise<GraphCheckpointEntry | null> {
+    return graphs.storageOf(tenant).checkpointer.entryFor({ configurable: { thread_id: sessionId } });
   }
 
   async function threadHistory(
@@ -139,7 +149,7 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     await store.sessions.appendCheckpoint(tenant, sessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
   }
 
-  return { updateState, threadState, threadHistory, copyThread, rollbackRun, bulkUpdate };
+  return { updateState, threadState, readLatest, threadHistory, copyThread, rollbackRun, bulkUpdate };
 }
 
 /** The configurable naming a checkpoint of a thread: its latest or `checkpointId`, of the root graph or of the subgraph `checkpointNs` names. */

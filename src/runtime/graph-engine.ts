@@ -1,3 +1,4 @@
+import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import type { Checkpoint, JsonObject } from '../domain/types.js';
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
 import type { Store } from '../ports/store.js';
@@ -79,7 +80,18 @@ export interface GraphThreads {
    * next, tasks with their interrupts, checkpoint, metadata, created_at, parent_checkpoint), at
    * its latest checkpoint or at `checkpointId`; null when the graph has no checkpoint there.
    */
-  threadState(tenant: string, sessionId: string, agentId: string, read?: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean }): Promise<JsonObject | null>;
+  threadState(
+    tenant: string,
+    sessionId: string,
+    agentId: string,
+    read?: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean; latest?: Promise<GraphCheckpointEntry | null> },
+  ): Promise<JsonObject | null>;
+  /**
+   * The stored latest checkpoint of a thread's root graph, as {@link threadState} reads it for
+   * its latest state: started beside the read of the session (`read.latest`), the two go out
+   * together. Null for none (a native session has none).
+   */
+  readLatest(tenant: string, sessionId: string): Promise<GraphCheckpointEntry | null>;
   /** Its checkpoints as `ThreadState`s, newest first: at most `limit`, older than `before`, filtered by metadata. */
   threadHistory(
     tenant: string,

@@ -108,8 +108,11 @@ export function langgraphThreadStateRoutes(deps: ThreadStateDeps): AnyRoute[] {
       query: StateQuery,
       responses: { 200: { description: 'The state', schema: ThreadStateSchema.partial() }, ...one },
       handler: async ({ params, query, principal }) => {
+        // A graph thread's latest checkpoint is read beside its session: one round trip, not two.
+        const latest = query.subgraphs ? undefined : deps.graphs?.readLatest(principal.tenant, params.thread_id);
+        latest?.catch(() => undefined);
         const session = await threadSession(deps, principal.tenant, params.thread_id);
-        return { status: 200, body: selected(await readThreadState(deps, principal.tenant, session, { subgraphs: query.subgraphs }), query.select) };
+        return { status: 200, body: selected(await readThreadState(deps, principal.tenant, session, { subgraphs: query.subgraphs, ...(latest ? { latest } : {}) }), query.select) };
       },
     }),
     defineLangGraphRoute({
