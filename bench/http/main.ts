@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { flagsOf } from '../flags.js';
 import { load, type Endpoint, type LoadResult } from './load.js';
 import { clusterSection, generated, misses, writeClusterSection, writeSection, type Pass, type Row } from './report.js';
 import { seedSessions, sessionId } from './seed.js';
@@ -24,13 +25,7 @@ import { machine, sourceRevision } from '../runs/report.js';
  */
 const PREFIX = 'agentplane';
 const argv = process.argv.slice(2);
-const flag = (name: string) => argv.includes(`--${name}`);
-const number = (name: string, fallback: number) => {
-  const i = argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} needs a positive integer`);
-  return value;
-};
+const { flag, number } = flagsOf(argv);
 const options = {
   durationSec: number('duration', 10),
   warmupSec: number('warmup', 3),

@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import { writeGeneratedSection, markers } from '../benchmarks-md.js';
+import { flagsOf } from '../flags.js';
 import { load, type Endpoint, type LoadResult } from '../http/load.js';
 import { backendLabel, fixed } from '../langgraph/rounds.js';
 import type { LangGraphBackend } from '../langgraph/options.js';
@@ -20,16 +21,7 @@ import { sourceRevision, type Machine } from '../runs/report.js';
  * --backends embedded,redis, --no-write, --limit-sec S (900), --profile DIR.
  */
 const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const number = (name: string, fallback: number) => {
-  const raw = value(name);
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a positive integer, got "${raw}"`);
-  return n;
-};
+const { value, number } = flagsOf(argv);
 const o = {
   sessions: number('sessions', 10_000),
   withRuns: number('with-runs', 200),
