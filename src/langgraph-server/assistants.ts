@@ -302,9 +302,17 @@ export async function assistantSchemas(deps: AssistantDeps, tenant: string, assi
   const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
   if (!isGraphAgent(agent)) return { graph_id: agent.id, state_schema: {}, input_schema: {}, output_schema: {}, config_schema: null, context_schema: null };
   const { graph, describe } = await introspect(agent, assistant);
-  const schemas = await describe.graphSchemas(graph);
+  const schemas = await describe.graphSchemas(graph, agent.graph);
   // As the LangGraph server: a JS graph's config and context schemas are one.
   return { graph_id: agent.id, state_schema: schemas.state, input_schema: schemas.input, output_schema: schemas.output, config_schema: schemas.config, context_schema: schemas.config };
+}
+
+/** The assistant's subgraphs (under `namespace`; every depth with `recurse`), each with its schemas, by namespace. */
+export async function assistantSubgraphs(deps: AssistantDeps, tenant: string, assistantId: string, namespace: string | undefined, recurse: boolean): Promise<JsonObject> {
+  const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
+  if (!isGraphAgent(agent)) return {};
+  const { graph, describe } = await introspect(agent, assistant);
+  return (await describe.subgraphSchemas(graph, agent.graph, namespace, recurse)) as unknown as JsonObject;
 }
 
 /** The assistant's versions holding `metadata` (JSON containment), newest first, paged; a default assistant has its one version. */

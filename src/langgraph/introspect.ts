@@ -1,5 +1,10 @@
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { isZodSchemaV3, isZodSchemaV4 } from '@langchain/core/utils/types';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { typedSchemasOf, type TypedGraphSchemas } from './type-schemas.js';
 
 /*
  * What the LangGraph Server API tells about a compiled graph (GET /assistants/{id}/graph and
@@ -57,15 +62,59 @@ export async function drawGraph(graph: unknown, xray?: boolean | number): Promis
   throw new Error('The graph cannot be drawn: it has neither getGraphAsync nor getGraph.');
 }
 
+/** Where a graph comes from: its file (absolute) and export, when known. */
+export interface GraphOrigin {
+  file?: string | undefined;
+  exportName?: string | undefined;
+}
+
 /**
  * The JSON schemas a graph declares, tried in the LangGraph server's order: a `StateSchema`;
- * Zod schemas (with LangGraph's registry, then plainly); else, for an `Annotation` state, an
- * object schema naming its channels (their types are TypeScript's only). Null where none.
+ * Zod schemas (with LangGraph's registry, then plainly); else, for an `Annotation` state, its
+ * TypeScript types (type-schemas.ts), or where they cannot be read an object schema naming its
+ * channels. Null where none.
  */
-export async function graphSchemas(graph: unknown): Promise<GraphSchemas> {
+export async function graphSchemas(graph: unknown, origin: GraphOrigin = {}): Promise<GraphSchemas> {
   const builder = (graph as { builder?: Builder } | null)?.builder;
   if (!builder) return NONE;
-  return fromStateSchema(builder) ?? (await fromZodRegistry(graph)) ?? fromZod(builder) ?? fromChannels(builder);
+  const runtime = await runtimeSchemas(graph, builder, origin);
+  if (runtime) return runtime;
+  const typed = await typedOf(origin);
+  return typed?.root ?? fromChannels(builder);
+}
+
+/**
+ * The subgraphs of a graph (under `namespace`; all depths with `recurse`), by namespace
+ * (`node` or `node|inner`), each with its schemas: declared at run time, else its TypeScript
+ * types found by the name of the node that runs it, else its channel names.
+ */
+export async function subgraphSchemas(graph: unknown, origin: GraphOrigin, namespace: string | undefined, recurse: boolean): Promise<Record<string, GraphSchemas>> {
+  const walker = graph as { getSubgraphsAsync?: SubgraphWalk; getSubgraphs?: SubgraphWalk };
+  const walk = walker.getSubgraphsAsync ?? walker.getSubgraphs;
+  if (typeof walk !== 'function') return {};
+  const found: Record<string, GraphSchemas> = {};
+  let typed: Promise<TypedGraphSchemas | undefined> | undefined;
+  for await (const [ns, subgraph] of walk.call(graph, namespace, recurse)) {
+    const builder = (subgraph as { builder?: Builder } | null)?.builder;
+    const runtime = builder && (await runtimeSchemas(subgraph, builder, origin));
+    if (runtime) {
+      found[ns] = runtime;
+      continue;
+    }
+    typed ??= typedOf(origin);
+    const node = ns.split('|').at(-1)!;
+    found[ns] = (await typed)?.subgraphs[node] ?? (builder ? fromChannels(builder) : NONE);
+  }
+  return found;
+}
+
+type SubgraphWalk = (namespace?: string, recurse?: boolean) => AsyncIterable<[string, unknown]> | Iterable<[string, unknown]>;
+
+const typedOf = (origin: GraphOrigin): Promise<TypedGraphSchemas | undefined> =>
+  origin.file && origin.exportName ? typedSchemasOf(origin.file, origin.exportName) : Promise.resolve(undefined);
+
+async function runtimeSchemas(graph: unknown, builder: Builder, origin: GraphOrigin): Promise<GraphSchemas | undefined> {
+  return fromStateSchema(builder) ?? (await fromZodRegistry(graph, origin)) ?? fromZod(builder);
 }
 
 const isStateSchemaLike = (value: unknown): value is StateSchemaLike =>
@@ -87,9 +136,35 @@ function fromStateSchema(builder: Builder): GraphSchemas | undefined {
   });
 }
 
-async function fromZodRegistry(graph: unknown): Promise<GraphSchemas | undefined> {
+/**
+ * `@langchain/langgraph/zod/schema` of the copy the graph's file imports (its registry of
+ * `withLangGraph` metadata is that copy's), else agentplane's.
+ */
+async function zodSchemaModule(origin: GraphOrigin): Promise<typeof import('@langchain/langgraph/zod/schema')> {
+  if (origin.file) {
+    try {
+      const manifest = createRequire(origin.file).resolve('@langchain/langgraph/package.json');
+      const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: Record<string, unknown> }).exports?.['./zod/schema'];
+      const target = esmTarget(exports);
+      if (target) return (await import(pathToFileURL(join(dirname(manifest), target)).href)) as typeof import('@langchain/langgraph/zod/schema');
+    } catch {
+      // not resolvable from there: agentplane's copy
+    }
+  }
+  return import('@langchain/langgraph/zod/schema');
+}
+
+/** The ESM file of a package.json `exports` entry. */
+function esmTarget(entry: unknown): string | undefined {
+  if (typeof entry === 'string') return entry;
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const conditions = entry as Record<string, unknown>;
+  return esmTarget(conditions.import) ?? esmTarget(conditions.default);
+}
+
+async function fromZodRegistry(graph: unknown, origin: GraphOrigin): Promise<GraphSchemas | undefined> {
   try {
-    const zod = await import('@langchain/langgraph/zod/schema');
+    const zod = await zodSchemaModule(origin);
     const compiled = graph as Parameters<typeof zod.getUpdateTypeSchema>[0];
     // As the LangGraph server: the state is described by what an update may hold.
     return anyFound({

@@ -181,7 +181,7 @@ async function nodeNames(graph: CompiledGraph): Promise<string[]> {
  * names (GET /api/agents), and the {@link GraphSource} the LangGraph engine runs.
  */
 function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load'], defaults: GraphDefaults | undefined): GraphAgent {
-  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, load, createEngine: createGraphEngine, ...(defaults ? { defaults } : {}) });
+  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, file: entry.file, exportName: entry.exportName, load, createEngine: createGraphEngine, ...(defaults ? { defaults } : {}) });
   return Object.freeze({
     kind: 'graph',
     id: entry.id,

@@ -94,6 +94,9 @@ export interface GraphSource {
   readonly graphId: string;
   /** Where it comes from: `./path/file.ts:exportName`, as written in `langgraph.json`. */
   readonly spec: string;
+  /** That file, absolute, and the export: where its TypeScript types are read (schemas). */
+  readonly file?: string;
+  readonly exportName?: string;
   /**
    * The graph for a run: the export as it is (a compiled graph), compiled (a `StateGraph`), or
    * what a function export answers for `config` (a LangGraph `RunnableConfig`).

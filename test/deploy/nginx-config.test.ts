@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 
 /*
  * deploy/nginx/agentplane.conf, the one nginx configuration of compose and the e2e tests:
@@ -96,11 +97,11 @@ describe('deploy/nginx/agentplane.conf', () => {
     expect(withoutComments).toMatch(/^\s*pid\s+[^/\s][^;]*;/m);
   });
 
-  it("compose's upstream keeps connections alive for less than the API's 65 s keep-alive timeout", () => {
+  it("compose's upstream closes idle connections before a draining API closes them (SERVICE_SHUTDOWN_DELAY_MS, 2 s)", () => {
     const upstream = block(read('upstream.conf').replace(/#.*$/gm, ''), /upstream\s+agentplane_api\s*\{/);
     expect(upstream).toMatch(/keepalive\s+\d+;/);
     const idle = /keepalive_timeout\s+(\d+)s;/.exec(upstream)?.[1];
-    expect(Number(idle)).toBeLessThan(65);
+    expect(Number(idle) * 1000).toBeLessThan(loadConfig({}).SERVICE_SHUTDOWN_DELAY_MS);
   });
 
   describe('nginx -t with a loopback upstream, as deploy/nginx/README.md describes', () => {
@@ -117,7 +118,7 @@ describe('deploy/nginx/agentplane.conf', () => {
           `    server 127.0.0.1:${await freePort()} max_fails=1 fail_timeout=5s;`,
           `    server 127.0.0.1:${await freePort()} max_fails=1 fail_timeout=5s;`,
           '    keepalive 32;',
-          '    keepalive_timeout 60s;',
+          '    keepalive_timeout 1s;',
           '}',
           '',
         ].join('\n'),

@@ -71,7 +71,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     AGENTS_MODULE: 'test/fixtures/agents.ts',
     LOG_LEVEL: 'info',
     SERVICE_TRUST_PROXY: 'true',
-    SERVICE_SHUTDOWN_DELAY_MS: '500',
+    // Above nginx's upstream keepalive_timeout (1 s), as deploy/nginx/upstream.conf explains.
+    SERVICE_SHUTDOWN_DELAY_MS: '1500',
     WORKER_STALLED_INTERVAL_MS: '2000',
     // Every request reaches the APIs from nginx's one address; tests of the limiter set it.
     SERVICE_RATE_LIMIT: 'off',
@@ -90,7 +91,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     copyFileSync('deploy/nginx/agentplane.conf', join(dir, 'agentplane.conf'));
     writeFileSync(
       join(dir, 'upstream.conf'),
-      `upstream agentplane_api {\n${apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}\n    keepalive 32;\n    keepalive_timeout 60s;\n}\n`,
+      `upstream agentplane_api {\n${apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}\n    keepalive 32;\n    keepalive_timeout 1s;\n}\n`,
     );
     writeFileSync(join(dir, 'server.conf'), `listen 127.0.0.1:${port};\naccess_log access.log agentplane;\n`);
     const proxy = spawn('nginx', ['-p', `${dir}/`, '-c', join(dir, 'agentplane.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });

@@ -4,11 +4,11 @@ import {
   ASSISTANT_FIELDS,
   assistantGraph,
   assistantSchemas,
+  assistantSubgraphs,
   assistantVersions,
   createAssistant,
   getAssistant,
   matchingAssistants,
-  resolveAssistant,
   searchAssistants,
   setLatestVersion,
   updateAssistant,
@@ -81,6 +81,9 @@ const SchemasSchema = z
     context_schema: JsonSchemaOrNull,
   })
   .meta({ id: 'AssistantSchemas' });
+const SubgraphSchemasSchema = z
+  .object({ state: JsonSchemaOrNull, input: JsonSchemaOrNull, output: JsonSchemaOrNull, config: JsonSchemaOrNull })
+  .meta({ id: 'SubgraphSchemas' });
 const NodeId = z.unknown().meta({ description: 'a node name (a number for a node LangGraph drew without one)' });
 const GraphSchema = z
   .object({
@@ -209,13 +212,13 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents' | 'assista
         method: 'GET',
         path,
         operationId: path.endsWith(':namespace') ? 'getAssistantSubgraphsOf' : 'getAssistantSubgraphs',
-        summary: "The assistant's subgraphs (of a namespace): none are described ({})",
+        summary: "The assistant's subgraphs (of a namespace), each with its schemas, by namespace (`node`, `node|inner`)",
         params: path.endsWith(':namespace') ? AssistantParams.extend({ namespace: z.string() }) : AssistantParams,
-        query: z.object({ recurse: z.enum(['true', 'false']).optional() }),
-        responses: { 200: { description: 'Always {}', schema: z.object({}) }, ...one },
-        handler: async ({ params, principal }) => {
-          await resolveAssistant(deps, principal.tenant, params.assistant_id);
-          return { status: 200, body: {} };
+        query: z.object({ recurse: z.enum(['true', 'false']).optional().meta({ description: 'subgraphs of subgraphs too' }) }),
+        responses: { 200: { description: 'Schemas by namespace ({} for an agent of agents.ts)', schema: z.record(z.string(), SubgraphSchemasSchema) }, ...one },
+        handler: async ({ params, query, principal }) => {
+          const namespace = 'namespace' in params ? (params.namespace as string) : undefined;
+          return { status: 200, body: await assistantSubgraphs(deps, principal.tenant, params.assistant_id, namespace, query.recurse === 'true') };
         },
       }),
     ),
