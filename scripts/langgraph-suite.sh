@@ -18,8 +18,8 @@
 #
 # What is changed in the copy: the suite's hard-coded http://localhost:2024 becomes the chosen
 # port. For agentplane, unless --strict, it is started on a langgraph.agentplane.json written
-# beside the graphs: the suite's langgraph.json without "ui" and "http.app", which agentplane
-# does not serve and refuses at start (the generative-ui and custom-routes tests then fail);
+# beside the graphs: the suite's langgraph.json without "ui", which agentplane does not serve
+# and refuses at start (the generative-ui test then fails);
 # the graph files are unedited. With --strict agentplane is started on the suite's own
 # langgraph.json as it is (and stops at once, saying why).
 set -euo pipefail
@@ -178,9 +178,8 @@ else
 const fs = require('node:fs'), path = require('node:path');
 const folder = process.argv[2];
 const config = JSON.parse(fs.readFileSync(path.join(folder, 'langgraph.json'), 'utf8'));
-// What agentplane does not serve and refuses at start: generative UI and a custom HTTP app.
+// What agentplane does not serve and refuses at start: generative UI.
 delete config.ui;
-if (config.http) delete config.http.app;
 fs.writeFileSync(path.join(folder, 'langgraph.agentplane.json'), JSON.stringify(config, null, 2) + '\n');
 EOF
   fi

@@ -17,7 +17,9 @@ import { langgraphRunRoutes } from './langgraph/run-routes.js';
 import { langgraphStoreRoutes } from './langgraph/store-routes.js';
 import { langgraphThreadStateRoutes } from './langgraph/thread-state-routes.js';
 import { langgraphThreadRoutes } from './langgraph/thread-routes.js';
-import { buildRouter, methodNotAllowed } from './router.js';
+import { buildRouter, guardRequest, methodNotAllowed } from './router.js';
+import { customAppMiddleware } from './custom-app.js';
+import type { HttpApp } from '../langgraph/http-app.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { probeRoutes } from './routes/probes.js';
@@ -38,6 +40,8 @@ export interface AppOptions {
   afterAuth?: (deps: AppDeps) => Middleware[];
   /** Routes added by other components (runs, approvals, events, schedules). */
   extraRoutes?: (deps: AppDeps) => AnyRoute[];
+  /** The `http.app` of langgraph.json, served in front of the routes (src/http/custom-app.ts). */
+  httpApp?: HttpApp | undefined;
 }
 
 /** agentplane's version, in the OpenAPI document and LangGraph's GET /info. */
@@ -121,6 +125,20 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     );
   }
   if (config.SERVICE_EXAMPLES) app.use(exampleChatPage());
+  if (options.httpApp) {
+    const publicPaths = new Set(routes.filter((route) => route.public).map((route) => route.path));
+    app.use(
+      customAppMiddleware({
+        app: options.httpApp,
+        isPublic: (ctx) => {
+          const matched = router.match(ctx.path, ctx.method).pathAndMethod;
+          return matched.length > 0 && matched.every((layer) => typeof layer.path === 'string' && publicPaths.has(layer.path));
+        },
+        guard: guardRequest({ authenticate: options.authenticate, beforeAuth: options.beforeAuth?.(deps) }),
+        maxBodyBytes: config.SERVICE_MAX_BODY_BYTES,
+      }),
+    );
+  }
   app.use(methodNotAllowed(router));
   app.use(router.routes());
   return { app, routes, openapi };

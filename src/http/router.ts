@@ -35,7 +35,7 @@ export function buildRouter(routes: readonly AnyRoute[], options: RouterOptions)
   for (const route of routes) {
     const stages: Middleware[] = [markRoute(route)];
     if (!route.public) {
-      stages.push(...(options.beforeAuth ?? []), authenticateStage(route, options), ...(options.afterAuth ?? []));
+      stages.push(...(options.beforeAuth ?? []).map(unlessGuarded), authenticateStage(route, options), ...(options.afterAuth ?? []));
     }
     if (route.body) stages.push(route.anyContentType ? readAsJson : requireJson, parseJson, limitDepth);
     stages.push(handle(route));
@@ -52,10 +52,31 @@ function markRoute(route: AnyRoute): Middleware {
   };
 }
 
+/** A stage skipped for a request guarded already (`ctx.state.guarded`: rate-limited and authenticated in front of the `http.app`). */
+const unlessGuarded =
+  (stage: Middleware): Middleware =>
+  (ctx, next) =>
+    ctx.state.guarded ? next() : stage(ctx, next);
+
+/** The global rate limit and authentication of a non-public request, for middleware in front of the router; sets `ctx.state.principal`. */
+export function guardRequest(options: Pick<RouterOptions, 'authenticate' | 'beforeAuth'>): (ctx: Context) => Promise<void> {
+  return async (ctx) => {
+    for (const stage of options.beforeAuth ?? []) {
+      let passed = false;
+      await stage(ctx, async () => {
+        passed = true;
+      });
+      if (!passed) throw new AppError('rate_limited', 'Too many requests.');
+    }
+    ctx.state.principal = await options.authenticate(ctx);
+    ctx.state.guarded = true;
+  };
+}
+
 function authenticateStage(route: AnyRoute, options: RouterOptions): Middleware {
   const needed = requiredRole(route);
   return async (ctx, next) => {
-    const principal = await options.authenticate(ctx);
+    const principal = ctx.state.guarded ? (ctx.state.principal as Principal) : await options.authenticate(ctx);
     ctx.state.principal = principal;
     if (options.rbac && !roleAtLeast(principal.role, needed)) {
       throw new AppError('forbidden', `This operation needs the ${needed} role.`);

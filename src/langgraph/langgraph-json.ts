@@ -25,6 +25,8 @@ export interface LangGraphJson {
   graphs: GraphEntry[];
   /** Its `env`: the variables of the .env file it names, or the object it holds. */
   env: Record<string, string>;
+  /** Its `http.app`: a Hono app mounted in front of the API (src/http/custom-app.ts). */
+  httpApp?: { spec: string; file: string; exportName: string };
 }
 
 /** A one-line error about the `langgraph.json` at `path` (SERVICE_LANGGRAPH_JSON). */
@@ -53,21 +55,27 @@ export function readLangGraphJson(configPath: string): LangGraphJson {
   refuseUnsupported(path, json);
   const folder = dirname(path);
   const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
-  return { path, graphs, env: envOf(path, folder, json.env) };
+  const httpApp = httpAppOf(path, folder, json.http);
+  return { path, graphs, env: envOf(path, folder, json.env), ...(httpApp ? { httpApp } : {}) };
+}
+
+function httpAppOf(path: string, folder: string, http: unknown): LangGraphJson['httpApp'] {
+  if (!isObject(http) || http.app === undefined || http.app === null) return undefined;
+  const spec = http.app;
+  const at = typeof spec === 'string' ? spec.lastIndexOf(':') : -1;
+  if (typeof spec !== 'string' || at === 0 || at === spec.length - 1) throw configError(path, `"http.app": ${JSON.stringify(spec)} is not of the form "./path/file.ts:exportName"`);
+  return at < 0 ? { spec, file: resolve(folder, spec), exportName: 'default' } : { spec, file: resolve(folder, spec.slice(0, at)), exportName: spec.slice(at + 1) };
 }
 
 /**
  * What LangGraph's server serves from a `langgraph.json` that agentplane does not (its
- * `http.cors` is read by the API, src/http/cors.ts): a custom
- * HTTP app (`http.app`) and generative UI components (`ui`). A file that asks for them is
- * refused, in one line, rather than served without them.
+ * `http.cors` and `http.app` are read by the API, src/http/cors.ts and custom-app.ts):
+ * generative UI components (`ui`). A file that asks for them is refused, in one line, rather
+ * than served without them.
  */
 function refuseUnsupported(path: string, json: Record<string, unknown>): void {
-  const unsupported: string[] = [];
-  if (isObject(json.http) && json.http.app !== undefined && json.http.app !== null) unsupported.push('"http.app" (a custom HTTP app mounted beside the API)');
-  if (json.ui !== undefined && json.ui !== null && !(isObject(json.ui) && Object.keys(json.ui).length === 0)) unsupported.push('"ui" (generative UI components)');
-  if (unsupported.length === 0) return;
-  throw configError(path, `agentplane does not serve ${unsupported.join(' nor ')}: remove ${unsupported.length > 1 ? 'them' : 'it'} from the file, or serve ${unsupported.length > 1 ? 'them' : 'it'} with LangGraph's own server`);
+  if (json.ui === undefined || json.ui === null || (isObject(json.ui) && Object.keys(json.ui).length === 0)) return;
+  throw configError(path, `agentplane does not serve "ui" (generative UI components): remove it from the file, or serve it with LangGraph's own server`);
 }
 
 function graphEntry(path: string, folder: string, id: string, entry: unknown): GraphEntry {

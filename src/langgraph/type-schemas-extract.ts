@@ -13,6 +13,9 @@ import type * as TS from 'typescript';
 
 export type JsonSchema = Record<string, unknown>;
 
+/** The `typescript` module, as `require('typescript')` answers it. */
+export type TypeScript = typeof import('typescript');
+
 /** One graph's schemas, null where its types do not tell. */
 export interface TypedSchemas {
   state: JsonSchema | null;
@@ -31,7 +34,7 @@ const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 /** Nesting read before a value is described as anything (`{}`). */
 const MAX_DEPTH = 8;
 
-const COMPILER_OPTIONS = (ts: typeof TS): TS.CompilerOptions => ({
+const COMPILER_OPTIONS = (ts: TypeScript): TS.CompilerOptions => ({
   target: ts.ScriptTarget.ES2022,
   module: ts.ModuleKind.NodeNext,
   moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -49,7 +52,7 @@ const COMPILER_OPTIONS = (ts: typeof TS): TS.CompilerOptions => ({
 });
 
 /** The schemas of the graph exported as `exportName` from `file` (absolute), read with the TypeScript module `ts`. */
-export function extractTypedSchemas(ts: typeof TS, file: string, exportName: string): TypedGraphSchemas {
+export function extractTypedSchemas(ts: TypeScript, file: string, exportName: string): TypedGraphSchemas {
   const program = ts.createProgram({ rootNames: [file], options: COMPILER_OPTIONS(ts) });
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(file);
@@ -84,7 +87,7 @@ export function extractTypedSchemas(ts: typeof TS, file: string, exportName: str
 }
 
 /** `….addNode("name", value)`: the node's name and its value's expression. */
-function addNodeCall(ts: typeof TS, node: TS.Node): { name: string; value: TS.Expression } | undefined {
+function addNodeCall(ts: TypeScript, node: TS.Node): { name: string; value: TS.Expression } | undefined {
   if (!ts.isCallExpression(node) || node.arguments.length < 2) return undefined;
   const callee = node.expression;
   if (!ts.isPropertyAccessExpression(callee) || callee.name.text !== 'addNode') return undefined;
@@ -95,7 +98,7 @@ function addNodeCall(ts: typeof TS, node: TS.Node): { name: string; value: TS.Ex
 
 class TypeReader {
   constructor(
-    private readonly ts: typeof TS,
+    private readonly ts: TypeScript,
     private readonly checker: TS.TypeChecker,
   ) {}
 

@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
-import type * as TS from 'typescript';
-import { extractTypedSchemas } from './type-schemas-extract.js';
+import { extractTypedSchemas, type TypeScript } from './type-schemas-extract.js';
 
 /*
  * The child process of src/langgraph/type-schemas.ts (arguments: the graph file and export):
@@ -11,10 +10,10 @@ import { extractTypedSchemas } from './type-schemas-extract.js';
 const [file = '', exportName = 'default'] = process.argv.slice(2);
 
 /** The project's own TypeScript (beside the graph), else agentplane's when it has one. */
-function loadTypeScript(): typeof TS | undefined {
+function loadTypeScript(): TypeScript | undefined {
   for (const from of [file, import.meta.url]) {
     try {
-      return createRequire(from)('typescript') as typeof TS;
+      return createRequire(from)('typescript') as TypeScript;
     } catch {
       // not there: the next place, or none
     }

@@ -7,7 +7,7 @@ import type { Agent } from '../runtime/agent.js';
 import { createApiServer } from './api-server.js';
 import { compose, type Composition } from './compose.js';
 import { createLogger } from './logger.js';
-import { loadAgentsAndGraphs } from './process.js';
+import { httpAppOf, loadAgentsAndGraphs } from './process.js';
 import { securityOptions } from './security.js';
 
 export interface AgentplaneOptions {
@@ -55,7 +55,7 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const composition = compose(config, { logger, agents });
-  const api = createApiServer(composition, securityOptions(config, composition.backend.limiters));
+  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), httpApp: await httpAppOf(config) });
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);
   const handle = chain(api.app.middleware);
   let closing: Promise<void> | undefined;

@@ -7,6 +7,7 @@ import { ConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Co
 import type { Lifecycle } from '../http/deps.js';
 import { hostPort } from '../http/listen.js';
 import type { Agent } from '../runtime/agent.js';
+import { loadHttpApp, type HttpApp } from '../langgraph/http-app.js';
 import { loadGraphs, withGraphs } from '../runtime/graphs.js';
 import { AgentsModuleError } from '../runtime/load-error.js';
 import { AgentRegistry, loadAgents } from '../runtime/registry.js';
@@ -31,6 +32,20 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config, undefined, logger));
   return compose(config, { logger, agents });
+}
+
+/** The `http.app` of SERVICE_LANGGRAPH_JSON, imported (API processes only); undefined when there is none. */
+export async function httpAppOf(config: Config): Promise<HttpApp | undefined> {
+  return config.SERVICE_LANGGRAPH_JSON ? loadHttpApp(config.SERVICE_LANGGRAPH_JSON) : undefined;
+}
+
+/**
+ * Where `new Client()` of @langchain/langgraph-sdk with no `apiUrl` goes in this process (graphs
+ * and the `http.app` calling the API they run in), as LangGraph's server sets it: this API.
+ */
+export function bindLangGraphClient(url: string): void {
+  const global = globalThis as Record<symbol, unknown>;
+  global[Symbol.for('langgraph_api:url')] ??= url;
 }
 
 /**

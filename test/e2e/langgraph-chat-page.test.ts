@@ -261,8 +261,16 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
     const { context, page, problems } = await openChat();
     try {
       const threadId = await ask(page, 'Oslo');
-      // The thread id is in the URL once the run started: from then on a reload shows the thread and joins its run.
-      await waitFor('the run under way', async () => (await thread(threadId)).status === 'busy', 30_000, 50);
+      // The thread id is in the URL once the run started. useStream joins a thread's run on load
+      // only when the thread's state says it is active (nodes to run next, or an interrupt): a
+      // run still queued, before its first checkpoint, reads as an idle thread. So: reload once
+      // the run is under way in the graph.
+      await waitFor(
+        'the run under way in the graph',
+        async () => (await thread(threadId)).status === 'busy' && ((await call(`${processes[0]!.url}/threads/${threadId}/state`)).body as { next: string[] }).next.length > 0,
+        30_000,
+        50,
+      );
       await page.reload();
       expect(threadOf(page)).toBe(threadId);
       await expectQuestion(page, 'Oslo');

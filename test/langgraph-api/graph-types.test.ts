@@ -1,7 +1,7 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Client2 } from '@langchain/langgraph-sdk-2';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { extractTypedSchemas } from '../../src/langgraph/type-schemas-extract.js';
@@ -19,6 +19,8 @@ import { startRedis, type TestRedis } from '../support/redis.js';
  * metadata (langgraph_type) though the graph file resolves its own copy of @langchain/langgraph.
  */
 
+/** The compiler, as the schema reader loads it. */
+const ts = createRequire(import.meta.url)('typescript') as typeof import('typescript');
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph-types/', import.meta.url));
 const TYPED = `${FIXTURES}typed.ts`;
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';

@@ -19,7 +19,7 @@ import { startTestApi, type TestApi } from '../support/app.js';
  * that is a Promise of a graph, a graph calling getLogger() of @langchain/langgraph-sdk/logging,
  * LANGGRAPH_CONFIG as per-graph default config and context (from the file's env or the
  * environment), agentplane's own path setting under its new name SERVICE_LANGGRAPH_JSON (the
- * old one still read, with a warning), and `http.app` / `ui` refused in one line.
+ * old one still read, with a warning), and `ui` refused in one line (`http.app` is served: test/langgraph-api/http-app.test.ts).
  */
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph-server/', import.meta.url));
@@ -128,9 +128,9 @@ describe('what LangGraph serves from a langgraph.json and agentplane does not: r
   };
 
   it.each([
-    ['http.app', { http: { app: './http.mts:app' } }, /: agentplane does not serve "http\.app" \(a custom HTTP app mounted beside the API\): remove it from the file, or serve it with LangGraph's own server$/],
-    ['ui', { ui: { 'agent-alias': './agent/ui.tsx' } }, /: agentplane does not serve "ui" \(generative UI components\): remove it from the file/],
-    ['both', { ui: { a: './ui.tsx' }, http: { app: './http.mts:app' } }, /does not serve "http\.app" .* nor "ui" .*: remove them/],
+    ['ui', { ui: { 'agent-alias': './agent/ui.tsx' } }, /: agentplane does not serve "ui" \(generative UI components\): remove it from the file, or serve it with LangGraph's own server$/],
+    ['ui beside an http.app (which is served)', { ui: { a: './ui.tsx' }, http: { app: './http.mts:app' } }, /: agentplane does not serve "ui" \(generative UI components\)/],
+    ['an http.app that is no file:export', { http: { app: './http.mts:' } }, /: "http\.app": "\.\/http\.mts:" is not of the form "\.\/path\/file\.ts:exportName"$/],
   ])('%s', (_name, extra, message) => {
     const file = write(extra);
     const error = (() => {

@@ -1,14 +1,16 @@
+import type { Context } from 'koa';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/event-ids.js';
 import { roleAtLeast, type Principal } from '../../domain/types.js';
 import { cancelRuns, cancelThreadRun, createRun, deleteEndedRun, describeRun, listThreadRuns, threadRun } from '../../langgraph-server/runs.js';
-import { LANGGRAPH_RUN_STATUSES, STREAM_MODES, THREAD_STREAM_MODES } from '../../langgraph-server/types.js';
+import { LANGGRAPH_RUN_STATUSES, STREAM_MODES, THREAD_STREAM_MODES, type RunCreate } from '../../langgraph-server/types.js';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute, Example } from '../route.js';
 import { IdParam, JsonObjectSchema } from '../schemas.js';
 import { intQuery } from '../validate.js';
 import { defineLangGraphRoute, langgraphErrors } from './define.js';
+import { withHeaderConfigurable } from './header-configurable.js';
 import { joinRun, joinStream, joinThreadStream, streamRun, waitForRun } from './run-flows.js';
 import { LangGraphRunSchema, RunCreateBody } from './schemas.js';
 import { FROM_START } from './sse.js';
@@ -93,6 +95,7 @@ function mayCancel(deps: AppDeps, principal: Principal): void {
 export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
   const starts = langgraphErrors(400, 401, 403, 404, 409, 413, 415, 429, 503);
   const reads = langgraphErrors(400, 401, 403, 404, 429);
+  const withHeaders = (body: RunCreate, ctx: Context) => withHeaderConfigurable(body, ctx.req.headers, deps.config.SERVICE_API_KEY_HEADER);
   return [
     defineLangGraphRoute({
       method: 'POST',
@@ -103,8 +106,8 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       body: RunCreateBody,
       bodyExamples: EXAMPLES,
       responses: { 200: { description: 'The run, pending', schema: LangGraphRunSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
-      handler: async ({ params, body, principal }) => {
-        const run = await createRun(deps, principal, body, params.thread_id);
+      handler: async ({ params, body, principal, ctx }) => {
+        const run = await createRun(deps, principal, withHeaders(body, ctx), params.thread_id);
         return { status: 200, body: run, headers: { 'Content-Location': `/threads/${run.thread_id}/runs/${run.run_id}` } };
       },
     }),
@@ -117,7 +120,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       body: RunCreateBody,
       bodyExamples: EXAMPLES,
       responses: { 200: { description: 'The values (kept alive with newlines while the run goes on)', schema: ValuesSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
-      handler: async ({ params, body, principal, ctx }) => waitForRun(deps, principal, ctx, body, params.thread_id),
+      handler: async ({ params, body, principal, ctx }) => waitForRun(deps, principal, ctx, withHeaders(body, ctx), params.thread_id),
     }),
     defineLangGraphRoute({
       method: 'POST',
@@ -135,7 +138,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
         },
         ...starts,
       },
-      handler: async ({ params, body, principal, ctx }) => streamRun(deps, principal, ctx, body, params.thread_id),
+      handler: async ({ params, body, principal, ctx }) => streamRun(deps, principal, ctx, withHeaders(body, ctx), params.thread_id),
     }),
     defineLangGraphRoute({
       method: 'POST',
@@ -145,7 +148,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       body: RunCreateBody,
       bodyExamples: STATELESS_EXAMPLES,
       responses: { 200: { description: 'The values (kept alive with newlines while the run goes on)', schema: ValuesSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
-      handler: async ({ body, principal, ctx }) => waitForRun(deps, principal, ctx, body),
+      handler: async ({ body, principal, ctx }) => waitForRun(deps, principal, ctx, withHeaders(body, ctx)),
     }),
     defineLangGraphRoute({
       method: 'POST',
@@ -155,7 +158,7 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
       body: RunCreateBody,
       bodyExamples: STATELESS_EXAMPLES,
       responses: { 200: { description: STREAM_DESCRIPTION, contentType: 'text/event-stream', headers: { 'Content-Location': 'the run' } }, ...starts },
-      handler: async ({ body, principal, ctx }) => streamRun(deps, principal, ctx, body),
+      handler: async ({ body, principal, ctx }) => streamRun(deps, principal, ctx, withHeaders(body, ctx)),
     }),
     defineLangGraphRoute({
       method: 'GET',
