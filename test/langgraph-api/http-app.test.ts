@@ -65,7 +65,8 @@ describe.each(['memory', 'redis'] as const)('http.app in front of the API (%s)',
     const response = await fetch(`${api.url}/count`);
     const chunks: string[] = [];
     const decoder = new TextDecoder();
-    for await (const chunk of response.body!) chunks.push(decoder.decode(chunk as Uint8Array));
+    const reader = response.body!.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(decoder.decode(read.value));
     expect(chunks.join('')).toBe('line 0\nline 1\nline 2\n');
     expect(chunks.length).toBeGreaterThan(1);
   });
