@@ -19,7 +19,7 @@ import { langgraphThreadStateRoutes } from './langgraph/thread-state-routes.js';
 import { langgraphThreadRoutes } from './langgraph/thread-routes.js';
 import { buildRouter, guardRequest, methodNotAllowed } from './router.js';
 import { customAppMiddleware } from './custom-app.js';
-import type { HttpApp } from '../langgraph/http-app.js';
+import type { HttpApp } from '../ports/http-app.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { probeRoutes } from './routes/probes.js';

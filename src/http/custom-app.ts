@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Context, Middleware } from 'koa';
 import { AppError } from '../domain/errors.js';
-import type { HonoContextLike, HttpApp } from '../langgraph/http-app.js';
+import type { HonoContextLike, HttpApp } from '../ports/http-app.js';
 
 /*
  * The `http.app` of langgraph.json (a Hono app) in front of the API, as LangGraph's server

@@ -1,23 +1,8 @@
 import { ConfigError } from '../config.js';
 import { importAgentsModule } from '../runtime/import-module.js';
 import { describeLoadError } from '../runtime/load-error.js';
+import type { HttpApp } from '../ports/http-app.js';
 import { configError, readLangGraphJson } from './langgraph-json.js';
-
-/**
- * The `http.app` of a `langgraph.json`: a Hono app (what LangGraph's server mounts), read by its
- * shape since the project brings its own `hono`: `fetch(request, env)` answers a request,
- * `notFound(handler)` sets what answers a request none of its routes takes.
- */
-export interface HttpApp {
-  fetch(request: Request, env?: unknown): Response | Promise<Response>;
-  notFound(handler: (c: HonoContextLike) => Response | Promise<Response>): unknown;
-}
-
-/** What agentplane uses of a Hono context in the handler it installs. */
-export interface HonoContextLike {
-  env: unknown;
-  req: { raw: Request; bodyCache?: Record<string, Promise<unknown> | undefined>; text(): Promise<string> };
-}
 
 const isHttpApp = (value: unknown): value is HttpApp =>
   typeof value === 'object' && value !== null && typeof (value as HttpApp).fetch === 'function' && typeof (value as HttpApp).notFound === 'function';

@@ -7,7 +7,7 @@ import { ConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Co
 import type { Lifecycle } from '../http/deps.js';
 import { hostPort } from '../http/listen.js';
 import type { Agent } from '../runtime/agent.js';
-import { loadHttpApp, type HttpApp } from '../langgraph/http-app.js';
+import type { HttpApp } from '../ports/http-app.js';
 import { loadGraphs, withGraphs } from '../runtime/graphs.js';
 import { AgentsModuleError } from '../runtime/load-error.js';
 import { AgentRegistry, loadAgents } from '../runtime/registry.js';
@@ -36,7 +36,9 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
 
 /** The `http.app` of SERVICE_LANGGRAPH_JSON, imported (API processes only); undefined when there is none. */
 export async function httpAppOf(config: Config): Promise<HttpApp | undefined> {
-  return config.SERVICE_LANGGRAPH_JSON ? loadHttpApp(config.SERVICE_LANGGRAPH_JSON) : undefined;
+  if (!config.SERVICE_LANGGRAPH_JSON) return undefined;
+  const { loadHttpApp } = await import('../langgraph/http-app.js');
+  return loadHttpApp(config.SERVICE_LANGGRAPH_JSON);
 }
 
 /**
