@@ -424,7 +424,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The assistant's subgraphs (of a namespace): none are described ({}) */
+        /** The assistant's subgraphs (of a namespace), each with its schemas, by namespace (`node`, `node|inner`) */
         get: operations["getAssistantSubgraphs"];
         put?: never;
         post?: never;
@@ -441,7 +441,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The assistant's subgraphs (of a namespace): none are described ({}) */
+        /** The assistant's subgraphs (of a namespace), each with its schemas, by namespace (`node`, `node|inner`) */
         get: operations["getAssistantSubgraphsOf"];
         put?: never;
         post?: never;
@@ -1852,6 +1852,20 @@ export interface components {
             value: {
                 [key: string]: unknown;
             };
+        };
+        SubgraphSchemas: {
+            config: {
+                [key: string]: unknown;
+            } | null;
+            input: {
+                [key: string]: unknown;
+            } | null;
+            output: {
+                [key: string]: unknown;
+            } | null;
+            state: {
+                [key: string]: unknown;
+            } | null;
         };
         Thread: {
             /** @description free-form key/value object */
@@ -4648,6 +4662,7 @@ export interface operations {
     getAssistantSubgraphs: {
         parameters: {
             query?: {
+                /** @description subgraphs of subgraphs too */
                 recurse?: "true" | "false";
             };
             header?: never;
@@ -4659,13 +4674,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Always {} */
+            /** @description Schemas by namespace ({} for an agent of agents.ts) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        [key: string]: components["schemas"]["SubgraphSchemas"];
+                    };
                 };
             };
             /** @description Malformed query or body */
@@ -4718,6 +4735,7 @@ export interface operations {
     getAssistantSubgraphsOf: {
         parameters: {
             query?: {
+                /** @description subgraphs of subgraphs too */
                 recurse?: "true" | "false";
             };
             header?: never;
@@ -4730,13 +4748,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Always {} */
+            /** @description Schemas by namespace ({} for an agent of agents.ts) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        [key: string]: components["schemas"]["SubgraphSchemas"];
+                    };
                 };
             };
             /** @description Malformed query or body */
