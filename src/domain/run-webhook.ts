@@ -20,13 +20,18 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /** The longest run webhook URL, in bytes of its text (LangGraph's `webhook`). */
 export const MAX_WEBHOOK_URL_BYTES = 2048;
 
+/** A webhook that is a path (`/custom/webhook`): delivered, as LangGraph's server does, to the `http.app` of langgraph.json in the delivering process. */
+export const isWebhookPath = (value: string): boolean => value.startsWith('/') && !value.startsWith('//');
+
 /**
  * Why `value` cannot be a run webhook URL, or null when it can: an absolute `http` or `https`
- * URL with a host, at most {@link MAX_WEBHOOK_URL_BYTES}. Where it points (a private address) is
- * decided when it is called, since a name may resolve elsewhere by then.
+ * URL with a host, or with `paths` (the process has an `http.app`) a path; at most
+ * {@link MAX_WEBHOOK_URL_BYTES}. Where it points (a private address) is decided when it is
+ * called, since a name may resolve elsewhere by then.
  */
-export function webhookUrlProblem(value: string): string | null {
+export function webhookUrlProblem(value: string, options: { paths?: boolean } = {}): string | null {
   if (Buffer.byteLength(value, 'utf8') > MAX_WEBHOOK_URL_BYTES) return `at most ${MAX_WEBHOOK_URL_BYTES} bytes`;
+  if (isWebhookPath(value)) return options.paths ? null : 'a path, which is delivered to the http.app of langgraph.json, and there is none';
   let url: URL;
   try {
     url = new URL(value);
@@ -40,6 +45,7 @@ export function webhookUrlProblem(value: string): string | null {
 
 /** What logs show of a webhook URL: its origin, never its path or query, which may carry a token. */
 export function webhookOrigin(value: string): string {
+  if (isWebhookPath(value)) return '(the http.app)';
   try {
     return new URL(value).origin;
   } catch {

@@ -18,7 +18,8 @@ export const WebhookUrlSchema = z
   .string()
   .max(MAX_WEBHOOK_URL_BYTES)
   .superRefine((url, ctx) => {
-    const problem = webhookUrlProblem(url);
+    // A path is checked where it is known whether there is an http.app to take it (RunControl).
+    const problem = webhookUrlProblem(url, { paths: true });
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
   .meta({

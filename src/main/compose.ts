@@ -26,12 +26,15 @@ import { createRunTimers } from '../runtime/run-timers.js';
 import { createScheduleControl, startReconciling, type ScheduleControl } from '../runtime/schedule-control.js';
 import { createScheduleFirer } from '../runtime/schedule-fire.js';
 import { createFireSessions } from '../runtime/schedule-sessions.js';
+import type { HttpApp } from '../ports/http-app.js';
 
 export interface ComposeOptions {
   logger: Logger;
   agents: AgentRegistry;
   /** prom-client's process metrics on this process's registry. @defaultValue true */
   defaultMetrics?: boolean;
+  /** The `http.app` of langgraph.json: API processes serve it, every process delivers path webhooks to it. */
+  httpApp?: HttpApp | undefined;
 }
 
 /**
@@ -57,6 +60,8 @@ export interface Composition {
   readonly webhooks: RunWebhooks;
   /** The thread operations of the graph agents' sessions (LangGraph), when the registry has any. */
   readonly graphs?: GraphThreads;
+  /** The `http.app` of langgraph.json, when it has one (ComposeOptions.httpApp). */
+  readonly httpApp?: HttpApp;
   /**
    * Executes run jobs from the backend's queue in this process, with what keeps runs from
    * hanging: cancel signals, run deadlines and approval expiries (every second), and the
@@ -77,7 +82,7 @@ export interface Composition {
 
 /** The composition root: the one place adapters, controls and metrics are built and wired. */
 export function compose(config: Config, options: ComposeOptions): Composition {
-  const { logger, agents } = options;
+  const { logger, agents, httpApp } = options;
   // The backend reports unconfirmed writes only while serving requests, after `metrics` exists.
   const backend = createBackend(config, logger, () => metrics.unconfirmedWrites.inc());
   const { store, events, queue, scheduler } = backend;
@@ -106,6 +111,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     ...(config.SERVICE_WEBHOOK_SIGNING_SECRET ? { signingKey: standardWebhooksKey(config.SERVICE_WEBHOOK_SIGNING_SECRET) } : {}),
     allowPrivate: config.SERVICE_WEBHOOK_ALLOW_PRIVATE,
     timeoutMs: config.SERVICE_WEBHOOK_TIMEOUT_MS,
+    ...(httpApp ? { loopback: async (path: string, init: RequestInit) => httpApp.fetch(new Request(new URL(path, 'http://localhost'), init)) } : {}),
   });
   const fireSessions = createFireSessions({
     store,
@@ -113,8 +119,9 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     webhookEnqueued: (runId) => webhooks.enqueued(runId),
     logger,
   });
-  const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS });
-  const schedules = createScheduleControl({ store, scheduler, agents, maxPerTenant: config.SERVICE_SCHEDULES_MAX_PER_TENANT });
+  const webhookPaths = httpApp !== undefined;
+  const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS, webhookPaths });
+  const schedules = createScheduleControl({ store, scheduler, agents, maxPerTenant: config.SERVICE_SCHEDULES_MAX_PER_TENANT, webhookPaths });
   // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
   const graphEngine = graphEngineOf(agents)?.({
     store,
@@ -141,6 +148,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     lifecycle,
     webhooks,
     ...(graphEngine ? { graphs: graphEngine.threads } : {}),
+    ...(httpApp ? { httpApp } : {}),
     embedded: backend.mode === 'memory',
     startExecuting() {
       if (executing) return;

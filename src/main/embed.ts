@@ -54,8 +54,9 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
-  const composition = compose(config, { logger, agents });
-  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), httpApp: await httpAppOf(config) });
+  const httpApp = await httpAppOf(config);
+  const composition = compose(config, { logger, agents, httpApp });
+  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), httpApp });
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);
   const handle = chain(api.app.middleware);
   let closing: Promise<void> | undefined;

@@ -31,7 +31,8 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config, undefined, logger));
-  return compose(config, { logger, agents });
+  const httpApp = await exitOnStartupError(() => httpAppOf(config));
+  return compose(config, { logger, agents, httpApp });
 }
 
 /** The `http.app` of SERVICE_LANGGRAPH_JSON, imported (API processes only); undefined when there is none. */

@@ -21,6 +21,8 @@ export interface RunControlOptions {
   clock?: () => number;
   /** Where a start that failed half-way says it could not end its run (the reaper does then). */
   logger?: Pick<Logger, 'warn'>;
+  /** A webhook may be a path: the processes have the `http.app` of langgraph.json to deliver it to. @defaultValue false */
+  webhookPaths?: boolean;
 }
 
 /** The error of a run ended because its start failed after writing it. */
@@ -95,7 +97,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
       const sessionId = request.session_id ?? newId();
       const timeoutMs = request.timeout_ms ?? options.defaultTimeoutMs ?? 0;
       // A native run keeps its webhook as the only field of its stored input (its engine reads none).
-      const webhook = webhookOf(request);
+      const webhook = webhookOf(request, options.webhookPaths ?? false);
       const { idempotency } = startOptions;
       for (let attempt = 1; ; attempt += 1) {
         const runId = newId();
@@ -192,10 +194,10 @@ export function createRunControl(options: RunControlOptions): RunControl {
 }
 
 /** The run's webhook (`webhook`, or a graph's `graph.webhook`) as a field to keep with it; `bad_request` when it is no webhook URL. */
-function webhookOf(request: StartRunRequest): { webhook?: string } {
+function webhookOf(request: StartRunRequest, webhookPaths: boolean): { webhook?: string } {
   const url = request.webhook ?? request.graph?.webhook;
   if (url === undefined) return {};
-  const problem = typeof url === 'string' ? webhookUrlProblem(url) : 'not a string';
+  const problem = typeof url === 'string' ? webhookUrlProblem(url, { paths: webhookPaths }) : 'not a string';
   if (problem) throw badRequest(`webhook: ${problem}.`);
   return { webhook: url as string };
 }

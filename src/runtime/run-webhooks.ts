@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DEFAULT_WEBHOOK_TIMEOUT_MS, webhookOrigin } from '../domain/run-webhook.js';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, isWebhookPath, webhookOrigin } from '../domain/run-webhook.js';
 import { signStandardWebhook } from '../domain/standard-webhooks.js';
 import type { JsonObject, Run } from '../domain/types.js';
 import type { Store } from '../ports/store.js';
@@ -23,6 +23,8 @@ export interface RunWebhooksOptions {
   resolve?: ResolveHost;
   /** @defaultValue Date.now */
   clock?: () => number;
+  /** Where a webhook that is a path goes: the `http.app` of langgraph.json in this process (a fetch without the network). */
+  loopback?: (path: string, init: RequestInit) => Promise<Response>;
 }
 
 /**
@@ -89,6 +91,44 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
     };
   };
 
+  /** What a receiver's status means: delivered, another attempt (throws), or refused for good. */
+  const answered = (status: number, where: Record<string, unknown>): void => {
+    if (status >= 200 && status < 300) {
+      logger.info({ ...where, status }, 'run webhook delivered');
+      return;
+    }
+    if (retried(status)) {
+      logger.info({ ...where, status }, 'run webhook attempt failed');
+      throw new Error(`run webhook: answered ${status}`);
+    }
+    logger.warn({ ...where, status }, 'run webhook refused by its receiver; not tried again');
+  };
+
+  /** A path webhook, to this process's http.app (no address to check: it never leaves the process). */
+  const deliverToApp = async (job: WebhookJob, where: Record<string, unknown>): Promise<void> => {
+    if (!options.loopback) {
+      logger.warn(where, 'run webhook not delivered: it is a path, and this process has no http.app of langgraph.json');
+      return;
+    }
+    const sentAtMs = clock();
+    const body = Buffer.from(JSON.stringify({ ...job.payload, webhook_sent_at: new Date(sentAtMs).toISOString() }));
+    let status: number;
+    try {
+      const response = await options.loopback(job.url, {
+        method: 'POST',
+        headers: headersOf(job, body, sentAtMs),
+        body,
+        signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS),
+      });
+      status = response.status;
+      await response.body?.cancel();
+    } catch (error) {
+      logger.info({ ...where, err: error }, 'run webhook attempt failed: no answer');
+      throw new Error('run webhook: no answer', { cause: error });
+    }
+    answered(status, where);
+  };
+
   return {
     ended(tenant, run) {
       const task: Promise<void> = enqueue(tenant, run)
@@ -104,8 +144,9 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
     },
 
     async deliver(job, attempt) {
-      const url = new URL(job.url);
       const where = { tenant: job.tenant, run_id: job.run_id, webhook: webhookOrigin(job.url), attempt };
+      if (isWebhookPath(job.url)) return deliverToApp(job, where);
+      const url = new URL(job.url);
       let addresses;
       try {
         addresses = await checkedAddresses(url.hostname, options.allowPrivate, resolve);
@@ -125,15 +166,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
         logger.info({ ...where, err: error }, 'run webhook attempt failed: no answer');
         throw new Error('run webhook: no answer', { cause: error });
       }
-      if (status >= 200 && status < 300) {
-        logger.info({ ...where, status }, 'run webhook delivered');
-        return;
-      }
-      if (retried(status)) {
-        logger.info({ ...where, status }, 'run webhook attempt failed');
-        throw new Error(`run webhook: answered ${status}`);
-      }
-      logger.warn({ ...where, status }, 'run webhook refused by its receiver; not tried again');
+      answered(status, where);
     },
 
     gaveUp(job, error) {

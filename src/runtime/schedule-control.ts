@@ -54,6 +54,8 @@ export interface ScheduleControlOptions {
   agents: AgentRegistry;
   /** Schedules one tenant may hold (SERVICE_SCHEDULES_MAX_PER_TENANT); no cap when absent. */
   maxPerTenant?: number;
+  /** A webhook may be a path (RunControlOptions.webhookPaths). @defaultValue false */
+  webhookPaths?: boolean;
 }
 
 /** The trigger that fires a stored schedule. */
@@ -70,8 +72,8 @@ export function firesAt(schedule: Pick<Schedule, 'enabled' | 'end_time'>, ms: nu
 }
 
 /** A webhook URL the runs of the fires will accept (as RunControl.startRun checks it): `bad_request` otherwise, before anything is stored. */
-function checkedWebhook(url: string): string {
-  const problem = webhookUrlProblem(url);
+function checkedWebhook(url: string, webhookPaths: boolean): string {
+  const problem = webhookUrlProblem(url, { paths: webhookPaths });
   if (problem) throw badRequest(`webhook: ${problem}.`);
   return url;
 }
@@ -114,7 +116,7 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
         ...(graph === undefined ? {} : { graph }),
         ...(multitask === undefined ? {} : { multitask }),
         ...(metadata === undefined ? {} : { metadata: newMetadata(metadata) }),
-        ...(webhook === undefined ? {} : { webhook: checkedWebhook(webhook) }),
+        ...(webhook === undefined ? {} : { webhook: checkedWebhook(webhook, options.webhookPaths ?? false) }),
         ...(afterRun === undefined || !newSession ? {} : { on_run_completed: afterRun }),
       };
       await store.schedules.createSchedule(tenant, schedule, options.maxPerTenant);
@@ -145,7 +147,7 @@ export function createScheduleControl(options: ScheduleControlOptions): Schedule
         ...(input === undefined ? {} : { input }),
         ...(enabled === undefined ? {} : { enabled }),
         ...(graph === undefined ? {} : { graph }),
-        ...(webhook === undefined ? {} : { webhook: checkedWebhook(webhook) }),
+        ...(webhook === undefined ? {} : { webhook: checkedWebhook(webhook, options.webhookPaths ?? false) }),
         ...(end === undefined ? {} : { end_time: end === null ? null : timeOf('end_time', end) }),
         ...(metadata === undefined ? {} : { metadata: mergeMetadata(current.metadata ?? {}, metadata) }),
         ...(afterRun === undefined || !current.new_session ? {} : { on_run_completed: afterRun }),

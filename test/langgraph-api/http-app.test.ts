@@ -12,6 +12,7 @@ import { loadAgentsAndGraphs } from '../../src/main/process.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 
 /*
  * The `http.app` of langgraph.json (a real Hono app, test/fixtures/langgraph-http/app.ts) in
@@ -94,6 +95,39 @@ describe.each(['memory', 'redis'] as const)('http.app in front of the API (%s)',
       body: JSON.stringify({ assistant_id: 'headers', input: { seen: 'forbidden' } }),
     });
     expect(refused).toMatchObject({ status: 403, body: { refused: 'by the app' } });
+  });
+
+  it("a run webhook that is a path goes to the app, as LangGraph's server posts it to its own", async () => {
+    const client = new Client({ apiUrl: api.url, apiKey: null });
+    const thread = await client.threads.create();
+    const values = await client.runs.wait(thread.thread_id, 'headers', { input: { seen: 'hooked' }, webhook: '/hooks/runs' });
+    const received = await waitFor(
+      'the webhook in the app',
+      async () => ((await fetchJson(`${api.url}/hooks/runs`)).body as { body: { thread_id: string; status: string; values: unknown }; signed: string | null }[]).find((r) => r.body.thread_id === thread.thread_id),
+      15_000,
+    );
+    expect(received.body).toMatchObject({ status: 'success', values });
+    expect(received.signed).toMatch(/^msg_/);
+  });
+});
+
+describe('a path webhook without an http.app', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+
+  it('is refused at the start (400), nothing stored', async () => {
+    const client = new Client({ apiUrl: api.url, apiKey: null });
+    const thread = await client.threads.create();
+    const refused = await fetchJson(`${api.url}/threads/${thread.thread_id}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'echo', input: {}, webhook: '/hooks/runs' }),
+    });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: 'webhook: a path, which is delivered to the http.app of langgraph.json, and there is none.' } } });
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
   });
 });
 

@@ -59,6 +59,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const composition = compose(config, {
     logger: createLogger(config.LOG_LEVEL, sink),
     agents: options.agents ?? new AgentRegistry(builtInAgents),
+    httpApp: options.app?.httpApp,
   });
   const { backend } = composition;
   const api = createApiServer(
