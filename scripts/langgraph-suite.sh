@@ -14,14 +14,12 @@
 # 12024; the worker's probes take N+1), --workdir DIR, --key-prefix P (Redis keys; default
 # lgsuite-<pid>, deleted afterwards), --agentplane DIR (the agentplane tree to start; default
 # this one), --timeout S (the suite's bound, default 1200), -t PATTERN (vitest's test-name filter),
-# --strict (the suite's langgraph.json as it is, see below).
+# --strict (no effect, see below).
 #
 # What is changed in the copy: the suite's hard-coded http://localhost:2024 becomes the chosen
-# port. For agentplane, unless --strict, it is started on a langgraph.agentplane.json written
-# beside the graphs: the suite's langgraph.json without "ui", which agentplane does not serve
-# and refuses at start (the generative-ui test then fails);
-# the graph files are unedited. With --strict agentplane is started on the suite's own
-# langgraph.json as it is (and stops at once, saying why).
+# port. agentplane is started on the suite's own langgraph.json as it is (graphs, env, http.app,
+# ui); the graph files are unedited. (--strict, which meant that before agentplane served
+# http.app and ui, is accepted and changes nothing.)
 set -euo pipefail
 
 die() { echo "langgraph-suite: $*" >&2; exit 2; }
@@ -38,7 +36,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SUITE_TIMEOUT=1200
 START_TIMEOUT=120
 FILTER=""
-STRICT=0
+
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,7 +48,7 @@ while [ $# -gt 0 ]; do
     --agentplane) REPO="$(cd "${2:?}" && pwd)"; shift 2 ;;
     --timeout) SUITE_TIMEOUT="${2:?}"; shift 2 ;;
     -t) FILTER="${2:?}"; shift 2 ;;
-    --strict) STRICT=1; shift ;;
+    --strict) shift ;;
     -h|--help) usage 0 ;;
     -*) echo "unknown option $1" >&2; usage 2 ;;
     *) [ -z "$CHECKOUT" ] || die "one checkout path only"; CHECKOUT="$(cd "$1" && pwd)"; shift ;;
@@ -172,17 +170,6 @@ if [ "$SERVER" = langgraph ]; then
 else
   [ -x "$REPO/node_modules/.bin/tsx" ] || die "$REPO/node_modules: run npm install in agentplane first"
   CONFIG="$GRAPHS/langgraph.json"
-  if [ "$STRICT" = 0 ]; then
-    CONFIG="$GRAPHS/langgraph.agentplane.json"
-    node - "$GRAPHS" <<'EOF'
-const fs = require('node:fs'), path = require('node:path');
-const folder = process.argv[2];
-const config = JSON.parse(fs.readFileSync(path.join(folder, 'langgraph.json'), 'utf8'));
-// What agentplane does not serve and refuses at start: generative UI.
-delete config.ui;
-fs.writeFileSync(path.join(folder, 'langgraph.agentplane.json'), JSON.stringify(config, null, 2) + '\n');
-EOF
-  fi
   COMMON=(env -u CI -u REDIS_CLUSTER_NODES -u REDIS_SENTINELS -u AGENTS_MODULE)
   [ -n "$REDIS" ] || COMMON+=(-u REDIS_URL)
   COMMON+=(

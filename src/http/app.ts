@@ -12,6 +12,8 @@ import { langgraphAssistantRoutes } from './langgraph/assistant-routes.js';
 import { langgraphCronRoutes } from './langgraph/cron-routes.js';
 import { LANGGRAPH_TAG } from './langgraph/define.js';
 import { langgraphMetaRoutes } from './langgraph/meta-routes.js';
+import { langgraphUiRoutes } from './langgraph/ui-routes.js';
+import type { UiBundles } from '../ports/ui-bundles.js';
 import { langgraphProtocolRoutes } from './langgraph/protocol-routes.js';
 import { langgraphRunRoutes } from './langgraph/run-routes.js';
 import { langgraphStoreRoutes } from './langgraph/store-routes.js';
@@ -42,6 +44,8 @@ export interface AppOptions {
   extraRoutes?: (deps: AppDeps) => AnyRoute[];
   /** The `http.app` of langgraph.json, served in front of the routes (src/http/custom-app.ts). */
   httpApp?: HttpApp | undefined;
+  /** The generative UI bundles of langgraph.json `ui`, served at /ui/{name} (src/http/langgraph/ui-routes.ts). */
+  uiBundles?: UiBundles | undefined;
 }
 
 /** agentplane's version, in the OpenAPI document and LangGraph's GET /info. */
@@ -54,7 +58,7 @@ export interface BuiltApp {
 }
 
 /** Every declared route of the app, in declaration order. */
-export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRoutes'> = {}): AnyRoute[] {
+export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRoutes' | 'uiBundles'> = {}): AnyRoute[] {
   return [
     ...probeRoutes(deps),
     ...sessionRoutes(deps),
@@ -71,6 +75,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...langgraphThreadRoutes(deps),
     ...langgraphThreadStateRoutes(deps),
     ...langgraphProtocolRoutes(deps),
+    ...langgraphUiRoutes(options.uiBundles),
     ...(options.extraRoutes?.(deps) ?? []),
   ];
 }

@@ -27,6 +27,8 @@ export interface LangGraphJson {
   env: Record<string, string>;
   /** Its `http.app`: a Hono app mounted in front of the API (src/http/custom-app.ts). */
   httpApp?: { spec: string; file: string; exportName: string };
+  /** Its `ui`: generative UI components by name (paths relative to the file's folder), and `ui_config` (src/langgraph/ui-bundles.ts). */
+  ui?: { defs: Record<string, string>; shared?: string[] };
 }
 
 /** A one-line error about the `langgraph.json` at `path` (SERVICE_LANGGRAPH_JSON). */
@@ -52,11 +54,22 @@ export function readLangGraphJson(configPath: string): LangGraphJson {
   if (!isObject(json) || !isObject(json.graphs)) {
     throw configError(path, 'no "graphs" object: write { "graphs": { "<id>": "./file.ts:exportName" } }');
   }
-  refuseUnsupported(path, json);
   const folder = dirname(path);
   const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
   const httpApp = httpAppOf(path, folder, json.http);
-  return { path, graphs, env: envOf(path, folder, json.env), ...(httpApp ? { httpApp } : {}) };
+  const ui = uiOf(path, json.ui, json.ui_config);
+  return { path, graphs, env: envOf(path, folder, json.env), ...(httpApp ? { httpApp } : {}), ...(ui ? { ui } : {}) };
+}
+
+function uiOf(path: string, ui: unknown, uiConfig: unknown): LangGraphJson['ui'] {
+  if (ui === undefined || ui === null) return undefined;
+  if (!isObject(ui)) throw configError(path, '"ui" is not an object of component names and file paths');
+  const wrong = Object.entries(ui).find(([name, file]) => typeof file !== 'string' || !ID_PATTERN.test(name));
+  if (wrong) throw configError(path, `"ui": "${wrong[0]}" needs a name of 1 to 128 letters, digits, ".", "_", ":" or "-" and a file path`);
+  if (Object.keys(ui).length === 0) return undefined;
+  const shared = isObject(uiConfig) ? uiConfig.shared : undefined;
+  if (shared !== undefined && !(Array.isArray(shared) && shared.every((s) => typeof s === 'string'))) throw configError(path, '"ui_config.shared" is not an array of package names');
+  return { defs: ui as Record<string, string>, ...(shared ? { shared: shared as string[] } : {}) };
 }
 
 function httpAppOf(path: string, folder: string, http: unknown): LangGraphJson['httpApp'] {
@@ -65,17 +78,6 @@ function httpAppOf(path: string, folder: string, http: unknown): LangGraphJson['
   const at = typeof spec === 'string' ? spec.lastIndexOf(':') : -1;
   if (typeof spec !== 'string' || at === 0 || at === spec.length - 1) throw configError(path, `"http.app": ${JSON.stringify(spec)} is not of the form "./path/file.ts:exportName"`);
   return at < 0 ? { spec, file: resolve(folder, spec), exportName: 'default' } : { spec, file: resolve(folder, spec.slice(0, at)), exportName: spec.slice(at + 1) };
-}
-
-/**
- * What LangGraph's server serves from a `langgraph.json` that agentplane does not (its
- * `http.cors` and `http.app` are read by the API, src/http/cors.ts and custom-app.ts):
- * generative UI components (`ui`). A file that asks for them is refused, in one line, rather
- * than served without them.
- */
-function refuseUnsupported(path: string, json: Record<string, unknown>): void {
-  if (json.ui === undefined || json.ui === null || (isObject(json.ui) && Object.keys(json.ui).length === 0)) return;
-  throw configError(path, `agentplane does not serve "ui" (generative UI components): remove it from the file, or serve it with LangGraph's own server`);
 }
 
 function graphEntry(path: string, folder: string, id: string, entry: unknown): GraphEntry {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { exitOnConfigError, type Config } from '../config.js';
 import { watchAgents } from '../runtime/agents-watch.js';
 import { createApiServer } from './api-server.js';
-import { bindLangGraphClient, bootProcess, listenOrExit, listeningAt, shutdownOnSignals } from './process.js';
+import { bindLangGraphClient, bootProcess, exitOnStartupError, listenOrExit, listeningAt, shutdownOnSignals, uiBundlesOf } from './process.js';
 import { securityOptions } from './security.js';
 
 /**
@@ -15,7 +15,8 @@ import { securityOptions } from './security.js';
 export async function runApi(config?: Config, options: { watch?: boolean } = {}): Promise<void> {
   const composition = await bootProcess({ config });
   const { logger } = composition;
-  const api = exitOnConfigError(() => createApiServer(composition, { ...securityOptions(composition.config, composition.backend.limiters), httpApp: composition.httpApp }));
+  const uiBundles = await exitOnStartupError(() => uiBundlesOf(composition.config));
+  const api = exitOnConfigError(() => createApiServer(composition, { ...securityOptions(composition.config, composition.backend.limiters), httpApp: composition.httpApp, uiBundles }));
   const { SERVICE_HOST: host, SERVICE_PORT: port } = composition.config;
   await listenOrExit({ host: 'SERVICE_HOST', port: 'SERVICE_PORT' }, { host, port }, () => api.listen());
   const { address, url } = listeningAt(api.server, host);

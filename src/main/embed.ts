@@ -7,7 +7,7 @@ import type { Agent } from '../runtime/agent.js';
 import { createApiServer } from './api-server.js';
 import { compose, type Composition } from './compose.js';
 import { createLogger } from './logger.js';
-import { httpAppOf, loadAgentsAndGraphs } from './process.js';
+import { httpAppOf, loadAgentsAndGraphs, uiBundlesOf } from './process.js';
 import { securityOptions } from './security.js';
 
 export interface AgentplaneOptions {
@@ -56,7 +56,7 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const httpApp = await httpAppOf(config);
   const composition = compose(config, { logger, agents, httpApp });
-  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), httpApp });
+  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), httpApp, uiBundles: await uiBundlesOf(config) });
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);
   const handle = chain(api.app.middleware);
   let closing: Promise<void> | undefined;

@@ -8,6 +8,7 @@ import type { Lifecycle } from '../http/deps.js';
 import { hostPort } from '../http/listen.js';
 import type { Agent } from '../runtime/agent.js';
 import type { HttpApp } from '../ports/http-app.js';
+import type { UiBundles } from '../ports/ui-bundles.js';
 import { loadGraphs, withGraphs } from '../runtime/graphs.js';
 import { AgentsModuleError } from '../runtime/load-error.js';
 import { AgentRegistry, loadAgents } from '../runtime/registry.js';
@@ -40,6 +41,13 @@ export async function httpAppOf(config: Config): Promise<HttpApp | undefined> {
   if (!config.SERVICE_LANGGRAPH_JSON) return undefined;
   const { loadHttpApp } = await import('../langgraph/http-app.js');
   return loadHttpApp(config.SERVICE_LANGGRAPH_JSON);
+}
+
+/** The generative UI of SERVICE_LANGGRAPH_JSON's `ui`, built (API processes only); undefined when there is none. */
+export async function uiBundlesOf(config: Config): Promise<UiBundles | undefined> {
+  if (!config.SERVICE_LANGGRAPH_JSON) return undefined;
+  const { buildUiBundles } = await import('../langgraph/ui-bundles.js');
+  return buildUiBundles(config.SERVICE_LANGGRAPH_JSON);
 }
 
 /**

@@ -140,11 +140,11 @@ describe('OpenAPI security schemes follow SERVICE_AUTH', () => {
     expect(operations(doc).filter(({ op }) => op.security)).toEqual([]);
   });
 
-  it('declares a bearer scheme with jwt, required on /api/* and the LangGraph routes, not on probes, metrics, /ok or /info', async () => {
+  it('declares a bearer scheme with jwt, required on /api/* and the LangGraph routes, not on probes, metrics, /ok, /info or generative UI files', async () => {
     const doc = await start({ SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: 'a-test-secret-of-at-least-32-bytes!!' });
     expect(doc.components?.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });
     for (const { name, path, op } of operations(doc)) {
-      const gated = path.startsWith('/api/') || (op.tags?.includes('langgraph') && !['/ok', '/info'].includes(path));
+      const gated = path.startsWith('/api/') || (op.tags?.includes('langgraph') && !['/ok', '/info', '/ui/{name}/{file}'].includes(path));
       expect(op.security, name).toEqual(gated ? [{ bearer: [] }] : undefined);
     }
   });

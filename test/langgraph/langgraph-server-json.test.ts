@@ -19,7 +19,7 @@ import { startTestApi, type TestApi } from '../support/app.js';
  * that is a Promise of a graph, a graph calling getLogger() of @langchain/langgraph-sdk/logging,
  * LANGGRAPH_CONFIG as per-graph default config and context (from the file's env or the
  * environment), agentplane's own path setting under its new name SERVICE_LANGGRAPH_JSON (the
- * old one still read, with a warning), and `ui` refused in one line (`http.app` is served: test/langgraph-api/http-app.test.ts).
+ * old one still read, with a warning), and faults of `http.app` and `ui` in one line (both are served: test/langgraph-api/http-app.test.ts, ui.test.ts).
  */
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph-server/', import.meta.url));
@@ -120,7 +120,7 @@ describe('LANGGRAPH_CONFIG and SERVICE_LANGGRAPH_JSON', () => {
   });
 });
 
-describe('what LangGraph serves from a langgraph.json and agentplane does not: refused at start, in one line', () => {
+describe('a langgraph.json whose http.app or ui is malformed: refused at start, in one line', () => {
   const write = (extra: Record<string, unknown>): string => {
     const file = join(work, `langgraph-${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(file, JSON.stringify({ graphs: { g: './g.ts:graph' }, ...extra }));
@@ -128,8 +128,9 @@ describe('what LangGraph serves from a langgraph.json and agentplane does not: r
   };
 
   it.each([
-    ['ui', { ui: { 'agent-alias': './agent/ui.tsx' } }, /: agentplane does not serve "ui" \(generative UI components\): remove it from the file, or serve it with LangGraph's own server$/],
-    ['ui beside an http.app (which is served)', { ui: { a: './ui.tsx' }, http: { app: './http.mts:app' } }, /: agentplane does not serve "ui" \(generative UI components\)/],
+    ['a ui that is no object', { ui: './ui.tsx' }, /: "ui" is not an object of component names and file paths$/],
+    ['a ui component without a file path', { ui: { cards: 42 } }, /: "ui": "cards" needs a name of 1 to 128 letters, digits, "\.", "_", ":" or "-" and a file path$/],
+    ['a ui_config.shared that is no list of names', { ui: { cards: './c.tsx' }, ui_config: { shared: 'react' } }, /: "ui_config\.shared" is not an array of package names$/],
     ['an http.app that is no file:export', { http: { app: './http.mts:' } }, /: "http\.app": "\.\/http\.mts:" is not of the form "\.\/path\/file\.ts:exportName"$/],
   ])('%s', (_name, extra, message) => {
     const file = write(extra);

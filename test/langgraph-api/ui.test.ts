@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@langchain/langgraph-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config.js';
+import { buildUiBundles } from '../../src/langgraph/ui-bundles.js';
+import { call, startTestApi, type TestApi } from '../support/app.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+
+/*
+ * langgraph.json `ui` (test/fixtures/langgraph-ui/): the components built with LangGraph's own
+ * bundler (@langchain/langgraph-ui) when the API starts, the HTML that loads one
+ * (`client["~ui"].getComponent`, as LoadExternalComponent asks it), the bundle's files.
+ */
+
+const CONFIG = fileURLToPath(new URL('../fixtures/langgraph-ui/langgraph.json', import.meta.url));
+const KEY = 'ui-user-key';
+
+describe.each(['memory', 'redis'] as const)('generative UI (%s)', (backend) => {
+  let redis: TestRedis | undefined;
+  let api: TestApi;
+  beforeAll(async () => {
+    if (backend === 'redis') redis = await startRedis();
+    api = await startTestApi({
+      secured: true,
+      env: { SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: `${KEY}:viewer:T1` },
+      app: { uiBundles: await buildUiBundles(CONFIG) },
+      ...(redis ? { redisUrl: redis.url } : {}),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+    await redis?.stop();
+  });
+
+  it('answers the HTML that loads a component (SDK ~ui.getComponent), which a viewer may ask', async () => {
+    const client = new Client({ apiUrl: api.url, apiKey: KEY });
+    const html = await client['~ui'].getComponent('cards', 'weather');
+    const port = new URL(api.url).port;
+    expect(html).toBe(`<script src="http://127.0.0.1:${port}/ui/cards/entrypoint.js" onload='__LGUI_cards.render("weather", "{{shadowRootId}}")'></script>`);
+    expect((await call(`${api.url}/ui/cards`, { method: 'POST', json: { name: 'weather' } })).status).toBe(401);
+    const missing = await call(`${api.url}/ui/nope`, { method: 'POST', json: { name: 'weather' }, headers: { 'x-api-key': KEY } });
+    expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
+  });
+
+  it("serves the bundle's script without a credential, as a browser's <script src> loads it", async () => {
+    const response = await fetch(`${api.url}/ui/cards/entrypoint.js`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
+    const code = await response.text();
+    // React comes from the page (LangGraph's shared modules), the components are in it.
+    expect(code).toContain('globalThis[Symbol.for("LGUI_REQUIRE")]');
+    expect(code).toContain('var __LGUI_cards');
+    expect(code).toContain('Weather for ');
+    expect((await call(`${api.url}/ui/cards/other.js`)).status).toBe(404);
+  });
+});
+
+describe('a ui that cannot be built', () => {
+  const work = mkdtempSync(join(tmpdir(), 'agentplane-ui-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('without @langchain/langgraph-ui in the project: one ConfigError line saying what to install', async () => {
+    writeFileSync(join(work, 'langgraph.json'), JSON.stringify({ graphs: {}, ui: { cards: './cards.tsx' } }));
+    const error = await buildUiBundles(join(work, 'langgraph.json')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/"ui" is built with @langchain\/langgraph-ui, which the project does not have: npm install @langchain\/langgraph-ui$/);
+  });
+
+  it('a component file that does not compile: one ConfigError line', async () => {
+    const folder = dirname(CONFIG);
+    const file = join(folder, `broken-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify({ graphs: {}, ui: { broken: './nowhere.tsx' } }));
+    try {
+      const error = await buildUiBundles(file).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/"ui": the components did not build: /);
+      expect((error as Error).message).not.toContain('\n');
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+});
