@@ -15,7 +15,9 @@ import { waitFor } from '../support/wait.js';
  * answered through its approval completes with both; and in projects of LangGraph.js 0.2 and
  * 0.4 templates (with @langchain/core 0.3, installed beside it as npm allows with
  * --legacy-peer-deps), which the API refuses at start in one line naming the installed version
- * and the supported range, exit code 1, no stack.
+ * and the supported range, exit code 1, no stack. A TypeScript graph's schemas come from its
+ * types where the project has `typescript` (the newest project), from its channel names where
+ * it does not (the oldest).
  */
 
 const work = mkdtempSync(join(tmpdir(), 'agentplane-lgversions-'));
@@ -75,6 +77,17 @@ export const graph = new StateGraph(State)
   .compile();
 `;
 
+/** A TypeScript graph whose state types live in TypeScript only: its schemas come from them (read by the compiled reader in a child process). */
+const TYPED = `import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+
+const State = Annotation.Root({ mood: Annotation<'calm' | 'loud'>, count: Annotation<number> });
+export const graph = new StateGraph(State)
+  .addNode('count', (state) => ({ count: (state.count ?? 0) + 1 }))
+  .addEdge(START, 'count')
+  .addEdge('count', END)
+  .compile();
+`;
+
 /** A package's version in this repository's node_modules (package.json's devDependencies: the newest 1.x). */
 const repoVersion = (name: string): string =>
   (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
@@ -83,7 +96,7 @@ const repoVersion = (name: string): string =>
 const PROJECTS = {
   oldest: { packages: ['@langchain/langgraph@1.0.0', '@langchain/langgraph-checkpoint@1.2.2', '@langchain/core@1.4.0'], legacyPeers: false },
   newest: {
-    packages: ['@langchain/langgraph', '@langchain/langgraph-checkpoint', '@langchain/core'].map((name) => `${name}@${repoVersion(name)}`),
+    packages: ['@langchain/langgraph', '@langchain/langgraph-checkpoint', '@langchain/core', 'typescript'].map((name) => `${name}@${repoVersion(name)}`),
     legacyPeers: false,
   },
   // LangGraph.js 0.x templates: @langchain/core 0.3, which agentplane's peer range refuses unless npm is told to ignore peers.
@@ -109,7 +122,8 @@ beforeAll(async () => {
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `graphs-${name}`, version: '1.0.0', private: true, type: 'module' }));
       writeFileSync(join(dir, 'graph.js'), GRAPH);
       writeFileSync(join(dir, 'asker.js'), ASKER);
-      writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { shouter: './graph.js:graph', asker: './asker.js:graph' } }));
+      writeFileSync(join(dir, 'typed.ts'), TYPED);
+      writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { shouter: './graph.js:graph', asker: './asker.js:graph', typed: './typed.ts:graph' } }));
       const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', ...(legacyPeers ? ['--legacy-peer-deps'] : [])];
       await succeed('npm', ['install', tarball, ...packages, ...flags], dir);
     }),
@@ -155,6 +169,22 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
       expect(await after.json()).toMatchObject({ state: { items: ['a', 'b'], done: ['A', 'B'], choice: 'Paris' } });
     } finally {
       await api.stop();
+    }
+  }, 180_000);
+
+  it("gives a TypeScript graph's schemas from its types with the project's typescript, and its channel names without one", async () => {
+    for (const name of ['newest', 'oldest'] as const) {
+      const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env(name), readyTimeoutMs: 90_000 });
+      try {
+        const schemas = (await (await fetch(`${api.url}/assistants/typed/schemas`)).json()) as { state_schema: unknown };
+        expect(schemas.state_schema, name).toEqual(
+          name === 'newest'
+            ? { type: 'object', properties: { mood: { type: 'string', enum: ['calm', 'loud'] }, count: { type: 'number' } }, required: ['mood', 'count'], $schema: 'http://json-schema.org/draft-07/schema#' }
+            : { type: 'object', properties: { mood: {}, count: {} } },
+        );
+      } finally {
+        await api.stop();
+      }
     }
   }, 180_000);
 
