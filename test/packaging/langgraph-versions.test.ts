@@ -82,9 +82,9 @@ const TYPED = `import { Annotation, END, START, StateGraph } from '@langchain/la
 
 const State = Annotation.Root({ mood: Annotation<'calm' | 'loud'>, count: Annotation<number> });
 export const graph = new StateGraph(State)
-  .addNode('count', (state) => ({ count: (state.count ?? 0) + 1 }))
-  .addEdge(START, 'count')
-  .addEdge('count', END)
+  .addNode('tally', (state) => ({ count: (state.count ?? 0) + 1 }))
+  .addEdge(START, 'tally')
+  .addEdge('tally', END)
   .compile();
 `;
 
