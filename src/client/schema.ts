@@ -9244,6 +9244,24 @@ export interface operations {
                     "application/json": components["schemas"]["LangGraphError"];
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
+            /** @description Body in a Content-Encoding the server cannot decode */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
+                };
+            };
             /** @description Rate limit or quota exceeded (or too many open streams and waits) */
             429: {
                 headers: {
@@ -9275,6 +9293,15 @@ export interface operations {
                 };
                 content: {
                     "application/javascript": unknown;
+                };
+            };
+            /** @description Malformed query or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LangGraphError"];
                 };
             };
             /** @description Not found (or owned by another tenant) */

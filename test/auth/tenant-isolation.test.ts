@@ -144,6 +144,7 @@ const notResourceRoutes: Record<string, string> = {
   'POST /runs/wait': 'a stateless LangGraph run: starts a run of the caller on a new thread and answers only that run',
   'POST /runs/stream': 'a stateless LangGraph run: starts a run of the caller on a new thread and streams only that run',
   ...Object.fromEntries(ASSISTANT_ROUTES.map((name) => [name, 'an assistant is an agent of the registry, the same for every tenant (and none can be written)'])),
+  'POST /ui/:name': "langgraph.json's generative UI bundles are the project's code, the same for every tenant",
 };
 
 /** The answer with the requested id and server-minted ids masked, for comparison. */

@@ -37,7 +37,7 @@ export function langgraphUiRoutes(bundles: UiBundles | undefined): AnyRoute[] {
       params: NameParams,
       bodyExamples: { component: { summary: 'the HTML that loads the component "weather"', value: { name: 'weather' } } },
       body: z.object({ name: z.string().min(1).meta({ description: 'the component, a key of the bundle’s default export' }), props: z.unknown().optional() }).loose(),
-      responses: { 200: { description: 'A stylesheet link per CSS file and the script that renders the component', contentType: 'text/html' }, ...langgraphErrors(400, 401, 403, 404, 429) },
+      responses: { 200: { description: 'A stylesheet link per CSS file and the script that renders the component', contentType: 'text/html' }, ...langgraphErrors(400, 401, 403, 404, 413, 415, 429) },
       handler: async ({ params, body, ctx }) => {
         const files = filesOf(params.name);
         const host = ctx.get('Host');
@@ -60,7 +60,7 @@ export function langgraphUiRoutes(bundles: UiBundles | undefined): AnyRoute[] {
       summary: 'A file of a generative UI bundle (public)',
       public: true,
       params: NameParams.extend({ file: z.string() }),
-      responses: { 200: { description: 'The file', contentType: 'application/javascript' }, ...langgraphErrors(404) },
+      responses: { 200: { description: 'The file', contentType: 'application/javascript' }, ...langgraphErrors(400, 404) },
       handler: async ({ params }) => {
         const file = filesOf(params.name).find((candidate) => candidate.basename === params.file);
         if (!file) throw new AppError('not_found', `The generative UI "${params.name}" has no file "${params.file}".`);
