@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
+import { Client as Client2 } from '@langchain/langgraph-sdk-2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { buildUiBundles } from '../../src/langgraph/ui-bundles.js';
@@ -35,11 +36,14 @@ describe.each(['memory', 'redis'] as const)('generative UI (%s)', (backend) => {
     await redis?.stop();
   });
 
-  it('answers the HTML that loads a component (SDK ~ui.getComponent), which a viewer may ask', async () => {
+  it('answers the HTML that loads a component (SDK 1.x and 2.0 ~ui.getComponent), which a viewer may ask', async () => {
     const client = new Client({ apiUrl: api.url, apiKey: KEY });
     const html = await client['~ui'].getComponent('cards', 'weather');
     const port = new URL(api.url).port;
     expect(html).toBe(`<script src="http://127.0.0.1:${port}/ui/cards/entrypoint.js" onload='__LGUI_cards.render("weather", "{{shadowRootId}}")'></script>`);
+    expect(await new Client2({ apiUrl: api.url, apiKey: KEY })['~ui'].getComponent('cards', 'receipt')).toBe(
+      `<script src="http://127.0.0.1:${port}/ui/cards/entrypoint.js" onload='__LGUI_cards.render("receipt", "{{shadowRootId}}")'></script>`,
+    );
     expect((await call(`${api.url}/ui/cards`, { method: 'POST', json: { name: 'weather' } })).status).toBe(401);
     const missing = await call(`${api.url}/ui/nope`, { method: 'POST', json: { name: 'weather' }, headers: { 'x-api-key': KEY } });
     expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
