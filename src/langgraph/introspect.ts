@@ -1,10 +1,10 @@
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { isZodSchemaV3, isZodSchemaV4 } from '@langchain/core/utils/types';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { typedSchemasOf, type TypedGraphSchemas } from './type-schemas.js';
+import { installedFrom } from './versions.js';
 
 /*
  * What the LangGraph Server API tells about a compiled graph (GET /assistants/{id}/graph and
@@ -143,10 +143,10 @@ function fromStateSchema(builder: Builder): GraphSchemas | undefined {
 async function zodSchemaModule(origin: GraphOrigin): Promise<typeof import('@langchain/langgraph/zod/schema')> {
   if (origin.file) {
     try {
-      const manifest = createRequire(origin.file).resolve('@langchain/langgraph/package.json');
-      const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: Record<string, unknown> }).exports?.['./zod/schema'];
+      const installed = installedFrom(dirname(origin.file), '@langchain/langgraph', 'graphs');
+      const exports = installed && (JSON.parse(readFileSync(join(installed.dir, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> }).exports?.['./zod/schema'];
       const target = esmTarget(exports);
-      if (target) return (await import(pathToFileURL(join(dirname(manifest), target)).href)) as typeof import('@langchain/langgraph/zod/schema');
+      if (installed && target) return (await import(pathToFileURL(join(installed.dir, target)).href)) as typeof import('@langchain/langgraph/zod/schema');
     } catch {
       // not resolvable from there: agentplane's copy
     }

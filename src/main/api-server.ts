@@ -50,7 +50,8 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     // A followed run is checked as often as streams get their keep-alive.
     runWatch: new RunWatch({ runs: backend.store.runs, intervalMs: config.SERVICE_SSE_HEARTBEAT_MS, logger: composition.logger }),
   };
-  const built = createApp(deps, options);
+  // The http.app of langgraph.json, loaded with the composition, unless the caller gives another.
+  const built = createApp(deps, { httpApp: composition.httpApp, ...options });
   // Node checks request timeouts on an interval (30 s by default): check often enough that a
   // slow client is cut close to SERVICE_REQUEST_TIMEOUT_MS.
   const server = createServer(

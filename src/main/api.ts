@@ -16,7 +16,7 @@ export async function runApi(config?: Config, options: { watch?: boolean } = {})
   const composition = await bootProcess({ config });
   const { logger } = composition;
   const uiBundles = await exitOnStartupError(() => uiBundlesOf(composition.config));
-  const api = exitOnConfigError(() => createApiServer(composition, { ...securityOptions(composition.config, composition.backend.limiters), httpApp: composition.httpApp, uiBundles }));
+  const api = exitOnConfigError(() => createApiServer(composition, { ...securityOptions(composition.config, composition.backend.limiters), uiBundles }));
   const { SERVICE_HOST: host, SERVICE_PORT: port } = composition.config;
   await listenOrExit({ host: 'SERVICE_HOST', port: 'SERVICE_PORT' }, { host, port }, () => api.listen());
   const { address, url } = listeningAt(api.server, host);

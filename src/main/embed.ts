@@ -56,7 +56,7 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const httpApp = await httpAppOf(config);
   const composition = compose(config, { logger, agents, httpApp });
-  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), httpApp, uiBundles: await uiBundlesOf(config) });
+  const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), uiBundles: await uiBundlesOf(config) });
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);
   const handle = chain(api.app.middleware);
   let closing: Promise<void> | undefined;
