@@ -2,7 +2,6 @@ import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Approval, type Checkpoint, type JsonObject, type Session } from '../domain/types.js';
 import type { LangGraphDeps } from './deps.js';
-import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import { isGraphAgent } from '../runtime/agent.js';
 
 /**
@@ -68,8 +67,8 @@ export function nativeInterrupt(approval: Approval): JsonObject {
 /** What a read is asked: the latest state or a checkpoint's, with subgraph states. */
 export interface ThreadStateRead {
   checkpointId?: string;
-  /** A graph thread's latest checkpoint, its read started already ({@link GraphThreads.readLatest}). */
-  latest?: Promise<GraphCheckpointEntry | null>;
+  /** A graph thread's version in storage, its read started already ({@link GraphThreads.readVersion}). */
+  version?: Promise<string>;
   /** A subgraph's namespace (a task's `checkpoint_ns`): its state, not the root graph's. */
   checkpointNs?: string;
   subgraphs?: boolean;
@@ -91,6 +90,16 @@ export async function readThreadState(deps: ThreadStateDeps, tenant: string, ses
   if (read.checkpointId !== undefined) throw notFound(`Checkpoint "${read.checkpointId}" of thread "${session.id}"`);
   if (read.checkpointNs) throw notFound(`Subgraph "${read.checkpointNs}" of thread "${session.id}"`);
   return EMPTY_THREAD_STATE;
+}
+
+/**
+ * The thread's latest state as JSON text ({@link readThreadState} of no checkpoint, no
+ * subgraphs): a graph thread's as kept while its checkpoints are unchanged, sent as it is.
+ */
+export async function readLatestThreadStateText(deps: ThreadStateDeps, tenant: string, session: Session, version?: Promise<string>): Promise<string> {
+  const graphId = graphAgentOf(deps, session);
+  const text = graphId ? await deps.graphs!.latestStateText(tenant, session.id, graphId, version) : null;
+  return text ?? JSON.stringify(await readThreadState(deps, tenant, session));
 }
 
 /** Which states of a thread's history: newest first, at most `limit`, older than `before`, matching `metadata`. */

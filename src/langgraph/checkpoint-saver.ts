@@ -93,6 +93,11 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     return entry ? this.toTuple(entry) : undefined;
   }
 
+  /** The thread's version in storage ({@link GraphCheckpointStore.version}): "" for a thread with nothing stored. */
+  versionOf(threadId: string): Promise<string> {
+    return this.storage.version(this.tenant, storageId('thread_id', threadId));
+  }
+
   /** The stored checkpoint {@link getTuple} reads for `config`, as stored (nothing deserialized); null for none. */
   async entryFor(config: RunnableConfig): Promise<GraphCheckpointEntry | null> {
     const threadId: unknown = config.configurable?.thread_id;

@@ -3,8 +3,7 @@ import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.
 import type { GraphEngineDeps, GraphRunInput, GraphSource, GraphStateEdit, GraphSuperstep, GraphThreads } from '../runtime/graph-engine.js';
 import { streamInputOf } from './run-input.js';
 import type { GraphLoader } from './graph-loader.js';
-import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
-import { ThreadStateCache, versionOf } from './state-cache.js';
+import { ThreadStateCache } from './state-cache.js';
 import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
 
 /**
@@ -48,17 +47,20 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     return (await store.sessions.getCheckpoint(tenant, sessionId, written.seq_num)) ?? { ...written, state: (toJson(snapshot.values) ?? {}) as JsonObject };
   }
 
-  /** The latest state of a thread as last answered, while its checkpoint and writes stay as they were. */
+  /** The latest state of a thread as last answered (JSON), while its stored checkpoints stay as they were. */
   const latestStates = new ThreadStateCache();
 
   async function threadState(
     tenant: string,
     sessionId: string,
     agentId: string,
-    read: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean; latest?: Promise<GraphCheckpointEntry | null> } = {},
+    read: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean; version?: Promise<string> } = {},
   ): Promise<JsonObject | null> {
     const source = graphs.requireSource(agentId);
-    if (!read.checkpointId && !read.checkpointNs && !read.subgraphs) return latestState(tenant, sessionId, agentId, source, read.latest);
+    if (!read.checkpointId && !read.checkpointNs && !read.subgraphs) {
+      const text = await latestState(tenant, sessionId, agentId, source, read.version);
+      return text === null ? null : (JSON.parse(text) as JsonObject);
+    }
     const configurable = checkpointConfigurable(sessionId, read);
     const graph = await graphs.graphFor(source, tenant, { configurable });
     const snapshot = await graph.getState({ configurable }, { subgraphs: read.subgraphs ?? false });
@@ -67,26 +69,33 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     return threadStateOf(snapshot);
   }
 
-  /** The latest state (the common read: no checkpoint named, no subgraphs), answered from {@link latestStates} while it holds. */
-  async function latestState(tenant: string, sessionId: string, agentId: string, source: GraphSource, latest?: Promise<GraphCheckpointEntry | null>): Promise<JsonObject | null> {
-    const config = { configurable: { thread_id: sessionId } };
+  /**
+   * The latest state (the common read: no checkpoint named, no subgraphs) as JSON text: the
+   * text kept in {@link latestStates} while the thread's version is the one it was made at (one
+   * small read), else made from the stored checkpoint, read with its version.
+   */
+  async function latestState(tenant: string, sessionId: string, agentId: string, source: GraphSource, version?: Promise<string>): Promise<string | null> {
     const saver = graphs.storageOf(tenant).checkpointer;
-    const entry = await (latest ?? saver.entryFor(config));
-    if (!entry) return null;
     const key = `${tenant}\n${agentId}\n${sessionId}`;
-    const version = versionOf(entry);
-    const kept = latestStates.get(key, version);
-    if (kept) return kept;
+    const kept = latestStates.get(key, await (version ?? saver.versionOf(sessionId)));
+    if (kept !== undefined) return kept;
+    const config = { configurable: { thread_id: sessionId } };
+    const entry = await saver.entryFor(config);
+    if (!entry) return null;
     const graph = await graphs.graphFor(source, tenant, config);
     // LangGraph reads the checkpoint read above, not a second time.
     graph.checkpointer = saver.primedWith(config, entry);
-    const state = threadStateOf(await graph.getState(config));
-    latestStates.set(key, version, state);
-    return state;
+    const text = JSON.stringify(threadStateOf(await graph.getState(config)));
+    latestStates.set(key, entry.version, text);
+    return text;
   }
 
-  function readLatest(tenant: string, sessionId: string): Promise<GraphCheckpointEntry | null> {
-    return graphs.storageOf(tenant).checkpointer.entryFor({ configurable: { thread_id: sessionId } });
+  function latestStateText(tenant: string, sessionId: string, agentId: string, version?: Promise<string>): Promise<string | null> {
+    return latestState(tenant, sessionId, agentId, graphs.requireSource(agentId), version);
+  }
+
+  function readVersion(tenant: string, sessionId: string): Promise<string> {
+    return graphs.storageOf(tenant).checkpointer.versionOf(sessionId);
   }
 
   async function threadHistory(
@@ -149,7 +158,7 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
     await store.sessions.appendCheckpoint(tenant, sessionId, { patch: new StateMirror({}).patch(snapshot.values), node_id: nodeIdOf(snapshot.next) });
   }
 
-  return { updateState, threadState, readLatest, threadHistory, copyThread, rollbackRun, bulkUpdate };
+  return { updateState, threadState, latestStateText, readVersion, threadHistory, copyThread, rollbackRun, bulkUpdate };
 }
 
 /** The configurable naming a checkpoint of a thread: its latest or `checkpointId`, of the root graph or of the subgraph `checkpointNs` names. */

@@ -76,6 +76,8 @@ export interface GraphCheckpointEntry {
   values: Record<string, string>;
   /** Pending writes, in no particular order (the saver sorts them). */
   writes: GraphWrite[];
+  /** The thread's {@link GraphCheckpointStore.version} when this entry was read (in the same step). */
+  version: string;
 }
 
 /** A page of checkpoints of one thread, newest first. */
@@ -118,6 +120,14 @@ export interface GraphCheckpointStore {
    * `requireSession`, refused (`conflict`) as {@link GraphCheckpointPut.requireSession} says.
    */
   putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options?: { requireSession?: boolean }): Promise<void>;
+  /**
+   * A token of the thread's stored checkpoints and writes: it changes with every put, write and
+   * delete of the thread, in any namespace, and never comes back (a thread deleted and written
+   * again gets tokens it never had); "" for a thread with none. Equal tokens read at two times
+   * mean nothing of the thread was written in between: a reader keeps what it made of a thread
+   * under the token it read with it (the latest state answer).
+   */
+  version(tenant: string, threadId: string): Promise<string>;
   /** The checkpoint of that id, or the newest of the namespace without one; null when none. */
   getCheckpoint(tenant: string, threadId: string, ns: string, checkpointId?: string): Promise<GraphCheckpointEntry | null>;
   /** One page of a thread's checkpoints, newest first (by namespace, then id, descending). */

@@ -84,14 +84,16 @@ export interface GraphThreads {
     tenant: string,
     sessionId: string,
     agentId: string,
-    read?: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean; latest?: Promise<GraphCheckpointEntry | null> },
+    read?: { checkpointId?: string; checkpointNs?: string; subgraphs?: boolean; version?: Promise<string> },
   ): Promise<JsonObject | null>;
+  /** {@link threadState} of the latest checkpoint as JSON text (the answer kept while the thread is unchanged); null without one. */
+  latestStateText(tenant: string, sessionId: string, agentId: string, version?: Promise<string>): Promise<string | null>;
   /**
-   * The stored latest checkpoint of a thread's root graph, as {@link threadState} reads it for
-   * its latest state: started beside the read of the session (`read.latest`), the two go out
-   * together. Null for none (a native session has none).
+   * The thread's version in storage, as the latest state read compares it: started beside the
+   * read of the session (`read.version`), the two go out together. "" for a thread with no
+   * checkpoint (a native session has none).
    */
-  readLatest(tenant: string, sessionId: string): Promise<GraphCheckpointEntry | null>;
+  readVersion(tenant: string, sessionId: string): Promise<string>;
   /** Its checkpoints as `ThreadState`s, newest first: at most `limit`, older than `before`, filtered by metadata. */
   threadHistory(
     tenant: string,

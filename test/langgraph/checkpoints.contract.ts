@@ -56,6 +56,49 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
       expect(child).toHaveLength(2);
     });
 
+    it('moves a thread\'s version with every write to it, in any namespace, and never back to one it had', async () => {
+      const storage = await factory();
+      const saver = saverOn(storage);
+      const tenant = saver.tenant;
+      const versions: string[] = [];
+      const expectNew = async (): Promise<string> => {
+        const version = await storage.version(tenant, 'thread');
+        expect(version).not.toBe('');
+        expect(versions).not.toContain(version);
+        versions.push(version);
+        return version;
+      };
+      expect(await storage.version(tenant, 'thread')).toBe('');
+      const [first] = await chain(saver, 'thread', 1);
+      const afterPut = await expectNew();
+      // Reads change nothing; the latest entry carries the version it was read at.
+      expect((await storage.getCheckpoint(tenant, 'thread', ''))?.version).toBe(afterPut);
+      expect(await storage.version(tenant, 'thread')).toBe(afterPut);
+      // A pending write, a special write replacing one, a subgraph's checkpoint, a delete: each a new version.
+      const at = { configurable: { thread_id: 'thread', checkpoint_ns: '', checkpoint_id: first } };
+      await saver.putWrites(at, [['a', 'more']], 'other-task');
+      await expectNew();
+      await saver.putWrites(at, [['__interrupt__', 'x']], 'other-task');
+      await expectNew();
+      await chain(saver, 'thread', 1, 'child:1');
+      await expectNew();
+      await storage.deleteCheckpoints(tenant, 'thread', [{ ns: '', checkpointId: first! }]);
+      await expectNew();
+      // Another thread's writes leave this one's version as it is.
+      const kept = await storage.version(tenant, 'thread');
+      await chain(saver, 'other', 2);
+      expect(await storage.version(tenant, 'thread')).toBe(kept);
+      // Deleted and written again: versions it never had.
+      await storage.deleteThread(tenant, 'thread');
+      expect(await storage.version(tenant, 'thread')).toBe('');
+      await chain(saver, 'thread', 1);
+      await expectNew();
+      for (let i = 0; i < 3; i += 1) {
+        await saver.putWrites({ configurable: { thread_id: 'thread', checkpoint_ns: '', checkpoint_id: first } }, [['a', i]], `again${i}`);
+        await expectNew();
+      }
+    });
+
     it("removes a run's checkpoints with their writes, in every namespace, keeping the blobs earlier ones hold", async () => {
       const storage = await factory();
       const saver = saverOn(storage);

@@ -35,7 +35,9 @@ describe('LangGraph checkpoints on Redis', () => {
     await put(20);
     const keys = new RedisKeys(prefix).graphThread(tenant, 'session-1');
     expect(await client.zcard(keys.checkpoints)).toBe(3);
-    expect(await client.hlen(keys.records)).toBe(3);
+    // The three checkpoints' records and the thread's version.
+    expect(await client.hlen(keys.records)).toBe(4);
+    expect(Number(await client.hget(keys.records, 'version'))).toBeGreaterThan(1e15);
     // a's three retained versions and b's one.
     expect(await client.hlen(keys.blobs)).toBe(4);
     expect(await client.hlen(keys.blobRefs)).toBe(4);

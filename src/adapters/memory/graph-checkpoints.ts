@@ -22,6 +22,8 @@ interface Thread {
   refs: Map<string, number>;
   /** By checkpoint member, then `taskId NUL idx`. */
   writes: Map<string, Map<string, GraphWrite>>;
+  /** The store's write count at this thread's last write ({@link GraphCheckpointStore.version}). */
+  version: number;
 }
 
 const newest = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
@@ -45,6 +47,8 @@ const byAge = (member: string): string => {
  */
 export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   private readonly tenants = new Map<string, Map<string, Thread>>();
+  /** Writes to any thread so far: a thread's version is this count at its last write, so never repeats. */
+  private writeCount = 0;
 
   constructor(private readonly options: MemoryGraphCheckpointOptions = {}) {}
 
@@ -61,8 +65,18 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
     let threads = this.tenants.get(tenant);
     if (!threads) this.tenants.set(tenant, (threads = new Map()));
     let thread = threads.get(threadId);
-    if (!thread) threads.set(threadId, (thread = { checkpoints: new Map(), blobs: new Map(), sizes: new Map(), refs: new Map(), writes: new Map() }));
+    if (!thread) threads.set(threadId, (thread = { checkpoints: new Map(), blobs: new Map(), sizes: new Map(), refs: new Map(), writes: new Map(), version: 0 }));
     return thread;
+  }
+
+  /** The thread was written: its version moves on. */
+  private touch(thread: Thread): void {
+    thread.version = ++this.writeCount;
+  }
+
+  async version(tenant: string, threadId: string): Promise<string> {
+    const thread = this.thread(tenant, threadId);
+    return thread ? String(thread.version) : '';
   }
 
   async putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void> {
@@ -76,6 +90,7 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
     }
     if (bytes > put.maxStateBytes) throw graphStateTooLarge(bytes, put.maxStateBytes);
     const thread = stored ?? this.threadOrNew(tenant, threadId);
+    this.touch(thread);
     const member = checkpointMember(put.ns, put.record.checkpointId);
     const replaced = thread.checkpoints.get(member);
     // Count the new holder before releasing the old one, so a blob both hold stays.
@@ -135,6 +150,7 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options: { requireSession?: boolean } = {}): Promise<void> {
     this.checkSession(tenant, threadId, options.requireSession);
     const thread = this.threadOrNew(tenant, threadId);
+    this.touch(thread);
     const member = checkpointMember(ns, checkpointId);
     let stored = thread.writes.get(member);
     if (!stored) thread.writes.set(member, (stored = new Map()));
@@ -165,7 +181,7 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
       const blob = thread.blobs.get(blobField(ns, channel, version));
       if (blob !== undefined) values[channel] = blob;
     }
-    return { threadId, ns, record, values, writes: [...(thread.writes.get(member)?.values() ?? [])] };
+    return { threadId, ns, record, values, writes: [...(thread.writes.get(member)?.values() ?? [])], version: String(thread.version) };
   }
 
   async listCheckpoints(tenant: string, threadId: string, query: GraphCheckpointQuery): Promise<GraphCheckpointPage> {
@@ -190,6 +206,7 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
   async deleteCheckpoints(tenant: string, threadId: string, checkpoints: readonly GraphCheckpointRef[]): Promise<void> {
     const thread = this.thread(tenant, threadId);
     if (!thread) return;
+    this.touch(thread);
     for (const { ns, checkpointId } of checkpoints) {
       const member = checkpointMember(ns, checkpointId);
       this.drop(thread, member, true);

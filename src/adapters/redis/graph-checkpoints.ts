@@ -22,6 +22,8 @@ interface StoredRecord {
 
 /** A reply entry of readGraphCheckpoints: member, record, blob field/value pairs, write field/value pairs. */
 type RawEntry = [string, string, string[], string[]];
+/** The reply of readGraphCheckpoints: the thread's version, then the entries. */
+type RawRead = [string, ...RawEntry[]];
 
 const pairs = (flat: string[]): [string, string][] => {
   const out: [string, string][] = [];
@@ -58,7 +60,11 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
   async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options: { requireSession?: boolean } = {}): Promise<void> {
     const k = this.threadKeys(tenant, threadId);
     const args = writes.flatMap((w) => [writeField(ns, checkpointId, w.taskId, w.idx), JSON.stringify([w.channel, w.taskPath, w.value]), w.idx < 0 ? '1' : '0']);
-    await this.context.script('putGraphWrites', [k.writeIndex, k.writes, this.context.keys.session(tenant, threadId)], [threadId, options.requireSession ? '1' : '0', ...args]);
+    await this.context.script('putGraphWrites', [k.writeIndex, k.writes, this.context.keys.session(tenant, threadId), k.records], [threadId, options.requireSession ? '1' : '0', ...args]);
+  }
+
+  async version(tenant: string, threadId: string): Promise<string> {
+    return (await this.context.redis.hget(this.context.keys.graphThread(tenant, threadId).records, 'version')) ?? '';
   }
 
   async getCheckpoint(tenant: string, threadId: string, ns: string, checkpointId?: string): Promise<GraphCheckpointEntry | null> {
@@ -79,7 +85,7 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
   }
 
   private async read(tenant: string, threadId: string, args: string[]): Promise<GraphCheckpointEntry[]> {
-    const raw = await this.context.script<RawEntry[]>('readGraphCheckpoints', this.threadKeys(tenant, threadId).read, args);
+    const [version, ...raw] = await this.context.script<RawRead>('readGraphCheckpoints', this.threadKeys(tenant, threadId).read, args);
     return raw.map(([member, json, blobs, writes]) => {
       const { ns, checkpointId } = splitCheckpointMember(member);
       const record = JSON.parse(json) as StoredRecord;
@@ -92,6 +98,7 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
           const [channel, taskPath, serialized] = JSON.parse(value) as [string, string, string];
           return { ...splitWriteField(field), channel, taskPath, value: serialized };
         }),
+        version: String(version),
       };
     });
   }

@@ -29,7 +29,7 @@ const SCRIPT_FILES = [
   'beginRun-8',
   'stepRun-12',
   'putGraphCheckpoint-8',
-  'putGraphWrites-3',
+  'putGraphWrites-4',
   'readGraphCheckpoints-5',
   'deleteGraphCheckpoints-6',
   'putGraphItem-5',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../../domain/errors.js';
 import type { JsonObject } from '../../domain/types.js';
-import { readThreadHistory, readThreadState, threadSession, updateThreadState, type ThreadStateDeps } from '../../langgraph-server/thread-state.js';
+import { readLatestThreadStateText, readThreadHistory, readThreadState, threadSession, updateThreadState, type ThreadStateDeps } from '../../langgraph-server/thread-state.js';
 import type { AnyRoute } from '../route.js';
 import { IdParam, JsonObjectSchema, Timestamp } from '../schemas.js';
 import { defineLangGraphRoute, langgraphErrors } from './define.js';
@@ -108,11 +108,15 @@ export function langgraphThreadStateRoutes(deps: ThreadStateDeps): AnyRoute[] {
       query: StateQuery,
       responses: { 200: { description: 'The state', schema: ThreadStateSchema.partial() }, ...one },
       handler: async ({ params, query, principal }) => {
-        // A graph thread's latest checkpoint is read beside its session: one round trip, not two.
-        const latest = query.subgraphs ? undefined : deps.graphs?.readLatest(principal.tenant, params.thread_id);
-        latest?.catch(() => undefined);
+        // A graph thread's version is read beside its session: one round trip, not two.
+        const version = query.subgraphs ? undefined : deps.graphs?.readVersion(principal.tenant, params.thread_id);
+        version?.catch(() => undefined);
         const session = await threadSession(deps, principal.tenant, params.thread_id);
-        return { status: 200, body: selected(await readThreadState(deps, principal.tenant, session, { subgraphs: query.subgraphs, ...(latest ? { latest } : {}) }), query.select) };
+        if (!query.subgraphs && !query.select) {
+          // The latest state as its JSON was kept: sent as it is, not parsed and serialized again.
+          return { status: 200, body: await readLatestThreadStateText(deps, principal.tenant, session, version), headers: { 'Content-Type': 'application/json; charset=utf-8' } };
+        }
+        return { status: 200, body: selected(await readThreadState(deps, principal.tenant, session, { subgraphs: query.subgraphs, ...(version ? { version } : {}) }), query.select) };
       },
     }),
     defineLangGraphRoute({

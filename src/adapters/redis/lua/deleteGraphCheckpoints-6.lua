@@ -12,6 +12,7 @@
 --@include constants
 --@include graphCheckpoint
 local removed = 0
+graph_touch(KEYS[2])
 for _, member in ipairs(ARGV) do
   local record = redis.call('HGET', KEYS[2], member)
   if record then

@@ -43,6 +43,7 @@ local function release(fields)
 end
 for _, field in ipairs(graph_blob_fields(ns, record)) do redis.call('HINCRBY', KEYS[5], field, 1) end
 for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+graph_touch(KEYS[3])
 local replaced = redis.call('HGET', KEYS[3], member)
 if replaced then release(graph_blob_fields(ns, replaced)) end
 redis.call('HSET', KEYS[3], member, record)

@@ -6,8 +6,9 @@
   KEYS[5] writes hash
   ARGV[1] "latest" and ARGV[2] the namespace, or "members" and ARGV[2..] checkpoint members
 
-  Returns one entry per stored checkpoint (missing ones are left out), in the order asked:
-    {member, record JSON, {blob field, value, ...}, {write field, value, ...}}
+  Returns the thread's version (the records hash's `version`, "" for none) and one entry per
+  stored checkpoint (missing ones are left out), in the order asked:
+    {version, {member, record JSON, {blob field, value, ...}, {write field, value, ...}}, ...}
 ]]
 --@include constants
 --@include graphCheckpoint
@@ -35,7 +36,7 @@ local function read_fields(hash, fields)
   return out
 end
 
-local entries = {}
+local entries = {redis.call('HGET', KEYS[2], 'version') or ''}
 for _, member in ipairs(members) do
   local record = redis.call('HGET', KEYS[2], member)
   if record then

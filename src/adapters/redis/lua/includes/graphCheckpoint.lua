@@ -3,6 +3,17 @@
 -- checkpoint is `ns NUL id`, a blob `ns NUL channel NUL version`, a write
 -- `ns NUL id NUL task NUL idx`; `name NUL` .. `name \1` bounds everything under a name.
 
+-- The thread was written: its version (the records hash's `version` field, no member's name:
+-- those hold a NUL) moves on. A thread's first write (none stored, or deleted since) starts from
+-- the server's clock in microseconds, so a thread written again after a delete never meets a
+-- version it had before.
+local function graph_touch(records_key)
+  if redis.call('HINCRBY', records_key, 'version', 1) == 1 then
+    local now = redis.call('TIME')
+    redis.call('HSET', records_key, 'version', now[1] .. string.format('%06d', tonumber(now[2])))
+  end
+end
+
 -- The checkpoint's namespace: its member up to the first NUL.
 local function graph_ns(member)
   return string.sub(member, 1, string.find(member, '\0', 1, true) - 1)

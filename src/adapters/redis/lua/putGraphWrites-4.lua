@@ -7,13 +7,16 @@
   Nothing is written when the session is required and gone.
 
   KEYS[1] write index zset   KEYS[2] writes hash   KEYS[3] the thread's session hash
+  KEYS[4] records hash (the thread's version)
   ARGV[1] thread id   ARGV[2] '1' when the session must exist
   ARGV[3..] field, value, replace ("1"/"0"), ...
 
   Returns {0}, or {THREAD_GONE, thread id} (codes of scripts.ts)
 ]]
 --@include constants
+--@include graphCheckpoint
 if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {THREAD_GONE, ARGV[1]} end
+graph_touch(KEYS[4])
 for i = 3, #ARGV, 3 do
   if ARGV[i + 2] == '1' then
     redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
