@@ -18,7 +18,7 @@ export async function deleteAssistant(
 ): Promise<void> {
   const assistant = await deleteStoredAssistant(deps, tenant, assistantId);
   if (!options.deleteThreads) return;
-  const { threads } = await searchThreads(deps, tenant, {
+  const { ids } = await searchThreads(deps, tenant, {
     metadata: { assistant_id: assistant.assistant_id },
     limit: THREAD_SCAN_LIMIT,
     offset: 0,
@@ -27,8 +27,8 @@ export async function deleteAssistant(
     // Ids alone: the page never stops early at its byte bound.
     select: ['thread_id'],
   });
-  for (const thread of threads) {
-    await deleteThread(deps, tenant, String(thread.thread_id), options.by).catch((error: unknown) => {
+  for (const id of ids) {
+    await deleteThread(deps, tenant, id, options.by).catch((error: unknown) => {
       // Deleted meanwhile: nothing left to do.
       if (!(error instanceof AppError && error.code === 'not_found')) throw error;
     });

@@ -37,13 +37,13 @@ export const EMPTY_THREAD_STATE: JsonObject = Object.freeze({
  * `graph_id` its metadata names before its first run; undefined for a native agent's thread,
  * a thread naming no graph, or without the LangGraph engine.
  */
-export function graphAgentOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, session: Session): string | undefined {
+export function graphAgentOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, session: Pick<Session, 'agent_id' | 'metadata'>): string | undefined {
   const agent = deps.agents.get(agentNamed(session));
   return isGraphAgent(agent) && deps.graphs ? agent.id : undefined;
 }
 
 /** The agent id a thread belongs to: its runs', else its metadata's `graph_id` ('' for none). */
-function agentNamed(session: Session): string {
+function agentNamed(session: Pick<Session, 'agent_id' | 'metadata'>): string {
   if (session.agent_id !== '') return session.agent_id;
   return typeof session.metadata.graph_id === 'string' ? session.metadata.graph_id : '';
 }

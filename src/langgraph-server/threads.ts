@@ -1,6 +1,6 @@
 import { jsonContains } from '../domain/json-contains.js';
 import { END_NODE, type Checkpoint, type JsonObject, type Run, type Session } from '../domain/types.js';
-import type { SessionLatest } from '../ports/store.js';
+import type { SessionLatest, ThreadRow } from '../ports/store.js';
 import { assistantIdOf } from './assistants.js';
 import { graphAgentOf, interruptsOf, nativeInterrupt, nativeTaskId, type ThreadStateDeps } from './thread-state.js';
 import type { ThreadStatus } from './types.js';
@@ -44,7 +44,7 @@ const PAGE_READS = 50;
  * by the run), else the graph's default assistant (as LangGraph's server records the graph and
  * assistant a thread's runs use).
  */
-export function threadMetadata(session: Session): JsonObject {
+export function threadMetadata(session: Pick<Session, 'agent_id' | 'metadata'>): JsonObject {
   if (session.agent_id === '') return session.metadata;
   const recorded = session.metadata.assistant_id;
   return { ...session.metadata, graph_id: session.agent_id, assistant_id: typeof recorded === 'string' ? recorded : assistantIdOf(session.agent_id) };
@@ -119,21 +119,7 @@ export class ThreadFacts {
    * run ended: later state edits do not change it.)
    */
   private statusOf(run: Run | null, latest: Checkpoint | null): ThreadStatus | undefined {
-    switch (run?.status) {
-      case 'queued':
-      case 'running':
-        return 'busy';
-      case 'interrupted':
-        return 'interrupted';
-      case 'failed':
-        return 'error';
-      case 'completed':
-        if (!graphAgentOf(this.deps, this.session) || run.seq_num === undefined) return 'idle';
-        if (latest?.seq_num !== run.seq_num) return undefined;
-        return latest.node_id !== END_NODE ? 'interrupted' : 'idle';
-      default:
-        return 'idle';
-    }
+    return statusFrom(run, latest, () => graphAgentOf(this.deps, this.session) !== undefined);
   }
 
   async values(): Promise<JsonObject> {
@@ -176,6 +162,32 @@ export class ThreadFacts {
   }
 }
 
+/**
+ * A thread's status from its latest run and checkpoint ({@link ThreadFacts.status}); undefined
+ * when it takes the checkpoint a graph run stopped at and that is not the latest.
+ */
+function statusFrom(
+  run: { status: Run['status']; seq_num?: number } | null,
+  latest: { seq_num: number; node_id: string } | null,
+  isGraph: () => boolean,
+): ThreadStatus | undefined {
+  switch (run?.status) {
+    case 'queued':
+    case 'running':
+      return 'busy';
+    case 'interrupted':
+      return 'interrupted';
+    case 'failed':
+      return 'error';
+    case 'completed':
+      if (run.seq_num === undefined || !isGraph()) return 'idle';
+      if (latest?.seq_num !== run.seq_num) return undefined;
+      return latest.node_id !== END_NODE ? 'interrupted' : 'idle';
+    default:
+      return 'idle';
+  }
+}
+
 /** What a thread must match: each filter given (metadata and values by JSON containment). */
 export interface ThreadFilter {
   ids?: readonly string[];
@@ -202,12 +214,13 @@ export interface ThreadSearch extends ThreadFilter {
  * thread always fits, and `more` says where to go on. `texts` holds each thread's JSON, made once
  * to measure it: an answer sends `[texts joined by commas]` rather than serializing again.
  */
-export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ threads: JsonObject[]; texts: string[]; more: boolean }> {
+export async function searchThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ ids: string[]; texts: string[]; more: boolean }> {
   const inScanOrder = search.sort_by === 'created_at' && search.sort_order === 'desc';
   const wanted = search.offset + search.limit;
-  const found: ThreadFacts[] = [];
   // Newest first with no filter to apply: the first storage page need hold no more than one past this page.
   const unfiltered = !search.ids && !search.metadata && !search.values && !search.status;
+  if (inScanOrder && unfiltered && !search.select) return newestThreads(deps, tenant, search);
+  const found: ThreadFacts[] = [];
   const firstPage = inScanOrder && unfiltered ? wanted + 1 : SCAN_PAGE;
   for await (const batch of matching(deps, tenant, search, firstPage)) {
     found.push(...batch);
@@ -216,32 +229,110 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
   }
   const sorted = inScanOrder ? found : await sortedBy(deps, tenant, found, search.sort_by, search.sort_order);
   const page = sorted.slice(search.offset, wanted);
-  const maxBytes = deps.config.SERVICE_MAX_PAGE_BYTES;
-  const threads: JsonObject[] = [];
-  const texts: string[] = [];
-  // The answer's bytes: `[`, `]`, and a comma between two threads.
-  let bytes = 2;
+  const answer = new PageTexts(deps.config.SERVICE_MAX_PAGE_BYTES);
   for (let at = 0; at < page.length; at += PAGE_READS) {
     // One read for up to PAGE_READS threads, their states up to a page's bytes; the others'
     // states are read STATE_READS at a time below.
-    await readLatest(deps, tenant, page.slice(at, at + PAGE_READS), maxBytes);
+    await readLatest(deps, tenant, page.slice(at, at + PAGE_READS), answer.maxBytes);
     for (let part = at; part < Math.min(at + PAGE_READS, page.length); part += STATE_READS) {
       const facts = page.slice(part, Math.min(part + STATE_READS, at + PAGE_READS));
       // Threads the one read answered are built as they are; the others read what they lack.
       const primed = facts.map((thread) => thread.primedThread());
       const built = primed.every((thread) => thread !== undefined) ? (primed as Thread[]) : await Promise.all(facts.map((thread, i) => primed[i] ?? thread.thread()));
-      for (const thread of built.map((one) => selected(one, search.select))) {
-        const text = JSON.stringify(thread);
-        const size = Buffer.byteLength(text) + (threads.length > 0 ? 1 : 0);
-        if (threads.length > 0 && bytes + size > maxBytes) return { threads, texts, more: true };
-        threads.push(thread);
-        texts.push(text);
-        bytes += size;
+      for (const thread of built) {
+        if (!answer.add(thread.thread_id, JSON.stringify(selected(thread, search.select)))) return answer.page(true);
       }
       for (const thread of facts) thread.forgetCheckpoint();
     }
   }
-  return { threads, texts, more: sorted.length > wanted };
+  return answer.page(sorted.length > wanted);
+}
+
+/**
+ * The threads of a page, their JSON texts up to the page's bytes (UTF-8): `add` answers false
+ * once a thread no longer fits (the first always does). Bytes are counted exactly only once
+ * three bytes a character could pass the bound.
+ */
+class PageTexts {
+  readonly ids: string[] = [];
+  readonly texts: string[] = [];
+  /** `[`, `]`, and a comma between two threads: exact once {@link exact}. */
+  private bytes = 2;
+  private exact = false;
+  /** The same in characters (UTF-8 takes at most three bytes for one). */
+  private chars = 2;
+
+  constructor(readonly maxBytes: number) {}
+
+  add(id: string, text: string): boolean {
+    const comma = this.texts.length > 0 ? 1 : 0;
+    this.chars += text.length + comma;
+    if (!this.exact && this.chars * 3 > this.maxBytes) {
+      this.exact = true;
+      this.bytes = 2 + this.texts.reduce((sum, kept) => sum + Buffer.byteLength(kept), 0) + Math.max(0, this.texts.length - 1);
+    }
+    if (this.exact) {
+      const size = Buffer.byteLength(text) + comma;
+      if (this.texts.length > 0 && this.bytes + size > this.maxBytes) return false;
+      this.bytes += size;
+    }
+    this.ids.push(id);
+    this.texts.push(text);
+    return true;
+  }
+
+  page(more: boolean): { ids: string[]; texts: string[]; more: boolean } {
+    return { ids: this.ids, texts: this.texts, more };
+  }
+}
+
+/**
+ * The newest threads with nothing to filter, sort or select (a thread list's first read): the
+ * sessions with their latest runs and states in one storage read, each thread's JSON put
+ * together from the stored metadata and state texts as they are. A thread that needs more (its
+ * interrupts, the checkpoint its run stopped at, a state past the read's bytes) is read whole.
+ */
+async function newestThreads(deps: ThreadStateDeps, tenant: string, search: ThreadSearch): Promise<{ ids: string[]; texts: string[]; more: boolean }> {
+  const answer = new PageTexts(deps.config.SERVICE_MAX_PAGE_BYTES);
+  // Only the newest THREAD_SCAN_LIMIT sessions, as a scan looks at; one past the page tells whether another follows.
+  const limit = Math.min(search.offset + search.limit + 1, THREAD_SCAN_LIMIT) - search.offset;
+  if (limit <= 0) return answer.page(false);
+  const rows = await deps.store.listThreadRows(tenant, { offset: search.offset, limit }, answer.maxBytes);
+  for (const row of rows.slice(0, search.limit)) {
+    const status = row.checkpoint === undefined ? undefined : statusFrom(row.run, row.checkpoint, () => graphAgentOf(deps, { agent_id: row.agent_id, metadata: {} }) !== undefined);
+    const text =
+      status !== undefined && status !== 'interrupted' && row.checkpoint !== undefined
+        ? threadText(row, status)
+        : JSON.stringify(await new ThreadFacts(deps, tenant, sessionOf(tenant, row)).thread());
+    if (!answer.add(row.id, text)) return answer.page(true);
+  }
+  return answer.page(rows.length > search.limit);
+}
+
+/** The session a thread row is. */
+function sessionOf(tenant: string, row: ThreadRow): Session {
+  return { id: row.id, agent_id: row.agent_id, tenant_id: tenant, created_at: row.created_at, updated_at: row.updated_at, metadata: JSON.parse(row.metadata) as JsonObject };
+}
+
+/** `JSON.stringify` of the {@link Thread} a row is with `status` (no interrupts), from its stored texts. */
+function threadText(row: ThreadRow, status: ThreadStatus): string {
+  const error = status === 'error' ? (row.run?.error ?? null) : null;
+  return (
+    `{"thread_id":${JSON.stringify(row.id)},"created_at":${JSON.stringify(row.created_at)},"updated_at":${JSON.stringify(row.updated_at)},` +
+    `"state_updated_at":${JSON.stringify(row.checkpoint?.created_at ?? row.created_at)},"metadata":${metadataText(row)},"status":"${status}",` +
+    `"values":${row.checkpoint?.state ?? '{}'},"interrupts":{},"config":{},"error":${JSON.stringify(error)}}`
+  );
+}
+
+/** {@link threadMetadata} as JSON, from the session's metadata text: the graph's names appended where the metadata has neither. */
+function metadataText(row: ThreadRow): string {
+  const { metadata } = row;
+  if (row.agent_id === '') return metadata;
+  if (metadata.includes('"graph_id"') || metadata.includes('"assistant_id"')) {
+    return JSON.stringify(threadMetadata({ agent_id: row.agent_id, metadata: JSON.parse(metadata) as JsonObject }));
+  }
+  const names = `"graph_id":${JSON.stringify(row.agent_id)},"assistant_id":${JSON.stringify(assistantIdOf(row.agent_id))}}`;
+  return metadata === '{}' ? `{${names}` : `${metadata.slice(0, -1)},${names}`;
 }
 
 /** The latest run and checkpoint of each thread, in one storage call for all (not two reads a thread). */

@@ -1,4 +1,4 @@
-import type { Checkpoint, Run } from '../domain/types.js';
+import type { Checkpoint, Run, RunStatus } from '../domain/types.js';
 import type { ApprovalStore } from './approval-store.js';
 import type { RunStore } from './run-store.js';
 import type { ScheduleStore } from './schedule-store.js';
@@ -49,6 +49,27 @@ export interface SessionLatest {
   checkpoint?: Checkpoint | null;
 }
 
+/**
+ * A session as a list of LangGraph threads shows it ({@link Store.listThreadRows}): its fields,
+ * its metadata and latest state as JSON text (sent on as they are, never parsed), what its
+ * latest run and checkpoint say of its status.
+ */
+export interface ThreadRow {
+  id: string;
+  agent_id: string;
+  created_at: string;
+  updated_at: string;
+  /** The session's metadata, a JSON object. */
+  metadata: string;
+  /** The session's latest run; null without one. */
+  run: { status: RunStatus; error?: string; seq_num?: number } | null;
+  /**
+   * The latest checkpoint with its state (a JSON object); null without one; undefined when not
+   * read (a large state, or past the call's byte budget): the caller reads it on its own.
+   */
+  checkpoint?: { seq_num: number; node_id: string; created_at: string; state: string } | null;
+}
+
 /** A timer the store keeps: a run's deadline or an approval's expiry. */
 export interface DueTimer {
   kind: 'run' | 'approval';
@@ -92,6 +113,13 @@ export interface Store {
    * left out (undefined), for the caller to read on its own.
    */
   latestOfSessions(tenant: string, sessionIds: readonly string[], maxStateBytes: number): Promise<SessionLatest[]>;
+  /**
+   * One page of the tenant's sessions, newest first (as `listSessions` without an agent), each
+   * with its latest run and checkpoint as {@link ThreadRow}: a list of threads in one round
+   * trip where the backend can. States are read up to `maxStateBytes` in all (the first one
+   * always), as {@link latestOfSessions} reads them.
+   */
+  listThreadRows(tenant: string, page: { offset: number; limit: number }, maxStateBytes: number): Promise<ThreadRow[]>;
   /** Resolves when the backend answers, rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Sampled by the metrics at scrape time. */

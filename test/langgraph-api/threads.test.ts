@@ -198,6 +198,45 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: threads on %s', (bac
       expect(await a.threads.count({ metadata: { suite }, status: 'error' })).toBe(1);
       expect(await a.threads.count({ metadata: { graph_id: 'lg-steps', suite } })).toBe(1);
     });
+    it('answers the newest threads with no filter (read in one step) as a filtered search and a read of each do', async () => {
+      const suite = randomUUID();
+      const [plain, odd, recorded, done, failed, waiting, native] = await createInOrder([
+        { suite },
+        { suite, path: 'a/b', text: 'é ☃ "quoted"', list: [1, { deep: null }] },
+        { suite, assistant_id: 'recorded-assistant' },
+        { suite, n: 4 },
+        { suite, n: 5 },
+        { suite, n: 6 },
+        { suite, n: 7 },
+      ]);
+      await runOn(recorded!.thread_id, 'lg-steps', { note: 'kept' });
+      await runOn(done!.thread_id, 'lg-steps', { note: 'a/b é ☃ \\ "q"' });
+      expect((await runOn(failed!.thread_id, 'echo', { fail: 'boom "quoted" é' })).status).toBe('failed');
+      expect((await runOn(waiting!.thread_id, 'lg-ask')).status).toBe('interrupted');
+      expect((await runOn(native!.thread_id, 'echo', { message: 'hi/é' })).status).toBe('completed');
+      const created = [native, waiting, failed, done, recorded, odd, plain].map((thread) => thread!.thread_id);
+
+      const newest = await call(`${app.url}/threads/search`, { method: 'POST', json: { limit: 7 }, headers: { 'X-Api-Key': KEYS.a } });
+      expect(newest.status).toBe(200);
+      const threads = newest.body as unknown as { thread_id: string; status: string }[];
+      expect(threads.map((t) => t.thread_id)).toEqual(created);
+      expect(threads.map((t) => t.status)).toEqual(['idle', 'interrupted', 'error', 'idle', 'idle', 'idle', 'idle']);
+      expect(newest.headers.get('x-pagination-next')).toBe('7');
+      // The same threads through the filtering path, and one by one.
+      expect(await a.threads.search({ metadata: { suite } })).toEqual(threads);
+      for (const thread of threads) expect(await a.threads.get(thread.thread_id)).toEqual(thread);
+      expect(threads[3]).toMatchObject({ values: { items: ['first', 'second'], note: 'a/b é ☃ \\ "q"' }, metadata: { suite, n: 4, graph_id: 'lg-steps' } });
+      expect(threads[4]).toMatchObject({ metadata: { suite, assistant_id: 'recorded-assistant', graph_id: 'lg-steps' } });
+      expect(threads[5]).toMatchObject({ metadata: { suite, path: 'a/b', text: 'é ☃ "quoted"', list: [1, { deep: null }] }, values: {}, status: 'idle' });
+      expect(threads[2]).toMatchObject({ error: 'boom "quoted" é', status: 'error' });
+      // An offset and a page one past the page: the next page is announced, the last one not.
+      const page = await call(`${app.url}/threads/search`, { method: 'POST', json: { limit: 2, offset: 1 }, headers: { 'X-Api-Key': KEYS.a } });
+      expect((page.body as unknown as { thread_id: string }[]).map((t) => t.thread_id)).toEqual(created.slice(1, 3));
+      expect(page.headers.get('x-pagination-next')).toBe('3');
+      const past = await call(`${app.url}/threads/search`, { method: 'POST', json: { limit: 10, offset: 995 }, headers: { 'X-Api-Key': KEYS.a } });
+      expect(past.status).toBe(200);
+      expect(past.headers.get('x-pagination-next')).toBeNull();
+    });
   });
 
   describe('status, values and interrupts', () => {

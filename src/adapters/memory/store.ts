@@ -1,11 +1,11 @@
 import { DEFAULT_STORAGE_LIMITS } from '../../domain/types.js';
-import type { ApprovalStore, LeaseStore, RunStore, SessionStore, StorageLimits, StorageUsage, Store, TimerStore, SessionLatest } from '../../ports/store.js';
+import type { ApprovalStore, LeaseStore, RunStore, SessionStore, StorageLimits, StorageUsage, Store, TimerStore, SessionLatest, ThreadRow } from '../../ports/store.js';
 import { MemoryApprovalStore } from './approval-store.js';
 import type { MemoryGraphCheckpointStore } from './graph-checkpoints.js';
 import { MemoryRunStore } from './run-store.js';
 import { MemoryScheduleStore } from './schedule-store.js';
 import { MemorySessionStore } from './session-store.js';
-import { MemoryTables } from './tables.js';
+import { frozenJson, MemoryTables } from './tables.js';
 import { MemoryLeaseStore, MemoryTimerStore } from './timer-store.js';
 
 export interface MemoryStoreOptions {
@@ -58,6 +58,25 @@ export class MemoryStore implements Store {
       const checkpoint = record?.checkpoints.at(-1);
       // As getRun and getCheckpoint hand them out: a copy of the run, the checkpoint's frozen state shared.
       return { run: run ? { ...run } : null, checkpoint: checkpoint ? { ...checkpoint } : null };
+    });
+  }
+
+  /** Straight from the tables; a frozen state's and metadata's JSON is made once (they never change). */
+  async listThreadRows(tenant: string, page: { offset: number; limit: number }): Promise<ThreadRow[]> {
+    const data = this.tables.data(tenant);
+    return data.byCreated.newestFirst(page.offset, page.limit).map((id): ThreadRow => {
+      const { session, currentRunId, checkpoints } = data.sessions.get(id)!;
+      const run = currentRunId ? data.runs.get(currentRunId) : undefined;
+      const checkpoint = checkpoints.at(-1);
+      return {
+        id: session.id,
+        agent_id: session.agent_id,
+        created_at: session.created_at,
+        updated_at: session.updated_at,
+        metadata: frozenJson(session.metadata),
+        run: run ? { status: run.status, ...(run.error === undefined ? {} : { error: run.error }), ...(run.seq_num === undefined ? {} : { seq_num: run.seq_num }) } : null,
+        checkpoint: checkpoint ? { seq_num: checkpoint.seq_num, node_id: checkpoint.node_id, created_at: checkpoint.created_at, state: frozenJson(checkpoint.state) } : null,
+      };
     });
   }
 

@@ -238,6 +238,16 @@ export function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
+/** The JSON text of frozen values, made once per value (they never change). */
+const texts = new WeakMap<object, string>();
+
+/** `JSON.stringify(value)` of a value {@link frozen} froze, made once and kept while the value lives. */
+export function frozenJson(value: object): string {
+  let text = texts.get(value);
+  if (text === undefined) texts.set(value, (text = JSON.stringify(value)));
+  return text;
+}
+
 /** JSON frozen all the way down: stored once, handed out without copying (no caller can change it). */
 export function frozen<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

@@ -11,6 +11,7 @@ const SCRIPT_FILES = [
   'readCheckpoint-3',
   'readSessionsLatest-1',
   'listSessions-1',
+  'listThreads-1',
   'createSession-3',
   'updateSessionMetadata-2',
   'deleteSession-20',

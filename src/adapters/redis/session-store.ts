@@ -13,7 +13,9 @@ import type {
   SessionListOptions,
   SessionStore,
   StorageLimits,
+  ThreadRow,
 } from '../../ports/store.js';
+import type { RunStatus } from '../../domain/types.js';
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { statePairs } from './hash.js';
@@ -147,6 +149,33 @@ export class RedisSessionStore implements SessionStore {
               ? { ...metaOf(parseEntry(String(latest[1]), sessionId)), state: stateOfPairs(latest[2] as string[]) }
               : await this.getCheckpoint(tenant, sessionId);
         return { run: toRun(hash), checkpoint };
+      }),
+    );
+  }
+
+  /** {@link Store.listThreadRows}: one script; a large state, or one past the budget, is read on its own. */
+  async listThreadRows(tenant: string, page: { offset: number; limit: number }, maxStateBytes: number): Promise<ThreadRow[]> {
+    const { keys } = this.c;
+    type Raw = [string, string, string, string, string, string | null, string | null, string | null, number, string | null, string | null];
+    const reply = await this.c.script<Raw[]>('listThreads', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), page.offset, page.offset + page.limit - 1, maxStateBytes]);
+    return Promise.all(
+      reply.map(async ([id, agentId, createdAt, updatedAt, metadata, status, error, seq, kind, entry, state]): Promise<ThreadRow> => {
+        const row: ThreadRow = {
+          id: String(id),
+          agent_id: String(agentId),
+          created_at: String(createdAt),
+          updated_at: String(updatedAt),
+          metadata: String(metadata),
+          run: status ? { status: String(status) as RunStatus, ...(error ? { error: String(error) } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
+        };
+        if (Number(kind) === 0) return { ...row, checkpoint: null };
+        if (Number(kind) === 1) {
+          const { seq_num, node_id, created_at } = parseEntry(String(entry), row.id);
+          return { ...row, checkpoint: { seq_num, node_id, created_at, state: String(state) } };
+        }
+        // A large state is scanned on its own (a state past the budget is left to the caller).
+        const latest = Number(kind) === 2 ? await this.getCheckpoint(tenant, row.id) : undefined;
+        return latest === undefined ? row : { ...row, checkpoint: latest && { seq_num: latest.seq_num, node_id: latest.node_id, created_at: latest.created_at, state: JSON.stringify(latest.state) } };
       }),
     );
   }

@@ -1,4 +1,4 @@
-import type { SessionLatest, StorageLimits, StorageUsage, Store } from '../../ports/store.js';
+import type { SessionLatest, StorageLimits, StorageUsage, Store, ThreadRow } from '../../ports/store.js';
 import { masters, pingAll, type RedisClient } from './connection.js';
 import { RedisKeys } from './keys.js';
 import { RedisApprovalStore } from './approval-store.js';
@@ -59,6 +59,10 @@ export class RedisStore implements Store {
 
   latestOfSessions(tenant: string, sessionIds: readonly string[], maxStateBytes: number): Promise<SessionLatest[]> {
     return this.sessions.latestOfSessions(tenant, sessionIds, maxStateBytes);
+  }
+
+  listThreadRows(tenant: string, page: { offset: number; limit: number }, maxStateBytes: number): Promise<ThreadRow[]> {
+    return this.sessions.listThreadRows(tenant, page, maxStateBytes);
   }
 
   /** PING; on a cluster every master, and the cluster's state (readiness). */
