@@ -324,15 +324,36 @@ function threadText(row: ThreadRow, status: ThreadStatus): string {
   );
 }
 
-/** {@link threadMetadata} as JSON, from the session's metadata text: the graph's names appended where the metadata has neither. */
+/** {@link metadataText} answers by agent and metadata text, while few (a list shows the same threads again and again). */
+const metadataTexts = new Map<string, Map<string, string>>();
+const METADATA_TEXTS = 4096;
+let metadataTextsKept = 0;
+
+/**
+ * {@link threadMetadata} as JSON, from the session's metadata text: the graph's names appended
+ * where the metadata has neither, else made from the parsed metadata once and kept.
+ */
 function metadataText(row: ThreadRow): string {
   const { metadata } = row;
   if (row.agent_id === '') return metadata;
-  if (metadata.includes('"graph_id"') || metadata.includes('"assistant_id"')) {
-    return JSON.stringify(threadMetadata({ agent_id: row.agent_id, metadata: JSON.parse(metadata) as JsonObject }));
+  if (!metadata.includes('"graph_id"') && !metadata.includes('"assistant_id"')) {
+    const names = `"graph_id":${JSON.stringify(row.agent_id)},"assistant_id":${JSON.stringify(assistantIdOf(row.agent_id))}}`;
+    return metadata === '{}' ? `{${names}` : `${metadata.slice(0, -1)},${names}`;
   }
-  const names = `"graph_id":${JSON.stringify(row.agent_id)},"assistant_id":${JSON.stringify(assistantIdOf(row.agent_id))}}`;
-  return metadata === '{}' ? `{${names}` : `${metadata.slice(0, -1)},${names}`;
+  let byText = metadataTexts.get(row.agent_id);
+  let text = byText?.get(metadata);
+  if (text === undefined) {
+    text = JSON.stringify(threadMetadata({ agent_id: row.agent_id, metadata: JSON.parse(metadata) as JsonObject }));
+    if (metadataTextsKept >= METADATA_TEXTS) {
+      metadataTexts.clear();
+      metadataTextsKept = 0;
+      byText = undefined;
+    }
+    if (!byText) metadataTexts.set(row.agent_id, (byText = new Map()));
+    byText.set(metadata, text);
+    metadataTextsKept += 1;
+  }
+  return text;
 }
 
 /** The latest run and checkpoint of each thread, in one storage call for all (not two reads a thread). */
