@@ -153,28 +153,29 @@ export class RedisSessionStore implements SessionStore {
     );
   }
 
-  /** {@link Store.listThreadRows}: one script; a large state, or one past the budget, is read on its own. */
+  /** {@link Store.listThreadRows}: one script, one string answered; a large state, or one past the budget, is read on its own. */
   async listThreadRows(tenant: string, page: { offset: number; limit: number }, maxStateBytes: number): Promise<ThreadRow[]> {
     const { keys } = this.c;
-    type Raw = [string, string, string, string, string, string | null, string | null, string | null, number, string | null, string | null];
-    const reply = await this.c.script<Raw[]>('listThreads', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), page.offset, page.offset + page.limit - 1, maxStateBytes]);
+    const reply = String(await this.c.script<string>('listThreads', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), page.offset, page.offset + page.limit - 1, maxStateBytes]));
+    if (reply === '') return [];
     return Promise.all(
-      reply.map(async ([id, agentId, createdAt, updatedAt, metadata, status, error, seq, kind, entry, state]): Promise<ThreadRow> => {
+      reply.split('\u0001').map(async (line): Promise<ThreadRow> => {
+        const [id = '', agentId = '', createdAt = '', updatedAt = '', metadata = '{}', status = '', error = '', seq = '', kind = '0', entry = '', state = ''] = line.split('\u0000');
         const row: ThreadRow = {
-          id: String(id),
-          agent_id: String(agentId),
-          created_at: String(createdAt),
-          updated_at: String(updatedAt),
-          metadata: String(metadata),
-          run: status ? { status: String(status) as RunStatus, ...(error ? { error: String(error) } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
+          id,
+          agent_id: agentId,
+          created_at: createdAt,
+          updated_at: updatedAt,
+          metadata,
+          run: status ? { status: status as RunStatus, ...(error ? { error: JSON.parse(error) as string } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
         };
-        if (Number(kind) === 0) return { ...row, checkpoint: null };
-        if (Number(kind) === 1) {
-          const { seq_num, node_id, created_at } = parseEntry(String(entry), row.id);
-          return { ...row, checkpoint: { seq_num, node_id, created_at, state: String(state) } };
+        if (kind === '0') return { ...row, checkpoint: null };
+        if (kind === '1') {
+          const { seq_num, node_id, created_at } = parseEntry(entry, id);
+          return { ...row, checkpoint: { seq_num, node_id, created_at, state } };
         }
         // A large state is scanned on its own (a state past the budget is left to the caller).
-        const latest = Number(kind) === 2 ? await this.getCheckpoint(tenant, row.id) : undefined;
+        const latest = kind === '2' ? await this.getCheckpoint(tenant, id) : undefined;
         return latest === undefined ? row : { ...row, checkpoint: latest && { seq_num: latest.seq_num, node_id: latest.node_id, created_at: latest.created_at, state: JSON.stringify(latest.state) } };
       }),
     );

@@ -11,12 +11,14 @@
   ARGV[4] budget: the state bytes (the sessions' state_bytes) one call reads at most; the first
           state is read whatever its size
 
-  Returns one entry per session still stored, in order:
-    {id, agent_id, created_at, updated_at, metadata JSON, run status, run error, run seq_num,
-     checkpoint kind, checkpoint entry JSON, state JSON}
-  where the run's fields are false without a run (error and seq_num also when unset), and kind
+  Returns one string: a row per session still stored, in order, rows apart by \1, a row's
+  fields apart by \0 (neither is ever in an id, a time, or JSON text):
+    id, agent_id, created_at, updated_at, metadata JSON, run status, run error as a JSON
+    string, run seq_num, checkpoint kind, checkpoint entry JSON, state JSON
+  where the run's fields are empty without a run (error and seq_num also when unset), and kind
   is 0 (no checkpoint), 1 (entry and state given), 2 (a large state: not read) or 3 (past the
-  budget: not read); entry and state are false unless kind is 1.
+  budget: not read); entry and state are empty unless kind is 1. One string, not nested
+  arrays: the caller splits it at once instead of decoding hundreds of replies.
 ]]
 --@include constants
 --@include sessionMetadata
@@ -31,13 +33,17 @@ for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3])) do
   if f[1] then
     local metadata = '{}'
     if tonumber(f[4] or '0') > 0 then metadata = metadata_json(key) end
-    local run = {false, false, false}
+    local status, error, run_seq = '', '', ''
     if f[7] then
       local r = redis.call('HMGET', prefix .. 'run:' .. f[7], 'status', 'error', 'seq_num')
-      if r[1] then run = r end
+      if r[1] then
+        status = r[1]
+        if r[2] and r[2] ~= '' then error = cjson.encode(r[2]) end
+        run_seq = r[3] or ''
+      end
     end
     local seq = tonumber(f[5] or '0')
-    local kind, entry, state = 0, false, false
+    local kind, entry, state = 0, '', ''
     if seq > 0 then
       if tonumber(f[6] or '0') > SMALL_STATE_KEYS then
         kind = 2
@@ -50,7 +56,7 @@ for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3])) do
         state = state_json(prefix .. 'state:' .. id)
       end
     end
-    out[#out + 1] = {id, f[1], f[2] or '', f[3] or f[2] or '', metadata, run[1], run[2], run[3], kind, entry, state}
+    out[#out + 1] = table.concat({id, f[1], f[2] or '', f[3] or f[2] or '', metadata, status, error, run_seq, kind, entry, state}, '\0')
   end
 end
-return out
+return table.concat(out, '\1')
