@@ -21,7 +21,6 @@
   arrays: the caller splits it at once instead of decoding hundreds of replies.
 ]]
 --@include constants
---@include sessionMetadata
 --@include stateJson
 local prefix = ARGV[1]
 local budget = tonumber(ARGV[4])
@@ -29,34 +28,43 @@ local used = 0
 local out = {}
 for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3])) do
   local key = prefix .. 'session:' .. id
-  local f = redis.call('HMGET', key, 'agent_id', 'created_at', 'updated_at', 'metadata_bytes', 'seq', 'state_keys', 'run_id', 'state_bytes')
-  if f[1] then
-    local metadata = '{}'
-    if tonumber(f[4] or '0') > 0 then metadata = metadata_json(key) end
-    local status, error, run_seq = '', '', ''
-    if f[7] then
-      local r = redis.call('HMGET', prefix .. 'run:' .. f[7], 'status', 'error', 'seq_num')
+  -- The session's hash read once: its fields, and its metadata's (as metadata_json puts them together).
+  local flat = redis.call('HGETALL', key)
+  local fields, parts = {}, {}
+  for i = 1, #flat, 2 do
+    local name = flat[i]
+    if string.sub(name, 1, #METADATA_FIELD) == METADATA_FIELD then
+      parts[#parts + 1] = string.sub(name, #METADATA_FIELD + 1) .. ':' .. flat[i + 1]
+    else
+      fields[name] = flat[i + 1]
+    end
+  end
+  if fields.agent_id then
+    local metadata = '{' .. table.concat(parts, ',') .. '}'
+    local status, run_error, run_seq = '', '', ''
+    if fields.run_id then
+      local r = redis.call('HMGET', prefix .. 'run:' .. fields.run_id, 'status', 'error', 'seq_num')
       if r[1] then
         status = r[1]
-        if r[2] and r[2] ~= '' then error = cjson.encode(r[2]) end
+        if r[2] and r[2] ~= '' then run_error = cjson.encode(r[2]) end
         run_seq = r[3] or ''
       end
     end
-    local seq = tonumber(f[5] or '0')
+    local seq = tonumber(fields.seq or '0')
     local kind, entry, state = 0, '', ''
     if seq > 0 then
-      if tonumber(f[6] or '0') > SMALL_STATE_KEYS then
+      if tonumber(fields.state_keys or '0') > SMALL_STATE_KEYS then
         kind = 2
-      elseif used > 0 and used + tonumber(f[8] or '0') > budget then
+      elseif used > 0 and used + tonumber(fields.state_bytes or '0') > budget then
         kind = 3
       else
-        used = used + math.max(tonumber(f[8] or '0'), 1)
+        used = used + math.max(tonumber(fields.state_bytes or '0'), 1)
         kind = 1
         entry = redis.call('LINDEX', prefix .. 'checkpoints:' .. id, -1)
         state = state_json(prefix .. 'state:' .. id)
       end
     end
-    out[#out + 1] = table.concat({id, f[1], f[2] or '', f[3] or f[2] or '', metadata, status, error, run_seq, kind, entry, state}, '\0')
+    out[#out + 1] = table.concat({id, fields.agent_id, fields.created_at or '', fields.updated_at or fields.created_at or '', metadata, status, run_error, run_seq, kind, entry, state}, '\0')
   end
 end
 return table.concat(out, '\1')
