@@ -1,7 +1,7 @@
 import { sourceRevision } from '../runs/report.js';
 import { measureCell, measureInProcess, type Cell, type InProcessCell, type Target } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
-import { commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
+import { approvalFloors, commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
 import { section, writeSection } from './report-section.js';
 import { PAIRS } from './workloads.js';
 import { eachBackend, runBench, type LangGraphStacks } from './stack.js';
@@ -34,11 +34,13 @@ async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: C
           );
         }
       }
-      // LangGraph alone (the echo graph, MemorySaver, in this process), beside the first backend's cells.
-      if (target.backend === o.backends[0] && o.workloads.includes('echo')) {
-        const cell = await measureInProcess(clients, round, o.warmup, o.runs);
-        inProcess.push(cell);
-        console.log(`in process round ${round}, ${clients} client(s), graph.invoke: ${cell.runsPerSec.toFixed(0)} runs/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms/run`);
+      // LangGraph alone (each workload's graph, MemorySaver, in this process), beside the first backend's cells.
+      if (target.backend === o.backends[0]) {
+        for (const workload of o.workloads) {
+          const cell = await measureInProcess(workload, clients, round, o.warmup, o.runs);
+          inProcess.push(cell);
+          console.log(`in process round ${round}, ${clients} client(s), ${workload} graph: ${cell.runsPerSec.toFixed(0)} ${PAIRS[workload].unit}/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms each`);
+        }
       }
     }
   }
@@ -52,7 +54,8 @@ async function main(stacks: LangGraphStacks, o: LangGraphBenchOptions): Promise<
   const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells, inProcess));
   const lines = (goals: { line: string }[]) => goals.map((g) => g.line).join('\n');
   for (const workload of o.workloads) console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
-  if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o)}\n\n${lines(cpuRatios(cells, inProcess, o))}`);
+  if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o, 'echo')}\n\n${lines(cpuRatios(cells, inProcess, o))}`);
+  if (o.workloads.includes('approval')) console.log(`\n${inProcessTable(inProcess, o, 'approval')}\n\n${lines(approvalFloors(cells, inProcess, o))}`);
   console.log(`\n${commandLines(cells, o).join('\n')}`);
   if (o.write) {
     writeSection(section(cells, inProcess, m, o, command, source));

@@ -1,13 +1,15 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { MemorySaver } from '@langchain/langgraph';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import type { RedisClient } from '../../src/adapters/redis/connection.js';
 import { graph as echoGraph } from '../../examples/langgraph/echo.js';
+import { graph as reviewGraph } from '../../examples/langgraph/human-review.js';
 import { ApiClient, closedLoop } from '../runs/client.js';
 import { callsPerRun, commandCalls } from '../runs/stats.js';
 import { cpuSnapshot, type ProcessGroups } from '../runs/wait.js';
 import type { LangGraphBackend } from './options.js';
+import type { Workload } from './workloads.js';
 import { callOf, type AgentId } from './workloads.js';
 
 /** The processes measured: where the API listens, whose CPU counts, and (Redis) the client that reads INFO. */
@@ -93,26 +95,36 @@ export async function measureCell(target: Target, agent: AgentId, clients: numbe
   }
 }
 
-/** One batch of the echo graph invoked in the benchmark's own process, LangGraph alone. */
+/** One batch of a workload's graph invoked in the benchmark's own process, LangGraph alone. */
 export interface InProcessCell extends Measurement {
+  workload: Workload;
   clients: number;
   round: number;
 }
 
 /**
- * LangGraph's own cost of the same echo graph, for the ratio of issue 34: `warmup` then `runs`
- * `graph.invoke` calls on fresh threads with a `MemorySaver` (new per batch), by `clients`
- * concurrent loops in this process; CPU per run is this process's (nothing else runs in it meanwhile).
+ * LangGraph's own cost of the same graph, for the ratios of issue 34: `warmup` then `runs`
+ * calls on fresh threads with a `MemorySaver` (new per batch), by `clients` concurrent loops in
+ * this process; CPU per call is this process's (nothing else runs in it meanwhile). `echo`: one
+ * `graph.invoke({message})`; `approval`: the human-review graph invoked to its `interrupt()`,
+ * then resumed with `Command({resume: {approved: true}})` to `outcome: "published"`.
  */
-export async function measureInProcess(clients: number, round: number, warmup: number, runs: number): Promise<InProcessCell> {
-  const graph = echoGraph.withConfig({});
+export async function measureInProcess(workload: Workload, clients: number, round: number, warmup: number, runs: number): Promise<InProcessCell> {
+  // Either graph, invoked below with its own input (typed as the echo's).
+  const graph = (workload === 'echo' ? echoGraph : (reviewGraph as unknown as typeof echoGraph)).withConfig({});
   graph.checkpointer = new MemorySaver();
   const self: Target = { backend: 'embedded', apiUrl: '', groups: { api: [process.pid], workers: [], redis: [] } };
   const measured = await measureLoop(self, clients, warmup, runs, async (i) => {
     const sent = performance.now();
-    const values = (await graph.invoke({ message: `run ${i}` }, { configurable: { thread_id: randomUUID() } })) as { echoed?: unknown };
-    const ms = performance.now() - sent;
-    return values.echoed === true ? ms : `in process: graph.invoke answered ${JSON.stringify(values).slice(0, 300)}`;
+    const config = { configurable: { thread_id: randomUUID() } };
+    if (workload === 'echo') {
+      const values = (await graph.invoke({ message: `run ${i}` }, config)) as { echoed?: unknown };
+      return values.echoed === true ? performance.now() - sent : `in process: graph.invoke answered ${JSON.stringify(values).slice(0, 300)}`;
+    }
+    const paused = (await graph.invoke({ topic: `topic ${i}` } as never, config)) as { __interrupt__?: unknown[] };
+    if (!Array.isArray(paused.__interrupt__)) return `in process: the review did not pause: ${JSON.stringify(paused).slice(0, 300)}`;
+    const done = (await graph.invoke(new Command({ resume: { approved: true } }) as never, config)) as { outcome?: unknown };
+    return done.outcome === 'published' ? performance.now() - sent : `in process: the resumed review answered ${JSON.stringify(done).slice(0, 300)}`;
   });
-  return { clients, round, ...measured };
+  return { workload, clients, round, ...measured };
 }

@@ -77,16 +77,17 @@ function medianCpu(rounds: { cpuMsPerRun: { api: number; workers: number; redis:
   return totals.length === 0 ? NaN : totals.length % 2 === 1 ? totals[(totals.length - 1) / 2]! : (totals[totals.length / 2 - 1]! + totals[totals.length / 2]!) / 2;
 }
 
-/** The echo graph invoked in the benchmark's process with MemorySaver: one row per client count. */
-export function inProcessTable(cells: InProcessCell[], o: LangGraphBenchOptions): string {
-  const lines = ['| in process (MemorySaver) | clients | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run (median round by runs/s) | CPU ms/run (median over rounds) |', '|---|---:|---:|---|---:|---:|---:|---:|'];
+/** A workload's graph invoked in the benchmark's process with MemorySaver: one row per client count. */
+export function inProcessTable(cells: InProcessCell[], o: LangGraphBenchOptions, workload: Workload): string {
+  const head = '| in process (MemorySaver) | clients | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run (median round by runs/s) | CPU ms/run (median over rounds) |';
+  const lines = [perUnit(head, workload), '|---|---:|---:|---|---:|---:|---:|---:|'];
   for (const clients of o.clientCounts) {
-    const rounds = cells.filter((c) => c.clients === clients);
+    const rounds = cells.filter((c) => c.workload === workload && c.clients === clients);
     const s = summarizeRounds(rounds);
     if (!s) continue;
     const m = s.median;
     lines.push(
-      `| graph.invoke | ${clients} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ` +
+      `| ${workload === 'echo' ? 'graph.invoke' : 'graph.invoke to the interrupt, then Command({resume})'} | ${clients} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ` +
         `${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ${fixed(m.cpuMsPerRun.api, 2)} | ${fixed(medianCpu(rounds), 2)} |`,
     );
   }
@@ -99,7 +100,7 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
   for (const backend of o.backends) {
     for (const clients of o.clientCounts) {
       const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'lg-echo' && c.clients === clients));
-      const alone = medianCpu(inProcess.filter((c) => c.clients === clients));
+      const alone = medianCpu(inProcess.filter((c) => c.workload === 'echo' && c.clients === clients));
       const native = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'echo' && c.clients === clients));
       if (!Number.isFinite(ours) || !Number.isFinite(alone)) continue;
       const ratio = ours / alone;
@@ -110,6 +111,34 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
           `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: CPU per LangGraph echo run ${fixed(ours, 2)} ms ` +
           `(native echo ${fixed(native, 2)} ms), LangGraph in process ${fixed(alone, 2)} ms: **${fixed(ratio, 2)} ×** ` +
           `(goal ≤ ${CPU_GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}).`,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * What bounds the approval goal from below: LangGraph's own CPU per round trip in process (no
+ * server, no storage) over the native human-review's whole CPU per round trip on the backend.
+ * A LangGraph round trip served costs at least LangGraph's own; while CPU bounds the round
+ * trips/s, a floor above the goal makes the goal unreachable by any server.
+ */
+export function approvalFloors(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): GoalLine[] {
+  const out: GoalLine[] = [];
+  for (const backend of o.backends) {
+    for (const clients of o.clientCounts) {
+      const native = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'human-review' && c.clients === clients));
+      const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'lg-human-review' && c.clients === clients));
+      const alone = medianCpu(inProcess.filter((c) => c.workload === 'approval' && c.clients === clients));
+      if (!Number.isFinite(native) || !Number.isFinite(alone)) continue;
+      const floor = alone / native;
+      const met = floor <= GOAL_RATIO;
+      out.push({
+        met,
+        line:
+          `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: LangGraph alone in process ${fixed(alone, 2)} ms CPU per round trip, ` +
+          `the native human-review served ${fixed(native, 2)} ms, the LangGraph one served ${fixed(ours, 2)} ms: LangGraph alone is ` +
+          `**${fixed(floor, 2)} ×** the native round trip (${met ? 'below' : '**above**'} the goal of ${GOAL_RATIO} ×); served, ${fixed(ours / alone, 2)} × LangGraph alone.`,
       });
     }
   }

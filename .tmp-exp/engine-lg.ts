@@ -1,0 +1,1 @@
+process.env.ONLY = 'lg-echo';
