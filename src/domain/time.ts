@@ -1,8 +1,17 @@
 import { randomFillSync } from 'node:crypto';
 
+/** The last millisecond {@link nowIso} formatted, and its text: a busy process stamps many things in one millisecond. */
+let isoMs = Number.NaN;
+let iso = '';
+
 /** RFC 3339 in UTC with milliseconds, the one timestamp format of the API. */
 export function nowIso(clock: () => number = Date.now): string {
-  return new Date(clock()).toISOString();
+  const ms = clock();
+  if (ms !== isoMs) {
+    iso = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return iso;
 }
 
 let lastMs = 0;

@@ -235,7 +235,32 @@ export function timerKey(kind: DueTimer['kind'], tenant: string, id: string): st
  * checkpoint's state, a session's metadata), so no caller holds stored state it could change.
  */
 export function clone<T>(value: T): T {
-  return structuredClone(value);
+  return copyJson(value) as T;
+}
+
+/**
+ * A deep copy of JSON (plain objects, arrays, primitives) without structuredClone's
+ * serialization, several times faster on the small objects a run writes; anything else (a
+ * Date, a Map, a class instance, a cycle guard past 64 levels) goes to structuredClone.
+ */
+function copyJson(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 64) return structuredClone(value);
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i += 1) out[i] = copyJson(value[i], depth + 1);
+    return out;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const copy = copyJson((value as Record<string, unknown>)[key], depth + 1);
+    // An own `__proto__` key (JSON.parse makes one) stays a key, as structuredClone keeps it.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return out;
 }
 
 /** The JSON text of frozen values, made once per value (they never change). */
