@@ -1,1 +1,0 @@
-process.env.ONLY = 'lg-echo';
