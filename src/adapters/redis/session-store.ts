@@ -160,7 +160,8 @@ export class RedisSessionStore implements SessionStore {
     if (reply === '') return [];
     return Promise.all(
       reply.split('\u0001').map(async (line): Promise<ThreadRow> => {
-        const [id = '', agentId = '', createdAt = '', updatedAt = '', metadata = '{}', status = '', error = '', seq = '', kind = '0', entry = '', state = ''] = line.split('\u0000');
+        const [id = '', agentId = '', createdAt = '', updatedAt = '', metadata = '{}', status = '', error = '', seq = '', kind = '0', checkpointSeq = '', node = '', at = '', state = ''] =
+          line.split('\u0000');
         const row: ThreadRow = {
           id,
           agent_id: agentId,
@@ -170,10 +171,7 @@ export class RedisSessionStore implements SessionStore {
           run: status ? { status: status as RunStatus, ...(error ? { error: JSON.parse(error) as string } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
         };
         if (kind === '0') return { ...row, checkpoint: null };
-        if (kind === '1') {
-          const { seq_num, node_id, created_at } = parseEntry(entry, id);
-          return { ...row, checkpoint: { seq_num, node_id, created_at, state } };
-        }
+        if (kind === '1') return { ...row, checkpoint: { seq_num: Number(checkpointSeq), node_id: node, created_at: at, state } };
         // A large state is scanned on its own (a state past the budget is left to the caller).
         const latest = kind === '2' ? await this.getCheckpoint(tenant, id) : undefined;
         return latest === undefined ? row : { ...row, checkpoint: latest && { seq_num: latest.seq_num, node_id: latest.node_id, created_at: latest.created_at, state: JSON.stringify(latest.state) } };

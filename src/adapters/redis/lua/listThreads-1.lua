@@ -14,10 +14,12 @@
   Returns one string: a row per session still stored, in order, rows apart by \1, a row's
   fields apart by \0 (neither is ever in an id, a time, or JSON text):
     id, agent_id, created_at, updated_at, metadata JSON, run status, run error as a JSON
-    string, run seq_num, checkpoint kind, checkpoint entry JSON, state JSON
+    string, run seq_num, checkpoint kind, checkpoint seq_num, node_id, created_at, state JSON
   where the run's fields are empty without a run (error and seq_num also when unset), and kind
-  is 0 (no checkpoint), 1 (entry and state given), 2 (a large state: not read) or 3 (past the
-  budget: not read); entry and state are empty unless kind is 1. One string, not nested
+  is 0 (no checkpoint), 1 (the checkpoint's fields and state given), 2 (a large state: not
+  read) or 3 (past the budget: not read); the checkpoint's fields are empty unless kind is 1.
+  The latest checkpoint's node and time are the session hash's (`node_id`, `checkpoint_at`);
+  a session written before `checkpoint_at` existed has its history entry read instead. One string, not nested
   arrays: the caller splits it at once instead of decoding hundreds of replies.
 ]]
 --@include constants
@@ -51,7 +53,7 @@ for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3])) do
       end
     end
     local seq = tonumber(fields.seq or '0')
-    local kind, entry, state = 0, '', ''
+    local kind, node, at, state = 0, '', '', ''
     if seq > 0 then
       if tonumber(fields.state_keys or '0') > SMALL_STATE_KEYS then
         kind = 2
@@ -60,11 +62,15 @@ for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3])) do
       else
         used = used + math.max(tonumber(fields.state_bytes or '0'), 1)
         kind = 1
-        entry = redis.call('LINDEX', prefix .. 'checkpoints:' .. id, -1)
+        node, at = fields.node_id, fields.checkpoint_at
+        if not (node and at) then
+          local entry = cjson.decode(redis.call('LINDEX', prefix .. 'checkpoints:' .. id, -1))
+          node, at = entry.node_id, entry.created_at
+        end
         state = state_json(prefix .. 'state:' .. id)
       end
     end
-    out[#out + 1] = table.concat({id, fields.agent_id, fields.created_at or '', fields.updated_at or fields.created_at or '', metadata, status, run_error, run_seq, kind, entry, state}, '\0')
+    out[#out + 1] = table.concat({id, fields.agent_id, fields.created_at or '', fields.updated_at or fields.created_at or '', metadata, status, run_error, run_seq, kind, kind == 1 and seq or '', node, at, state}, '\0')
   end
 end
 return table.concat(out, '\1')

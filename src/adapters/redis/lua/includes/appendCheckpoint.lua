@@ -4,7 +4,8 @@
   (each key's previous raw value, or that it was absent), never a copy of the whole state, so
   a growing state costs linear memory and a one-key patch one key's work.
 
-  The session hash keeps the state's size (`state_bytes`: JSON bytes of its key/value pairs)
+  The session hash keeps the latest checkpoint's node (`node_id`) and time (`checkpoint_at`: a
+  list of threads shows them without reading the history entry), the state's size (`state_bytes`: JSON bytes of its key/value pairs)
   and key count (`state_keys`). A patch that would take either past its limit changes nothing
   and answers STATE_TOO_LARGE or STATE_TOO_MANY_KEYS. History keeps the newest `retain` entries
   (the latest is never dropped). State values stay raw JSON strings, never re-encoded by cjson
@@ -62,6 +63,6 @@ local function append_checkpoint(session_key, state_key, list_key, checkpoint_id
     ',"restore":{' .. table.concat(restore, ',') .. '}}'
   if redis.call('RPUSH', list_key, entry) > retain then redis.call('LTRIM', list_key, -retain, -1) end
   redis.call('HSET', session_key, 'seq', seq, 'node_id', node, 'updated_at', created_at,
-    'state_bytes', bytes, 'state_keys', count)
+    'checkpoint_at', created_at, 'state_bytes', bytes, 'state_keys', count)
   return entry, seq, bytes, count
 end
