@@ -4,6 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+
+/** Returns once the clock has moved past now: sessions created after it sort after the ones before. */
+async function nextTick(): Promise<void> {
+  const before = Date.now();
+  await waitFor('the clock to tick', () => Date.now() > before);
+}
 
 /**
  * Store.listThreadRows (a thread list's one read) on both backends from the same writes: the
@@ -28,6 +35,7 @@ describe.each(['memory', 'redis'] as const)('Store.listThreadRows on %s', (backe
     await store.sessions.createSession(T, { session_id: bare, metadata: { n: 0 } });
     ids.unshift(bare);
     for (let i = 1; i <= 2; i += 1) {
+      await nextTick();
       const id = randomUUID();
       await store.sessions.createSession(T, { session_id: id, metadata: { n: i, text: 'é "q"' } });
       const run = await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input: { message: `m${i}`, list: [1, { deep: null }] } } });
@@ -56,6 +64,19 @@ describe.each(['memory', 'redis'] as const)('Store.listThreadRows on %s', (backe
     expect(failed!.run).toMatchObject({ status: 'failed', error: 'boom "quoted" é' });
     expect((await app.backend.store.listThreadRows(T, { offset: 1, limit: 1 }, 1024 * 1024)).map((row) => row.id)).toEqual([ids[1]]);
     expect(await app.backend.store.listThreadRows(T, { offset: 3, limit: 5 }, 1024 * 1024)).toEqual([]);
+  });
+
+  it('answers a large state (more keys than one script reads) whole, read on its own', async () => {
+    const { store } = app.backend;
+    await nextTick();
+    const id = randomUUID();
+    const input = Object.fromEntries(Array.from({ length: 2_100 }, (_, i) => [`k${i}`, i]));
+    await store.runs.createRun(T, { run_id: randomUUID(), session_id: id, agent_id: 'echo', start: { node_id: 'receive', input } });
+    const [row] = await store.listThreadRows(T, { offset: 0, limit: 1 }, 1024 * 1024);
+    expect(row!.id).toBe(id);
+    expect(row!.checkpoint).toMatchObject({ seq_num: 1, node_id: 'receive' });
+    expect(JSON.parse(row!.checkpoint!.state)).toEqual(input);
+    ids.unshift(id);
   });
 
   it.runIf(backend === 'redis')('reads a session written before the session hash kept checkpoint_at through its history entry, the same', async () => {

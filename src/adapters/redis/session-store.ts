@@ -158,25 +158,35 @@ export class RedisSessionStore implements SessionStore {
     const { keys } = this.c;
     const reply = String(await this.c.script<string>('listThreads', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), page.offset, page.offset + page.limit - 1, maxStateBytes]));
     if (reply === '') return [];
-    return Promise.all(
-      reply.split('\u0001').map(async (line): Promise<ThreadRow> => {
-        const [id = '', agentId = '', createdAt = '', updatedAt = '', metadata = '{}', status = '', error = '', seq = '', kind = '0', checkpointSeq = '', node = '', at = '', state = ''] =
-          line.split('\u0000');
-        const row: ThreadRow = {
-          id,
-          agent_id: agentId,
-          created_at: createdAt,
-          updated_at: updatedAt,
-          metadata,
-          run: status ? { status: status as RunStatus, ...(error ? { error: JSON.parse(error) as string } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
-        };
-        if (kind === '0') return { ...row, checkpoint: null };
-        if (kind === '1') return { ...row, checkpoint: { seq_num: Number(checkpointSeq), node_id: node, created_at: at, state } };
-        // A large state is scanned on its own (a state past the budget is left to the caller).
-        const latest = kind === '2' ? await this.getCheckpoint(tenant, id) : undefined;
-        return latest === undefined ? row : { ...row, checkpoint: latest && { seq_num: latest.seq_num, node_id: latest.node_id, created_at: latest.created_at, state: JSON.stringify(latest.state) } };
+    const rows: ThreadRow[] = [];
+    /** Rows with a large state, read on their own (rare): their index in `rows`. */
+    const large: number[] = [];
+    for (const line of reply.split('\u0001')) {
+      const [id = '', agentId = '', createdAt = '', updatedAt = '', metadata = '{}', status = '', error = '', seq = '', kind = '0', checkpointSeq = '', node = '', at = '', state = ''] =
+        line.split('\u0000');
+      const row: ThreadRow = {
+        id,
+        agent_id: agentId,
+        created_at: createdAt,
+        updated_at: updatedAt,
+        metadata,
+        run: status ? { status: status as RunStatus, ...(error ? { error: JSON.parse(error) as string } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
+      };
+      if (kind === '0') row.checkpoint = null;
+      else if (kind === '1') row.checkpoint = { seq_num: Number(checkpointSeq), node_id: node, created_at: at, state };
+      else if (kind === '2') large.push(rows.length);
+      // Kind 3 (past the budget) is left to the caller.
+      rows.push(row);
+    }
+    // A large state is scanned on its own.
+    await Promise.all(
+      large.map(async (at) => {
+        const row = rows[at]!;
+        const latest = await this.getCheckpoint(tenant, row.id);
+        row.checkpoint = latest && { seq_num: latest.seq_num, node_id: latest.node_id, created_at: latest.created_at, state: JSON.stringify(latest.state) };
       }),
     );
+    return rows;
   }
 
   async listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage> {
