@@ -1,4 +1,3 @@
-import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import type { Checkpoint, JsonObject } from '../domain/types.js';
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
 import type { Store } from '../ports/store.js';
