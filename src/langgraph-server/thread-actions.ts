@@ -5,7 +5,7 @@ import { isGraphAgent } from '../runtime/agent.js';
 import type { GraphSuperstep } from '../runtime/graph-engine.js';
 import type { LangGraphDeps } from './deps.js';
 import { graphAgentOf, threadSession } from './thread-state.js';
-import { ThreadFacts, threadMetadata, type Thread } from './threads.js';
+import { ThreadFacts, threadMetadata, type Thread } from './thread-facts.js';
 
 /** Creating, reading, changing, deleting and copying a LangGraph thread (an agentplane session). */
 

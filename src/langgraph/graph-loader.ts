@@ -20,9 +20,22 @@ export interface GraphLoader {
   recursionLimitOf(graph: AnyGraph, asked?: number): number;
 }
 
+/** Tenants whose graph storage a loader keeps made. */
+const KEPT_TENANT_STORAGES = 1024;
+
 export function graphLoader(deps: GraphEngineDeps): GraphLoader {
-  const storageOf = (tenant: string) =>
-    tenantGraphStorage({ tenant, checkpoints: deps.checkpoints, items: deps.items, retain: deps.retain, maxCheckpointBytes: deps.maxCheckpointBytes });
+  // A tenant's checkpointer and store hold no state of a run: made once per tenant and kept
+  // (a state read and a run each ask for them), the kept ones let go all at once past a bound.
+  const storages = new Map<string, TenantGraphStorage>();
+  const storageOf = (tenant: string) => {
+    let storage = storages.get(tenant);
+    if (!storage) {
+      if (storages.size >= KEPT_TENANT_STORAGES) storages.clear();
+      storage = tenantGraphStorage({ tenant, checkpoints: deps.checkpoints, items: deps.items, retain: deps.retain, maxCheckpointBytes: deps.maxCheckpointBytes });
+      storages.set(tenant, storage);
+    }
+    return storage;
+  };
   const sourceOf = (agentId: string) => deps.agents.graph(agentId)?.graph;
   return {
     storageOf,

@@ -15,13 +15,13 @@ import type {
   StorageLimits,
   ThreadRow,
 } from '../../ports/store.js';
-import type { RunStatus } from '../../domain/types.js';
 import type { RedisContext } from './context.js';
 import type { DurableWrites } from './durable.js';
 import { statePairs } from './hash.js';
 import { SCRIPT_ARGS, type StateLimitArgs } from './script-args.js';
 import { toRun } from './run-store.js';
 import { RedisSessionRecords, toSession } from './session-records.js';
+import { listThreadRows } from './thread-rows.js';
 import type { JsonObject } from '../../domain/types.js';
 
 /** A history entry: a checkpoint's metadata and how to undo it (the values its patch replaced). */
@@ -154,39 +154,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /** {@link Store.listThreadRows}: one script, one string answered; a large state, or one past the budget, is read on its own. */
-  async listThreadRows(tenant: string, page: { offset: number; limit: number }, maxStateBytes: number): Promise<ThreadRow[]> {
-    const { keys } = this.c;
-    const reply = String(await this.c.script<string>('listThreads', [keys.sessions(tenant)], [keys.tenantPrefix(tenant), page.offset, page.offset + page.limit - 1, maxStateBytes]));
-    if (reply === '') return [];
-    const rows: ThreadRow[] = [];
-    /** Rows with a large state, read on their own (rare): their index in `rows`. */
-    const large: number[] = [];
-    for (const line of reply.split('\u0001')) {
-      const [id = '', agentId = '', createdAt = '', updatedAt = '', metadata = '{}', status = '', error = '', seq = '', kind = '0', checkpointSeq = '', node = '', at = '', state = ''] =
-        line.split('\u0000');
-      const row: ThreadRow = {
-        id,
-        agent_id: agentId,
-        created_at: createdAt,
-        updated_at: updatedAt,
-        metadata,
-        run: status ? { status: status as RunStatus, ...(error ? { error: JSON.parse(error) as string } : {}), ...(seq ? { seq_num: Number(seq) } : {}) } : null,
-      };
-      if (kind === '0') row.checkpoint = null;
-      else if (kind === '1') row.checkpoint = { seq_num: Number(checkpointSeq), node_id: node, created_at: at, state };
-      else if (kind === '2') large.push(rows.length);
-      // Kind 3 (past the budget) is left to the caller.
-      rows.push(row);
-    }
-    // A large state is scanned on its own.
-    await Promise.all(
-      large.map(async (at) => {
-        const row = rows[at]!;
-        const latest = await this.getCheckpoint(tenant, row.id);
-        row.checkpoint = latest && { seq_num: latest.seq_num, node_id: latest.node_id, created_at: latest.created_at, state: JSON.stringify(latest.state) };
-      }),
-    );
-    return rows;
+  listThreadRows(tenant: string, page: { offset: number; limit: number }, maxStateBytes: number): Promise<ThreadRow[]> {
+    return listThreadRows(this.c, (sessionId) => this.getCheckpoint(tenant, sessionId), tenant, page, maxStateBytes);
   }
 
   async listCheckpoints(tenant: string, sessionId: string, page: BytePage): Promise<CheckpointPage> {
