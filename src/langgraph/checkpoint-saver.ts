@@ -1,6 +1,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver,
+  INTERRUPT,
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
@@ -109,16 +110,34 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * This saver, except that the read of `config` answers `entry`, read already (by
-   * {@link entryFor}): a caller that looked at the stored checkpoint first does not read it twice.
+   * {@link entryFor}; null: nothing stored) the first time: a caller that looked at the stored
+   * checkpoint first does not read it twice.
    */
-  primedWith(config: RunnableConfig, entry: GraphCheckpointEntry): AgentplaneCheckpointSaver {
+  primedWith(config: RunnableConfig, entry: GraphCheckpointEntry | null): AgentplaneCheckpointSaver {
     const primed = Object.create(this) as AgentplaneCheckpointSaver;
     const same = (asked: RunnableConfig) =>
       asked.configurable?.thread_id === config.configurable?.thread_id &&
       (asked.configurable?.checkpoint_ns ?? '') === (config.configurable?.checkpoint_ns ?? '') &&
       getCheckpointId(asked) === getCheckpointId(config);
-    primed.getTuple = (asked: RunnableConfig) => (same(asked) ? this.toTuple(entry) : this.getTuple(asked));
+    // Once: a later read of the same config (a getState after a run) reads what is stored then.
+    let answered = false;
+    primed.getTuple = (asked: RunnableConfig) => {
+      if (answered || !same(asked)) return this.getTuple(asked);
+      answered = true;
+      return entry ? this.toTuple(entry) : Promise.resolve(undefined);
+    };
     return primed;
+  }
+
+  /** The metadata of a stored checkpoint (as {@link entryFor} reads it), nothing else deserialized. */
+  async metadataOf(entry: GraphCheckpointEntry): Promise<CheckpointMetadata> {
+    return (await deserialize(this.serde, entry.record.metadata)) as CheckpointMetadata;
+  }
+
+  /** The interrupts a stored checkpoint's tasks raised (its pending `__interrupt__` writes), in the order they apply. */
+  async interruptsOf(entry: GraphCheckpointEntry): Promise<{ id?: unknown; value?: unknown }[]> {
+    const writes = await this.pendingWrites(entry.writes.filter((write) => write.channel === INTERRUPT));
+    return writes.flatMap(([, , value]) => (Array.isArray(value) ? value : [value])) as { id?: unknown; value?: unknown }[];
   }
 
 

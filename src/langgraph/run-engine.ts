@@ -3,13 +3,14 @@ import { AppError, isUnavailable } from '../domain/errors.js';
 import { nowIso } from '../domain/time.js';
 import { withErrorClass } from '../domain/error-class.js';
 import { clip, END_NODE, errorMessage, MAX_ERROR_CHARS, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
-import type { EndedNode } from '../ports/run-journal.js';
+import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import type { GraphRunInput } from '../runtime/graph-engine.js';
-import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
+import type { RunAttempt } from '../runtime/run/run-attempt.js';
 import type { RunEngine } from '../runtime/run/run-engine.js';
 import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
 import { clientChunkOf } from './stream-chunks.js';
+import { SuperstepRecorder, type TaskChunk } from './superstep-recorder.js';
 import { ENGINE_MODES, streamsMessages } from './stream-modes.js';
 import { eventData, nodeIdOf, StateMirror } from './values.js';
 
@@ -102,6 +103,8 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   const start = await startOf(attempt, graphs, graph, config, asked);
   if (start.kind === 'pause') return pause(start.pending);
   const { input, fresh } = start;
+  // The graph's first read of the thread answers the checkpoint read just now (a fork reads its own).
+  graph.checkpointer = graphs.storageOf(tenant).checkpointer.primedWith(config, start.stored);
   /** The checkpoint the graph goes on from when it is not given new input: LangGraph streams it again, already recorded. */
   let resumedFrom = start.resumedFrom;
 
@@ -203,7 +206,9 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   if (signal.aborted) return stopped();
 
   if (sawInterrupt || (next.length > 0 && !last)) {
-    const pending = interruptsOf(await graph.getState(config));
+    // The interrupts the tasks raised, as the stream told them; a stop before or after a node
+    // (nothing raised) asks the state what waits.
+    const pending = sawInterrupt ? steps.interrupts() : interruptsOf(await graph.getState(config));
     if (pending.length > 0) {
       // Tasks that returned in the paused step keep their writes: they are not run again.
       await steps.flush('interrupted');
@@ -276,33 +281,41 @@ function namespaceOf(path: string[], mode: string, data: unknown): string[] {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Where a run starts: new input (a fresh run), the answers of a resume, null to go on; or a pause still waiting on answers. */
-type Start = { kind: 'stream'; input: unknown; resumedFrom: unknown; fresh: boolean } | { kind: 'pause'; pending: PendingInterrupt[] };
+/**
+ * Where a run starts: new input (a fresh run), the answers of a resume, null to go on; or a
+ * pause still waiting on answers. `stored` is the thread's latest checkpoint as read to decide
+ * it (null: none), handed to the graph's first read.
+ */
+type Start =
+  | { kind: 'stream'; input: unknown; resumedFrom: unknown; fresh: boolean; stored: GraphCheckpointEntry | null }
+  | { kind: 'pause'; pending: PendingInterrupt[] };
 
 /**
  * What to stream for a run: its input or command (a fresh run); a resume's answers; null to go
  * on from the last checkpoint (a re-delivered job whose run got that far, a session resumed).
+ * One read of the latest checkpoint decides it: the interrupts a resume answers are its pending
+ * `__interrupt__` writes (a state snapshot, which plans the next tasks, only when one is still
+ * unanswered and the pause is asked again).
  */
 async function startOf(attempt: RunAttempt, graphs: GraphLoader, graph: AnyGraph, config: { configurable: Record<string, unknown> }, asked: GraphRunInput): Promise<Start> {
   const { job, run, tenant, store } = attempt;
+  const saver = graphs.storageOf(tenant).checkpointer;
+  const stored = await saver.entryFor(config);
   if (!job.approval_id) {
-    const saved = await graphs.storageOf(tenant).checkpointer.getTuple(config);
-    const started = job.kind === 'resume' || (saved && (saved.metadata as Record<string, unknown> | undefined)?.run_id === run.id);
-    if (started) return { kind: 'stream', input: null, resumedFrom: saved?.config.configurable?.checkpoint_id, fresh: false };
-    return { kind: 'stream', input: streamInputOf(asked), resumedFrom: undefined, fresh: true };
+    const started = job.kind === 'resume' || (stored !== null && (await saver.metadataOf(stored) as Record<string, unknown>).run_id === run.id);
+    if (started) return { kind: 'stream', input: null, resumedFrom: stored?.record.checkpointId, fresh: false, stored };
+    return { kind: 'stream', input: streamInputOf(asked), resumedFrom: undefined, fresh: true, stored };
   }
-  const snapshot = await graph.getState(config);
-  const resumedFrom = snapshot.config?.configurable?.checkpoint_id;
   const resume: Record<string, unknown> = {};
-  const unanswered: PendingInterrupt[] = [];
-  const interrupts = interruptsOf(snapshot);
+  let unanswered = false;
+  const interrupts = stored ? (await saver.interruptsOf(stored)).filter((pending) => typeof pending.id === 'string') : [];
   for (const pending of interrupts) {
-    const answer = answerOf(await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id)));
-    if (answer) resume[pending.id] = answer.value;
-    else unanswered.push(pending);
+    const answer = answerOf(await store.approvals.getApproval(tenant, graphApprovalId(run.id, pending.id as string)));
+    if (answer) resume[pending.id as string] = answer.value;
+    else unanswered = true;
   }
   // A pause on several interrupts resumes once each is answered.
-  if (unanswered.length > 0) return { kind: 'pause', pending: unanswered };
+  if (unanswered) return { kind: 'pause', pending: interruptsOf(await graph.getState(config)).filter((pending) => !(pending.id in resume)) };
   let input: unknown = null;
   if (Object.keys(resume).length > 0) {
     input = new Command({ resume });
@@ -312,75 +325,5 @@ async function startOf(attempt: RunAttempt, graphs: GraphLoader, graph: AnyGraph
     const answer = answerOf(await store.approvals.getApproval(tenant, job.approval_id));
     if (answer) input = new Command({ resume: answer.value });
   }
-  return { kind: 'stream', input, resumedFrom, fresh: false };
-}
-
-/** A `tasks` chunk of the root graph: a task planned (with its input) or one that returned. */
-interface TaskChunk {
-  id: string;
-  name: string;
-  input?: unknown;
-  error?: unknown;
-  interrupts?: unknown[];
-}
-
-/**
- * The tasks of the root graph between two checkpoints: their spans and node events, recorded
- * with the superstep's journal step (tasks that returned) or on their own (errors, interrupts).
- */
-class SuperstepRecorder {
-  /** Tasks under way: their node and start. */
-  private readonly tasks = new Map<string, { node: string; start: string }>();
-  /** Tasks that returned since the last checkpoint: recorded with the next one. */
-  private readonly ended: EndedNode[] = [];
-
-  constructor(private readonly attempt: RunAttempt) {}
-
-  /** Takes a task's start or end; an end with an error or an interrupt is recorded at once. */
-  async task(task: TaskChunk, at: string): Promise<'planned' | 'ok' | 'error' | 'interrupted'> {
-    const { attempt } = this;
-    if ('input' in task) {
-      this.tasks.set(task.id, { node: task.name, start: at });
-      return 'planned';
-    }
-    const start = this.tasks.get(task.id)?.start ?? at;
-    this.tasks.delete(task.id);
-    if (task.error) {
-      await attempt.addSpan(attempt.span(task.name, start, 'error', { error: errorMessage(task.error), end: at }));
-      await attempt.publish({ type: 'node_end', node: task.name, status: 'error' });
-      return 'error';
-    }
-    if ((task.interrupts?.length ?? 0) > 0) {
-      await attempt.addSpan(attempt.span(task.name, start, 'interrupted', { end: at }));
-      return 'interrupted';
-    }
-    this.ended.push({ node: task.name, span: attempt.span(task.name, start, 'ok', { end: at }) });
-    return 'ok';
-  }
-
-  /** The node a writer or model event came from: the metadata's node, else the one task under way. */
-  nodeOf(metadata?: Record<string, unknown>): string {
-    const named = metadata?.langgraph_node;
-    if (typeof named === 'string') return named;
-    return this.tasks.size === 1 ? [...this.tasks.values()][0]!.node : '';
-  }
-
-  /** A step of the journal (checkpoint, spans, node events in one round trip), with the tasks that returned since the last. */
-  step(patch: JsonObject, nodeId: string, starts?: readonly string[]): Promise<StepOutcome> {
-    return this.attempt.step({ ended: this.ended.splice(0), patch, next: nodeId, ...(starts ? { starts } : {}) });
-  }
-
-  /** Records what the steps so far have not: tasks that returned, and tasks still open with `status`. */
-  async flush(status: string, error?: string): Promise<void> {
-    const { attempt } = this;
-    for (const done of this.ended.splice(0)) {
-      await attempt.addSpan(done.span);
-      await attempt.publish({ type: 'node_end', node: done.node, status: 'ok' });
-    }
-    for (const [id, task] of this.tasks) {
-      this.tasks.delete(id);
-      await attempt.addSpan(attempt.span(task.node, task.start, status, { error }));
-      if (status === 'error') await attempt.publish({ type: 'node_end', node: task.node, status: 'error' });
-    }
-  }
+  return { kind: 'stream', input, resumedFrom: stored?.record.checkpointId, fresh: false, stored };
 }

@@ -56,6 +56,36 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
       expect(child).toHaveLength(2);
     });
 
+    it('answers a primed read once from the entry read before (none: nothing stored), then reads storage; reads a stored checkpoint\'s metadata and interrupts alone', async () => {
+      const storage = await factory();
+      const saver = saverOn(storage);
+      const config = { configurable: { thread_id: 'primed', checkpoint_ns: '' } };
+      const before = await saver.entryFor(config);
+      expect(before).toBeNull();
+      const primed = saver.primedWith(config, before);
+      const ids = await chain(saver, 'primed', 2, '', (step) => meta(step, { run_id: `run-${step}` }));
+      // Stored since, but the primed read answers what was read: nothing; the next read is storage's.
+      expect(await primed.getTuple(config)).toBeUndefined();
+      expect((await primed.getTuple(config))?.checkpoint.id).toBe(ids[1]);
+      // Another checkpoint of the thread is read from storage, primed or not.
+      const first = { configurable: { thread_id: 'primed', checkpoint_ns: '', checkpoint_id: ids[0] } };
+      expect((await saver.primedWith(config, null).getTuple(first))?.checkpoint.id).toBe(ids[0]);
+
+      const entry = (await saver.entryFor(config))!;
+      expect((await saver.metadataOf(entry)) as Record<string, unknown>).toMatchObject({ step: 1, run_id: 'run-1' });
+      expect(await saver.interruptsOf(entry)).toEqual([]);
+      const latest = { configurable: { thread_id: 'primed', checkpoint_ns: '', checkpoint_id: ids[1] } };
+      await saver.putWrites(latest, [['__interrupt__', [{ id: 'i-b', value: { question: 'B?' } }]]], 'task-b');
+      await saver.putWrites(latest, [['__interrupt__', [{ id: 'i-a1', value: 'A1' }, { id: 'i-a2', value: 'A2' }]]], 'task-a');
+      const paused = (await saver.entryFor(config))!;
+      // In the order LangGraph applies writes (by task id), each task's interrupts in the order raised.
+      expect(await saver.interruptsOf(paused)).toEqual([
+        { id: 'i-a1', value: 'A1' },
+        { id: 'i-a2', value: 'A2' },
+        { id: 'i-b', value: { question: 'B?' } },
+      ]);
+    });
+
     it('moves a thread\'s version with every write to it, in any namespace, and never back to one it had', async () => {
       const storage = await factory();
       const saver = saverOn(storage);
