@@ -4,18 +4,22 @@ import { graphAgentOf, type ThreadStateDeps } from './thread-state.js';
 import { statusFrom, ThreadFacts, threadMetadata, type Thread } from './thread-facts.js';
 import { PageTexts, sessionOf, threadText } from './thread-rows.js';
 import type { ThreadStatus } from './types.js';
+import { mergedSources, metadataSources, SCAN_PAGE } from './thread-candidates.js';
 
 /**
  * LangGraph threads over agentplane sessions: a thread is a session (`thread_id` = session
  * id), its status comes from the session's latest run, its values from its latest checkpoint
- * (a graph session's mirrors the graph's values), and a search is a bounded scan of the
- * tenant's newest sessions (THREAD_SCAN_LIMIT): nothing is indexed beyond what sessions have.
+ * (a graph session's mirrors the graph's values). A search or count with a metadata filter
+ * reads its candidates from the metadata indexes (thread-candidates.ts: every matching thread);
+ * other filters (status, values) are checked on a bounded scan of the tenant's newest sessions
+ * (THREAD_SCAN_LIMIT).
  */
 
-/** The sessions a search or count looks at: the tenant's newest, by creation. */
+/**
+ * The sessions a search or count without a usable metadata filter looks at: the tenant's
+ * newest, by creation; and, sorted otherwise than newest first, the candidates sorted.
+ */
 export const THREAD_SCAN_LIMIT = 1000;
-/** Sessions read per storage call while scanning. */
-const SCAN_PAGE = 100;
 /**
  * Threads whose latest checkpoint (up to SERVICE_MAX_STATE_BYTES each) is read at once, when a
  * filter, a sort or the page needs it: a search holds a few states at a time, not a scan page's.
@@ -58,7 +62,8 @@ export async function searchThreads(deps: ThreadStateDeps, tenant: string, searc
   if (inScanOrder && unfiltered && !search.select) return newestThreads(deps, tenant, search);
   const found: ThreadFacts[] = [];
   const firstPage = inScanOrder && unfiltered ? wanted + 1 : SCAN_PAGE;
-  for await (const batch of matching(deps, tenant, search, firstPage)) {
+  // Sorted otherwise than newest first, the newest THREAD_SCAN_LIMIT candidates are sorted.
+  for await (const batch of matching(deps, tenant, search, firstPage, inScanOrder ? Number.POSITIVE_INFINITY : THREAD_SCAN_LIMIT)) {
     found.push(...batch);
     // One past the page tells whether another page follows.
     if (inScanOrder && found.length > wanted) break;
@@ -127,9 +132,9 @@ export async function countThreads(deps: ThreadStateDeps, tenant: string, filter
 }
 
 /** The threads matching `filter`, a storage page of candidates at a time (in their order). */
-async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage = SCAN_PAGE): AsyncGenerator<ThreadFacts[]> {
+async function* matching(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage = SCAN_PAGE, bound = Number.POSITIVE_INFINITY): AsyncGenerator<ThreadFacts[]> {
   const { metadata } = filter;
-  for await (const sessions of candidates(deps, tenant, filter.ids, firstPage)) {
+  for await (const sessions of candidates(deps, tenant, filter, firstPage, bound)) {
     const facts = sessions.map((session) => new ThreadFacts(deps, tenant, session));
     // Only a status or values filter reads a thread's run or checkpoint; metadata is the session's.
     if (filter.status || filter.values) {
@@ -162,11 +167,20 @@ async function matches(thread: ThreadFacts, filter: ThreadFilter): Promise<boole
   return !filter.values || jsonContains(await thread.values(), filter.values);
 }
 
-/** The sessions named by `ids` (newest first), else pages of the tenant's newest sessions. */
-async function* candidates(deps: ThreadStateDeps, tenant: string, ids: readonly string[] | undefined, firstPage: number): AsyncGenerator<Session[]> {
-  if (ids) {
-    const sessions = await Promise.all([...new Set(ids)].map((id) => deps.store.sessions.getSession(tenant, id)));
+/**
+ * The sessions named by `ids` (newest first); else those of the metadata indexes a filter can
+ * use (every one, newest first, up to `bound`); else pages of the tenant's newest
+ * THREAD_SCAN_LIMIT sessions.
+ */
+async function* candidates(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage: number, bound: number): AsyncGenerator<Session[]> {
+  if (filter.ids) {
+    const sessions = await Promise.all([...new Set(filter.ids)].map((id) => deps.store.sessions.getSession(tenant, id)));
     yield sessions.filter((s): s is Session => s !== null).sort((a, b) => compare(b.created_at, a.created_at) || compare(b.id, a.id));
+    return;
+  }
+  const sources = metadataSources(deps, filter.metadata);
+  if (sources) {
+    yield* mergedSources(deps, tenant, sources, bound);
     return;
   }
   for (let offset = 0, size = Math.min(firstPage, SCAN_PAGE); offset < THREAD_SCAN_LIMIT; offset += size, size = SCAN_PAGE) {

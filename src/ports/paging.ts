@@ -6,6 +6,11 @@ export interface Page {
 
 export interface SessionListOptions extends Page {
   agent_id?: string;
+  /**
+   * Only the sessions whose metadata holds this top-level key with this scalar value (string,
+   * number, boolean or null), from the backend's metadata index; not with `agent_id`.
+   */
+  metadata?: { key: string; value: string | number | boolean | null };
 }
 
 /** A page of a list read that is also bounded in bytes (history, whose items can be large). */

@@ -1,3 +1,4 @@
+import { metadataPair } from '../shared/metadata-pairs.js';
 import { AppError, conflict, notFound } from '../../domain/errors.js';
 import { mergeMetadata, newMetadata } from '../../domain/session-metadata.js';
 import { sortSpans } from '../../domain/spans.js';
@@ -20,7 +21,9 @@ export class MemorySessionStore implements SessionStore {
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const data = this.t.data(tenant);
-    const index = options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
+    const pair = options.metadata ? metadataPair(options.metadata.key, options.metadata.value) : undefined;
+    if (options.metadata && pair === undefined) return [];
+    const index = pair !== undefined ? data.byMetadata.get(pair) : options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
     return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => sessionCopy(data.sessions.get(id)!.session));
   }
 
@@ -36,7 +39,9 @@ export class MemorySessionStore implements SessionStore {
   async updateSessionMetadata(tenant: string, sessionId: string, patch: JsonObject): Promise<Session> {
     const record = this.t.data(tenant).sessions.get(sessionId);
     if (!record) throw notFound('The session');
-    record.session.metadata = frozen(mergeMetadata(record.session.metadata, patch));
+    const before = record.session.metadata;
+    record.session.metadata = frozen(mergeMetadata(before, patch));
+    this.t.indexMetadata(tenant, record, before);
     const nowMs = this.t.clock();
     record.session.updated_at = nowIso(() => nowMs);
     record.touchedMs = nowMs;

@@ -1,3 +1,4 @@
+import { metadataPairs } from '../shared/metadata-pairs.js';
 import { stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { newId, nowIso } from '../../domain/time.js';
 import {
@@ -45,6 +46,8 @@ export interface TenantData {
   byCreated: SortedIndex;
   /** The same per agent. */
   byAgent: Map<string, SortedIndex>;
+  /** The same per metadata pair (adapters/shared/metadata-pairs.ts): a top-level key with a scalar value. */
+  byMetadata: Map<string, SortedIndex>;
   /** Pending approval ids by (requested_at, id), oldest first. */
   pending: SortedIndex;
   /** Decided approval ids by (decided_at, id), newest first. */
@@ -80,6 +83,7 @@ export class MemoryTables {
         approvals: new Map(),
         byCreated: new SortedIndex(),
         byAgent: new Map(),
+        byMetadata: new Map(),
         pending: new SortedIndex(),
         decided: new SortedIndex(),
         runIndex: new RunIndex(),
@@ -185,7 +189,24 @@ export class MemoryTables {
     data.sessions.set(session.id, record);
     data.byCreated.add(session.created_at, session.id);
     if (session.agent_id !== '') this.indexByAgent(tenant, record);
+    this.indexMetadata(tenant, record, {});
     return record;
+  }
+
+  /** Moves the session between metadata index entries: from those of `before` to those of its metadata now. */
+  indexMetadata(tenant: string, record: SessionRecord, before: JsonObject): void {
+    const { byMetadata } = this.data(tenant);
+    const { created_at: createdAt, id, metadata } = record.session;
+    for (const pair of metadataPairs(before)) {
+      const index = byMetadata.get(pair);
+      index?.delete(createdAt, id);
+      if (index?.size === 0) byMetadata.delete(pair);
+    }
+    for (const pair of metadataPairs(metadata)) {
+      let index = byMetadata.get(pair);
+      if (!index) byMetadata.set(pair, (index = new SortedIndex()));
+      index.add(createdAt, id);
+    }
   }
 
   /** Adds the session to its agent's index (at its created_at, as the tenant's index has it). */
@@ -216,6 +237,7 @@ export class MemoryTables {
     }
     data.byCreated.delete(session.created_at, session.id);
     data.byAgent.get(session.agent_id)?.delete(session.created_at, session.id);
+    this.indexMetadata(tenant, { ...record, session: { ...session, metadata: {} } }, session.metadata);
     data.sessions.delete(session.id);
   }
 }

@@ -29,6 +29,18 @@ export class RedisKeys {
   sessionsByAgent(tenant: string, agentId: string): string {
     return `${this.sessionsByAgentPrefix(tenant)}${agentId}`;
   }
+  /**
+   * Sorted set of the ids of the sessions whose metadata holds a key with a scalar value, scored
+   * by created_at (ms) as {@link sessions}; `pair` is the key's JSON, NUL, the value's JSON
+   * (adapters/shared/metadata-pairs.ts, includes/sessionMetadata.lua).
+   */
+  sessionsByMetadata(tenant: string, pair: string): string {
+    return `${this.sessions(tenant)}:meta:${pair}`;
+  }
+  /** String set once the tenant's sessions written before the metadata index are in it. */
+  sessionsMetadataIndexed(tenant: string): string {
+    return `${this.sessions(tenant)}:meta-indexed`;
+  }
   /** Sorted set of session ids scored by their last write (ms): what expiry reads. */
   sessionsByActivity(tenant: string): string {
     return `${this.t(tenant)}:sessions:activity`;

@@ -13,7 +13,7 @@ const SCRIPT_FILES = [
   'listSessions-1',
   'listThreads-1',
   'createSession-3',
-  'updateSessionMetadata-2',
+  'updateSessionMetadata-3',
   'deleteSession-20',
   'createRun-14',
   'updateRun-7',
@@ -38,6 +38,7 @@ const SCRIPT_FILES = [
   'createAssistant-2',
   'changeAssistant-2',
   'deleteAssistant-2',
+  'indexSessionsMetadata-2',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

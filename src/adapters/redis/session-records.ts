@@ -34,7 +34,7 @@ export class RedisSessionRecords {
     const pairs = metadataPairs(patch, true);
     const sessionKey = keys.session(tenant, sessionId);
     return this.write(tenant, sessionId, sessionKey, () =>
-      this.c.script('updateSessionMetadata', [sessionKey, keys.sessionsByActivity(tenant)], this.args(sessionId, pairs)),
+      this.c.script('updateSessionMetadata', [sessionKey, keys.sessionsByActivity(tenant), keys.sessions(tenant)], this.args(sessionId, pairs)),
     );
   }
 

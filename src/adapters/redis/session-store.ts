@@ -22,6 +22,8 @@ import { SCRIPT_ARGS, type StateLimitArgs } from './script-args.js';
 import { toRun } from './run-store.js';
 import { RedisSessionRecords, toSession } from './session-records.js';
 import { listThreadRows } from './thread-rows.js';
+import { metadataPair } from '../shared/metadata-pairs.js';
+import { SessionsMetadataIndex } from './metadata-index.js';
 import type { JsonObject } from '../../domain/types.js';
 
 /** A history entry: a checkpoint's metadata and how to undo it (the values its patch replaced). */
@@ -46,6 +48,7 @@ const WINDOW_ATTEMPTS = 3;
  */
 export class RedisSessionStore implements SessionStore {
   private readonly records: RedisSessionRecords;
+  private readonly metadataIndex: SessionsMetadataIndex;
 
   constructor(
     private readonly c: RedisContext,
@@ -55,6 +58,7 @@ export class RedisSessionStore implements SessionStore {
     private readonly durable?: DurableWrites,
   ) {
     this.records = new RedisSessionRecords(c, clock, durable);
+    this.metadataIndex = new SessionsMetadataIndex(c);
   }
 
   async getSession(tenant: string, sessionId: string): Promise<Session | null> {
@@ -64,7 +68,10 @@ export class RedisSessionStore implements SessionStore {
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const { keys } = this.c;
-    const index = options.agent_id ? keys.sessionsByAgent(tenant, options.agent_id) : keys.sessions(tenant);
+    const pair = options.metadata ? metadataPair(options.metadata.key, options.metadata.value) : undefined;
+    if (options.metadata && pair === undefined) return [];
+    if (pair !== undefined) await this.metadataIndex.ready(tenant);
+    const index = pair !== undefined ? keys.sessionsByMetadata(tenant, pair) : options.agent_id ? keys.sessionsByAgent(tenant, options.agent_id) : keys.sessions(tenant);
     const reply = await this.c.script<string>(
       'listSessions',
       [index],

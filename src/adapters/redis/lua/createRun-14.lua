@@ -141,7 +141,7 @@ if ARGV[6] ~= '' then
 end
 if not agent then
   redis.call('HSET', KEYS[1], 'agent_id', ARGV[2], 'created_at', ARGV[4])
-  write_metadata(KEYS[1], ARGV, 23, metadata_last, metadata_bytes)
+  write_metadata(KEYS[1], ARGV, 23, metadata_last, metadata_bytes, {KEYS[2], ARGV[1], ARGV[5]})
   redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
   created = 1

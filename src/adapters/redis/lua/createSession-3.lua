@@ -7,7 +7,8 @@
   KEYS[3] sessions-by-activity sorted set (score = last write, ms)
 
   ARGV[1] session id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)
-  ARGV[4..] pairs: metadata key as JSON, the value's raw JSON (includes/sessionMetadata.lua)
+  ARGV[4..] pairs: metadata key as JSON, the value's raw JSON (includes/sessionMetadata.lua,
+    which indexes them)
 
   Returns {1, the session hash as a flat array} or (codes of scripts.ts)
     {SESSION_EXISTS} the session exists (bound to an agent or not)
@@ -19,7 +20,7 @@ if redis.call('HEXISTS', KEYS[1], 'agent_id') == 1 then return {SESSION_EXISTS} 
 local bytes, over = metadata_after(KEYS[1], ARGV, 4, #ARGV, 0)
 if not bytes then return {METADATA_TOO_LARGE, over} end
 redis.call('HSET', KEYS[1], 'agent_id', '', 'created_at', ARGV[2], 'updated_at', ARGV[2])
-write_metadata(KEYS[1], ARGV, 4, #ARGV, bytes)
+write_metadata(KEYS[1], ARGV, 4, #ARGV, bytes, {KEYS[2], ARGV[1], ARGV[3]})
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 return {1, redis.call('HGETALL', KEYS[1])}

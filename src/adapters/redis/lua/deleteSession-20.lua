@@ -1,6 +1,7 @@
 --[[
   Deletes a session with everything of it, in one step, so nothing is left half: its hash,
-  state, history, spans, runs, approvals, its entries in every index of the tenant, the
+  state, history, spans, runs, approvals, its entries in every index of the tenant (its
+  metadata's too), the
   schedule links of its runs, and its LangGraph thread (checkpoints, blobs, writes; the
   tenant's cross-thread memory items stay). Every key is the tenant's (one Cluster slot):
   run, approval and agent-index keys are built from the prefixes in ARGV, in the same hash tag.
@@ -29,6 +30,7 @@
 ]]
 --@include constants
 --@include runStatus
+--@include sessionMetadata
 local meta = redis.call('HMGET', KEYS[1], 'agent_id', 'run_status')
 if not meta[1] then
   redis.call('ZREM', KEYS[7], ARGV[1])
@@ -43,6 +45,7 @@ else
   -- A run queued behind the current one keeps the session alive, even behind a paused run.
   if status == 'queued' or status == 'running' or redis.call('LLEN', KEYS[12]) > 0 then return {SESSION_BUSY} end
 end
+unindex_metadata(KEYS[1], KEYS[6], ARGV[1])
 local pending = 0
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[10])) do
   pending = pending + redis.call('ZREM', KEYS[8], id)

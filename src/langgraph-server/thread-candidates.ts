@@ -1,0 +1,73 @@
+import type { JsonObject, Session } from '../domain/types.js';
+import type { SessionListOptions } from '../ports/paging.js';
+import { assistantIdOf } from './assistants.js';
+import type { ThreadStateDeps } from './thread-state.js';
+
+/** Sessions read per storage call while scanning or reading an index. */
+export const SCAN_PAGE = 100;
+
+/** Where candidates of a metadata filter come from: a session list read by metadata pair or by agent. */
+type Source = Pick<SessionListOptions, 'metadata' | 'agent_id'>;
+
+const isScalar = (value: unknown): value is string | number | boolean | null =>
+  value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+
+/**
+ * The session lists that together hold every thread a metadata filter can match, newest first,
+ * or undefined when no key of the filter has a scalar value (the filter is then checked on a
+ * scan). A key of the session's own metadata reads its metadata index (the first such key of
+ * the filter). `graph_id` and `assistant_id` are the thread's: a bound session's `graph_id` is
+ * its agent (the agent's index), an unbound one's is its metadata's; its `assistant_id` is
+ * recorded by its runs in its metadata, else the default assistant of its agent (that agent's
+ * index). The lists only narrow the scan: every candidate is checked against the whole filter.
+ */
+export function metadataSources(deps: ThreadStateDeps, metadata: JsonObject | undefined): Source[] | undefined {
+  const entries = Object.entries(metadata ?? {}).filter(([, value]) => isScalar(value)) as [string, string | number | boolean | null][];
+  const own = entries.find(([key]) => key !== 'graph_id' && key !== 'assistant_id');
+  if (own) return [{ metadata: { key: own[0], value: own[1] } }];
+  const graph = entries.find(([key]) => key === 'graph_id');
+  if (graph) return [{ metadata: { key: 'graph_id', value: graph[1] } }, ...(typeof graph[1] === 'string' ? [{ agent_id: graph[1] }] : [])];
+  const assistant = entries.find(([key]) => key === 'assistant_id');
+  if (!assistant) return undefined;
+  const id = assistant[1];
+  const agents = typeof id === 'string' ? deps.agents.list().filter((agent) => assistantIdOf(agent.id) === id.toLowerCase()) : [];
+  return [{ metadata: { key: 'assistant_id', value: id } }, ...agents.map((agent) => ({ agent_id: agent.id }))];
+}
+
+/** Newest first: created_at, then id, both descending (the order of the session lists). */
+const newer = (a: Session, b: Session): boolean => a.created_at > b.created_at || (a.created_at === b.created_at && a.id > b.id);
+
+/**
+ * The sessions of `sources`, merged newest first without repeats, a page at a time, at most
+ * `bound` in all: each list is read a storage page at a time as the merge needs it.
+ */
+export async function* mergedSources(deps: ThreadStateDeps, tenant: string, sources: readonly Source[], bound: number): AsyncGenerator<Session[]> {
+  const lists = sources.map((source) => ({ source, offset: 0, buffer: [] as Session[], done: false }));
+  const seen = lists.length > 1 ? new Set<string>() : undefined;
+  let given = 0;
+  for (;;) {
+    await Promise.all(
+      lists.map(async (list) => {
+        if (list.buffer.length > 0 || list.done) return;
+        const page = await deps.store.sessions.listSessions(tenant, { ...list.source, offset: list.offset, limit: SCAN_PAGE });
+        list.offset += page.length;
+        list.buffer = page;
+        list.done = page.length < SCAN_PAGE;
+      }),
+    );
+    const batch: Session[] = [];
+    // The newest head while every list that may hold more has one buffered (else refill first).
+    while (batch.length < SCAN_PAGE && given < bound && lists.every((list) => list.buffer.length > 0 || list.done)) {
+      let from: (typeof lists)[number] | undefined;
+      for (const list of lists) if (list.buffer.length > 0 && (!from || newer(list.buffer[0]!, from.buffer[0]!))) from = list;
+      if (!from) break;
+      const session = from.buffer.shift()!;
+      if (seen?.has(session.id)) continue;
+      seen?.add(session.id);
+      batch.push(session);
+      given += 1;
+    }
+    if (batch.length > 0) yield batch;
+    if (given >= bound || lists.every((list) => list.done && list.buffer.length === 0)) return;
+  }
+}
