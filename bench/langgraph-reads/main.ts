@@ -43,9 +43,14 @@ const command = ['npm run bench:langgraph-reads', ...(argv.length > 0 ? ['--', .
 /** The goal of issue 34: each LangGraph read within this factor of its native twin (req/s). */
 const GOAL = 1.5;
 
+/** Owners of the seeded threads (metadata `owner`): 10,000 threads give each 50. */
+const OWNERS = 200;
+
 /** Native read, LangGraph read of the same thing. */
 interface Pair {
   name: string;
+  /** Whether the issue's goal applies (not to a read the issue did not name). @defaultValue true */
+  goal?: boolean;
   native: Endpoint;
   langgraph: Endpoint;
 }
@@ -57,6 +62,13 @@ function pairs(runThreads: string[]): Pair[] {
       name: 'list the newest 50',
       native: { name: 'GET /api/sessions?limit=50', method: 'GET', path: () => '/api/sessions?limit=50' },
       langgraph: { name: 'POST /threads/search {limit: 50}', method: 'POST', path: () => '/threads/search', body: () => '{"limit":50}' },
+    },
+    {
+      // Each owner has SESSIONS / OWNERS threads, the oldest as old as the seeding: the metadata index reads them.
+      name: 'the 50 threads of one owner',
+      goal: false,
+      native: { name: 'GET /api/sessions?limit=50', method: 'GET', path: () => '/api/sessions?limit=50' },
+      langgraph: { name: 'POST /threads/search {metadata: {owner}, limit: 50}', method: 'POST', path: () => '/threads/search', body: (n) => `{"metadata":{"owner":"o${n % OWNERS}"},"limit":50}` },
     },
     {
       name: 'a thread\'s state',
@@ -84,7 +96,7 @@ async function inParallel(count: number, parallel: number, one: (i: number) => P
 /** The threads: `sessions - withRuns` empty ones with metadata, then `withRuns` (the newest) each with one echo run. */
 async function seed(apiUrl: string): Promise<string[]> {
   const started = Date.now();
-  await inParallel(o.sessions - o.withRuns, 16, async (i) => void (await post(`${apiUrl}/threads`, { metadata: { seeded: i } })));
+  await inParallel(o.sessions - o.withRuns, 16, async (i) => void (await post(`${apiUrl}/threads`, { metadata: { seeded: i, owner: `o${i % OWNERS}` } })));
   const runThreads: string[] = [];
   await inParallel(o.withRuns, 8, async (i) => {
     const thread = await post(`${apiUrl}/threads`, { metadata: { seeded: i, with_run: true } });
@@ -162,7 +174,7 @@ function report(cells: Cell[]): { table: string; verdicts: string[] } {
       const ratio = native.m / lg.m;
       verdicts.push(
         `- ${backendLabel(backend, o.workers)}, ${pair.name}: ${pair.native.name} ${fixed(native.m, 0)} req/s, ${pair.langgraph.name} ${fixed(lg.m, 0)} req/s: ` +
-          `**${fixed(ratio, 2)} ×** (goal ≤ ${GOAL} ×: ${ratio <= GOAL ? 'met' : '**not met**'}); CPU ${fixed(native.at.cpu.api, 2)} against ${fixed(lg.at.cpu.api, 2)} ms a request (API).`,
+          `**${fixed(ratio, 2)} ×** (${pair.goal === false ? 'no goal' : `goal ≤ ${GOAL} ×: ${ratio <= GOAL ? 'met' : '**not met**'}`}); CPU ${fixed(native.at.cpu.api, 2)} against ${fixed(lg.at.cpu.api, 2)} ms a request (API).`,
       );
     }
   }

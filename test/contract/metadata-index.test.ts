@@ -82,8 +82,8 @@ describe.each(['memory', 'redis'] as const)('the sessions metadata index on %s',
       // Nothing of the index is left behind by the sessions gone (a listing skips ids whose hash is gone).
       const client = new Redis(redis.url);
       try {
-        const members = [];
-        for (const key of await client.keys(`${new RedisKeys(prefix).sessions(T).replace(/[{}]/g, (ch) => `\\${ch}`)}:meta:*`)) members.push(...(await client.zrange(key, 0, -1)));
+        const members: string[] = [];
+        for (const key of await client.keys(`${new RedisKeys(prefix).sessions(T).replace(/[{}]/g, (ch) => `\\${ch}`)}:meta:*`)) members.push(...(await client.zrange(key, '0', '-1')));
         expect(members.filter((id) => id === a || id === c)).toEqual([]);
       } finally {
         client.disconnect();
