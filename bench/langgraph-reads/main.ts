@@ -194,7 +194,7 @@ function section(cells: Cell[], m: Machine, source: string): string {
     `Seeded through the API: ${o.sessions.toLocaleString('en-US')} threads (\`POST /threads\` with metadata), the newest ${o.withRuns} each with one run of \`lg-echo\` ` +
       '(`POST /threads/{id}/runs/wait`). Each endpoint: ' +
       `${o.warmupSec} s warm-up, then ${o.durationSec} s with ${o.connections} connections; native and LangGraph back to back (native first in odd passes); ` +
-      `${o.passes} passes, medians. The lists answer the newest 50 threads (all with a run); the state reads rotate over the threads with a run. ` +
+      `${o.passes} passes, medians. The lists answer the newest 50 threads (all with a run); the owner search answers the threads of one of ${OWNERS} owners (metadata \`owner\`, rotating; the threads without a run, ${Math.floor((o.sessions - o.withRuns) / OWNERS)} each, spread over the whole seeding), through the metadata index; the state reads rotate over the threads with a run. ` +
       'CPU per request from /proc of each process over the measured seconds.',
     '',
     table,
