@@ -1,37 +1,40 @@
 import type { JsonObject, Session } from '../domain/types.js';
 import type { SessionListOptions } from '../ports/paging.js';
+import { metadataPair } from '../domain/metadata-pairs.js';
 import { assistantIdOf } from './assistants.js';
 import type { ThreadStateDeps } from './thread-state.js';
 
 /** Sessions read per storage call while scanning or reading an index. */
 export const SCAN_PAGE = 100;
 
-/** Where candidates of a metadata filter come from: a session list read by metadata pair or by agent. */
-type Source = Pick<SessionListOptions, 'metadata' | 'agent_id'>;
+/** Where candidates of a metadata filter come from: a session list read by metadata pair, by agent, or the metadata overflow list. */
+type Source = Pick<SessionListOptions, 'metadata' | 'agent_id' | 'metadataOverflow'>;
 
-const isScalar = (value: unknown): value is string | number | boolean | null =>
-  value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+/** The sessions whose metadata has more pairs than the index takes for one: every lookup reads them too. */
+const OVERFLOW: Source = { metadataOverflow: true };
 
 /**
  * The session lists that together hold every thread a metadata filter can match, newest first,
- * or undefined when no key of the filter has a scalar value (the filter is then checked on a
- * scan). A key of the session's own metadata reads its metadata index (the first such key of
- * the filter). `graph_id` and `assistant_id` are the thread's: a bound session's `graph_id` is
- * its agent (the agent's index), an unbound one's is its metadata's; its `assistant_id` is
- * recorded by its runs in its metadata, else the default assistant of its agent (that agent's
- * index). The lists only narrow the scan: every candidate is checked against the whole filter.
+ * or undefined when no key of the filter has a value the index holds (a string, number, boolean
+ * or null, the pair short enough: the filter is then checked on a scan). A key of the session's
+ * own metadata reads its pair's list (the first such key of the filter). `graph_id` and
+ * `assistant_id` are the thread's: a bound session's `graph_id` is its agent (the agent's
+ * list), an unbound one's is its metadata's; its `assistant_id` is recorded by its runs in its
+ * metadata, else the default assistant of its agent (that agent's list). The overflow list goes
+ * with every lookup. The lists only narrow the scan: every candidate is checked against the
+ * whole filter.
  */
 export function metadataSources(deps: ThreadStateDeps, metadata: JsonObject | undefined): Source[] | undefined {
-  const entries = Object.entries(metadata ?? {}).filter(([, value]) => isScalar(value)) as [string, string | number | boolean | null][];
+  const entries = Object.entries(metadata ?? {}).filter(([key, value]) => metadataPair(key, value) !== undefined) as [string, string | number | boolean | null][];
   const own = entries.find(([key]) => key !== 'graph_id' && key !== 'assistant_id');
-  if (own) return [{ metadata: { key: own[0], value: own[1] } }];
+  if (own) return [{ metadata: { key: own[0], value: own[1] } }, OVERFLOW];
   const graph = entries.find(([key]) => key === 'graph_id');
-  if (graph) return [{ metadata: { key: 'graph_id', value: graph[1] } }, ...(typeof graph[1] === 'string' ? [{ agent_id: graph[1] }] : [])];
+  if (graph) return [{ metadata: { key: 'graph_id', value: graph[1] } }, ...(typeof graph[1] === 'string' ? [{ agent_id: graph[1] }] : []), OVERFLOW];
   const assistant = entries.find(([key]) => key === 'assistant_id');
   if (!assistant) return undefined;
   const id = assistant[1];
   const agents = typeof id === 'string' ? deps.agents.list().filter((agent) => assistantIdOf(agent.id) === id.toLowerCase()) : [];
-  return [{ metadata: { key: 'assistant_id', value: id } }, ...agents.map((agent) => ({ agent_id: agent.id }))];
+  return [{ metadata: { key: 'assistant_id', value: id } }, ...agents.map((agent) => ({ agent_id: agent.id })), OVERFLOW];
 }
 
 /** Newest first: created_at, then id, both descending (the order of the session lists). */

@@ -11,6 +11,11 @@ export interface SessionListOptions extends Page {
    * number, boolean or null), from the backend's metadata index; not with `agent_id`.
    */
   metadata?: { key: string; value: string | number | boolean | null };
+  /**
+   * Only the sessions whose metadata has more scalar pairs than the index takes for one session
+   * (domain/metadata-pairs.ts): listed apart, read beside a pair's list.
+   */
+  metadataOverflow?: boolean;
 }
 
 /** A page of a list read that is also bounded in bytes (history, whose items can be large). */

@@ -91,6 +91,35 @@ describe.each(['memory', 'redis'] as const)('the sessions metadata index on %s',
     }
   });
 
+  it('bounds what one session puts in the index: past 32 indexable pairs it is in the overflow list alone; a pair over 256 bytes is not indexed', async () => {
+    const { store } = app.backend;
+    const many = randomUUID();
+    const wide = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]));
+    await store.sessions.createSession(T, { session_id: many, metadata: { ...wide, obj: { a: 1 } } });
+    const overflow = async () => (await app.backend.store.sessions.listSessions(T, { offset: 0, limit: 50, metadataOverflow: true })).map((s) => s.id);
+    expect(await list({ key: 'k1', value: 1 })).toEqual([]);
+    expect(await overflow()).toEqual([many]);
+    // Down to 32 pairs: under each pair again, out of the overflow list.
+    await store.sessions.updateSessionMetadata(T, many, Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${32 + i}`, null])));
+    expect(await list({ key: 'k1', value: 1 })).toEqual([many]);
+    expect(await list({ key: 'k31', value: 31 })).toEqual([many]);
+    expect(await overflow()).toEqual([]);
+    // Over again by one key.
+    await store.sessions.updateSessionMetadata(T, many, { extra: 'x' });
+    expect(await list({ key: 'k1', value: 1 })).toEqual([]);
+    expect(await overflow()).toEqual([many]);
+
+    const long = randomUUID();
+    const text = 'é'.repeat(130);
+    await store.sessions.createSession(T, { session_id: long, metadata: { text, short: 'yes' } });
+    expect(await list({ key: 'text', value: text })).toEqual([]);
+    expect(await list({ key: 'short', value: 'yes' })).toEqual([long]);
+    await store.sessions.deleteSession(T, many);
+    await store.sessions.deleteSession(T, long);
+    expect(await overflow()).toEqual([]);
+    expect(await list({ key: 'short', value: 'yes' })).toEqual([]);
+  });
+
   it.runIf(backend === 'redis')('puts the sessions written before the index into it at the tenant\'s first read, once', async () => {
     const tenant = `old-${randomUUID()}`;
     const { store } = app.backend;

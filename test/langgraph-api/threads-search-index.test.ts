@@ -20,22 +20,25 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: thread search by met
     expect(done).toMatchObject({ steps: ['first', 'second'] });
     const forGraph = await client.threads.create({ graphId: 'lg-two', metadata: { owner, kind: 'for-graph' } });
     const plain = await client.threads.create({ metadata: { owner, kind: 'plain', nested: { a: [1] } } });
+    // More metadata keys than the index takes for one thread: found through the overflow list.
+    const wide = await client.threads.create({ metadata: { owner, kind: 'wide', ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i])) } });
     // 1,000 newer threads of others.
     for (let batch = 0; batch < 50; batch += 1) {
       await Promise.all(Array.from({ length: 20 }, (_, i) => client.threads.create({ metadata: { owner: `other-${batch}-${i}` } })));
     }
 
     const ids = (threads: { thread_id: string }[]) => threads.map((thread) => thread.thread_id);
-    expect(ids(await client.threads.search({ metadata: { owner }, limit: 10 }))).toEqual([plain.thread_id, forGraph.thread_id, bound.thread_id]);
-    expect(await client.threads.count({ metadata: { owner } })).toBe(3);
-    // Paged, with the next page named.
-    expect(ids(await client.threads.search({ metadata: { owner }, limit: 2, offset: 1 }))).toEqual([forGraph.thread_id, bound.thread_id]);
+    expect(ids(await client.threads.search({ metadata: { owner }, limit: 10 }))).toEqual([wide.thread_id, plain.thread_id, forGraph.thread_id, bound.thread_id]);
+    expect(await client.threads.count({ metadata: { owner } })).toBe(4);
+    expect(ids(await client.threads.search({ metadata: { k7: 7 } }))).toEqual([wide.thread_id]);
+    // Paged.
+    expect(ids(await client.threads.search({ metadata: { owner }, limit: 2, offset: 2 }))).toEqual([forGraph.thread_id, bound.thread_id]);
     // The rest of the filter is checked on what the index gives: a nested value, a status, sorts.
     expect(ids(await client.threads.search({ metadata: { owner, nested: { a: [1] } } }))).toEqual([plain.thread_id]);
     expect(ids(await client.threads.search({ metadata: { owner, kind: 'bound' }, status: 'idle' }))).toEqual([bound.thread_id]);
     expect(ids(await client.threads.search({ metadata: { owner }, status: 'busy' }))).toEqual([]);
     expect(ids(await client.threads.search({ metadata: { owner }, sortBy: 'thread_id', sortOrder: 'asc' }))).toEqual(
-      [bound.thread_id, forGraph.thread_id, plain.thread_id].sort(),
+      [bound.thread_id, forGraph.thread_id, plain.thread_id, wide.thread_id].sort(),
     );
 
     // graph_id: the thread its run bound and the one created for the graph.
@@ -53,6 +56,7 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: thread search by met
 
     // A thread whose metadata changes moves with it; a deleted one is gone.
     await client.threads.update(plain.thread_id, { metadata: { owner: `${owner}-moved` } });
+    await client.threads.delete(wide.thread_id);
     expect(ids(await client.threads.search({ metadata: { owner } }))).toEqual([forGraph.thread_id, bound.thread_id]);
     expect(ids(await client.threads.search({ metadata: { owner: `${owner}-moved` } }))).toEqual([plain.thread_id]);
     await client.threads.delete(forGraph.thread_id);

@@ -1,4 +1,4 @@
-import { metadataPair } from '../shared/metadata-pairs.js';
+import { METADATA_OVERFLOW, metadataPair } from '../../domain/metadata-pairs.js';
 import { AppError, conflict, notFound } from '../../domain/errors.js';
 import { mergeMetadata, newMetadata } from '../../domain/session-metadata.js';
 import { sortSpans } from '../../domain/spans.js';
@@ -22,8 +22,14 @@ export class MemorySessionStore implements SessionStore {
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const data = this.t.data(tenant);
     const pair = options.metadata ? metadataPair(options.metadata.key, options.metadata.value) : undefined;
-    if (options.metadata && pair === undefined) return [];
-    const index = pair !== undefined ? data.byMetadata.get(pair) : options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
+    if (options.metadata && pair === undefined && !options.metadataOverflow) return [];
+    const index = options.metadataOverflow
+      ? data.byMetadata.get(METADATA_OVERFLOW)
+      : pair !== undefined
+        ? data.byMetadata.get(pair)
+        : options.agent_id
+          ? data.byAgent.get(options.agent_id)
+          : data.byCreated;
     return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => sessionCopy(data.sessions.get(id)!.session));
   }
 

@@ -1,4 +1,4 @@
-import { metadataPairs } from '../shared/metadata-pairs.js';
+import { metadataPairs } from '../../domain/metadata-pairs.js';
 import { stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { newId, nowIso } from '../../domain/time.js';
 import {
@@ -46,7 +46,7 @@ export interface TenantData {
   byCreated: SortedIndex;
   /** The same per agent. */
   byAgent: Map<string, SortedIndex>;
-  /** The same per metadata pair (adapters/shared/metadata-pairs.ts): a top-level key with a scalar value. */
+  /** The same per metadata pair (domain/metadata-pairs.ts): a top-level key with a scalar value. */
   byMetadata: Map<string, SortedIndex>;
   /** Pending approval ids by (requested_at, id), oldest first. */
   pending: SortedIndex;

@@ -32,7 +32,7 @@ export class RedisKeys {
   /**
    * Sorted set of the ids of the sessions whose metadata holds a key with a scalar value, scored
    * by created_at (ms) as {@link sessions}; `pair` is the key's JSON, NUL, the value's JSON
-   * (adapters/shared/metadata-pairs.ts, includes/sessionMetadata.lua).
+   * (domain/metadata-pairs.ts, includes/sessionMetadata.lua).
    */
   sessionsByMetadata(tenant: string, pair: string): string {
     return `${this.sessions(tenant)}:meta:${pair}`;

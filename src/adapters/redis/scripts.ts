@@ -4,6 +4,7 @@ import { AppError, conflict, idempotencyKeyReused, idempotentRunGone, notFound, 
 import { MAX_SESSION_METADATA_BYTES, metadataTooLarge } from '../../domain/session-metadata.js';
 import { ACTIVE_RUN_STATUSES, FINAL_FIRE_STATUSES } from '../../domain/types.js';
 import { graphStateTooLarge, graphThreadGone } from '../shared/graph-limits.js';
+import { MAX_INDEXED_PAIR_BYTES, MAX_INDEXED_PAIRS } from '../../domain/metadata-pairs.js';
 
 /** Lua scripts of the Redis adapters, each in `lua/<verbNoun>-<numKeys>.lua`. */
 const SCRIPT_FILES = [
@@ -165,6 +166,8 @@ const GENERATED_INCLUDES: Record<string, (options: ScriptOptions) => string> = {
       `local STOP_STATE_BYTES = ${STOP_STATE_BYTES}`,
       `local MAX_SESSION_METADATA_BYTES = ${MAX_SESSION_METADATA_BYTES}`,
       `local METADATA_FIELD = ${JSON.stringify(METADATA_FIELD)}`,
+      `local MAX_INDEXED_PAIRS = ${MAX_INDEXED_PAIRS}`,
+      `local MAX_INDEXED_PAIR_BYTES = ${MAX_INDEXED_PAIR_BYTES}`,
       ...Object.entries(SCRIPT_CODES).map(([name, code]) => `local ${name} = ${code}`),
     ].join('\n'),
   // Classic pub/sub on one server; on a cluster sharded pub/sub, on the channel in the tenant's

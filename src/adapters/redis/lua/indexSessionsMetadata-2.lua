@@ -16,13 +16,7 @@
 --@include constants
 --@include sessionMetadata
 local function index(id, score)
-  local flat = redis.call('HGETALL', ARGV[1] .. id)
-  for i = 1, #flat, 2 do
-    if string.sub(flat[i], 1, #METADATA_FIELD) == METADATA_FIELD then
-      local set = metadata_index_key(KEYS[1], string.sub(flat[i], #METADATA_FIELD + 1), flat[i + 1])
-      if set then redis.call('ZADD', set, score, id) end
-    end
-  end
+  for _, set in ipairs(metadata_index_sets(ARGV[1] .. id, KEYS[1])) do redis.call('ZADD', set, score, id) end
 end
 local below = '+inf'
 if ARGV[2] ~= '' then
