@@ -1115,7 +1115,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Count threads matching the filters (every match of a metadata filter, else among the tenant's newest 1000 sessions) */
+        /** Count threads matching the filters (every match of a metadata filter or of busy/interrupted, else among the tenant's newest 1000 sessions) */
         post: operations["countThreads"];
         delete?: never;
         options?: never;
@@ -1132,7 +1132,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search threads: every match of a metadata filter, else among the tenant's newest 1000 sessions, or those of ids */
+        /** Search threads: every match of a metadata filter or of busy/interrupted, else among the tenant's newest 1000 sessions, or those of ids */
         post: operations["searchThreads"];
         delete?: never;
         options?: never;
@@ -8961,7 +8961,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description How many match (at most 1000 without a metadata filter holding a scalar value) */
+            /** @description How many match (at most 1000 without a metadata filter holding a scalar value, busy or interrupted) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9068,7 +9068,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A page of threads: at most `limit`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one thread always fits). With a metadata filter holding a string, number, boolean or null value, every thread matching it is found (metadata indexes; sorted otherwise than by created_at desc, its newest 1000); without ids or such a filter, only the tenant's 1000 newest sessions are searched. */
+            /** @description A page of threads: at most `limit`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one thread always fits). With a metadata filter holding a string, number, boolean or null value, every thread matching it is found (metadata indexes; sorted otherwise than by created_at desc, its newest 1000); `busy` and `interrupted` (paused on an approval) threads are found from the active runs; otherwise, without ids, only the tenant's 1000 newest sessions are searched. */
             200: {
                 headers: {
                     /** @description offset of the next page, when there is one (the page reached its limit or its bytes) */

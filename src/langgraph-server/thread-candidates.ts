@@ -37,6 +37,34 @@ export function metadataSources(deps: ThreadStateDeps, metadata: JsonObject | un
   return [{ metadata: { key: 'assistant_id', value: id } }, ...agents.map((agent) => ({ agent_id: agent.id })), OVERFLOW];
 }
 
+/** A list of sessions newest first, read a page at a time (fewer than `limit`: its end). */
+export type SessionReader = (offset: number, limit: number) => Promise<Session[]>;
+
+/** Active runs read for a status filter at most (the tenant's queued, running and paused runs). */
+const ACTIVE_RUNS_READ = 100_000;
+
+/**
+ * The session lists that hold every thread of a status, or undefined for a status no index
+ * finds (`idle`, `error`: the caller scans). A thread is `busy` while its latest run is queued
+ * or running and `interrupted` while it waits on an approval: that run is among the tenant's
+ * active runs, read whole (they are bounded by what runs and waits). A graph thread is also
+ * `interrupted` when its last run completed before the end (interrupt_before / after), which no
+ * run status says: `scan` (the bounded scan of the newest sessions) is read beside for those.
+ */
+export async function statusSources(deps: ThreadStateDeps, tenant: string, status: string | undefined, scan: SessionReader): Promise<SessionReader[] | undefined> {
+  const runStatuses = status === 'busy' ? (['queued', 'running'] as const) : status === 'interrupted' ? (['interrupted'] as const) : undefined;
+  if (!runStatuses) return undefined;
+  const ids = new Set<string>();
+  for (const runStatus of runStatuses) {
+    for (const run of await deps.store.runs.findRuns(tenant, { status: runStatus, offset: 0, limit: ACTIVE_RUNS_READ })) ids.add(run.session_id);
+  }
+  const sessions = (await Promise.all([...ids].map((id) => deps.store.sessions.getSession(tenant, id))))
+    .filter((session): session is Session => session !== null)
+    .sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+  const active: SessionReader = async (offset, limit) => sessions.slice(offset, offset + limit);
+  return status === 'interrupted' ? [active, scan] : [active];
+}
+
 /** Newest first: created_at, then id, both descending (the order of the session lists). */
 const newer = (a: Session, b: Session): boolean => a.created_at > b.created_at || (a.created_at === b.created_at && a.id > b.id);
 
@@ -44,15 +72,20 @@ const newer = (a: Session, b: Session): boolean => a.created_at > b.created_at |
  * The sessions of `sources`, merged newest first without repeats, a page at a time, at most
  * `bound` in all: each list is read a storage page at a time as the merge needs it.
  */
-export async function* mergedSources(deps: ThreadStateDeps, tenant: string, sources: readonly Source[], bound: number): AsyncGenerator<Session[]> {
-  const lists = sources.map((source) => ({ source, offset: 0, buffer: [] as Session[], done: false }));
+export async function* mergedSources(deps: ThreadStateDeps, tenant: string, sources: readonly (Source | SessionReader)[], bound: number): AsyncGenerator<Session[]> {
+  const lists = sources.map((source) => ({
+    read: typeof source === 'function' ? source : (offset: number, limit: number) => deps.store.sessions.listSessions(tenant, { ...source, offset, limit }),
+    offset: 0,
+    buffer: [] as Session[],
+    done: false,
+  }));
   const seen = lists.length > 1 ? new Set<string>() : undefined;
   let given = 0;
   for (;;) {
     await Promise.all(
       lists.map(async (list) => {
         if (list.buffer.length > 0 || list.done) return;
-        const page = await deps.store.sessions.listSessions(tenant, { ...list.source, offset: list.offset, limit: SCAN_PAGE });
+        const page = await list.read(list.offset, SCAN_PAGE);
         list.offset += page.length;
         list.buffer = page;
         list.done = page.length < SCAN_PAGE;

@@ -4,15 +4,15 @@ import { graphAgentOf, type ThreadStateDeps } from './thread-state.js';
 import { statusFrom, ThreadFacts, threadMetadata, type Thread } from './thread-facts.js';
 import { PageTexts, sessionOf, threadText } from './thread-rows.js';
 import type { ThreadStatus } from './types.js';
-import { mergedSources, metadataSources, SCAN_PAGE } from './thread-candidates.js';
+import { mergedSources, metadataSources, SCAN_PAGE, statusSources, type SessionReader } from './thread-candidates.js';
 
 /**
  * LangGraph threads over agentplane sessions: a thread is a session (`thread_id` = session
  * id), its status comes from the session's latest run, its values from its latest checkpoint
  * (a graph session's mirrors the graph's values). A search or count with a metadata filter
- * reads its candidates from the metadata indexes (thread-candidates.ts: every matching thread);
- * other filters (status, values) are checked on a bounded scan of the tenant's newest sessions
- * (THREAD_SCAN_LIMIT).
+ * reads its candidates from the metadata indexes (thread-candidates.ts: every matching thread),
+ * one by `busy` or `interrupted` from the tenant's active runs; other filters (`idle`, `error`,
+ * values) are checked on a bounded scan of the tenant's newest sessions (THREAD_SCAN_LIMIT).
  */
 
 /**
@@ -183,11 +183,18 @@ async function* candidates(deps: ThreadStateDeps, tenant: string, filter: Thread
     yield* mergedSources(deps, tenant, sources, bound);
     return;
   }
+  /** The tenant's newest THREAD_SCAN_LIMIT sessions. */
+  const scan: SessionReader = async (offset, limit) =>
+    offset >= THREAD_SCAN_LIMIT ? [] : deps.store.sessions.listSessions(tenant, { offset, limit: Math.min(limit, THREAD_SCAN_LIMIT - offset) });
+  const byStatus = await statusSources(deps, tenant, filter.status, scan);
+  if (byStatus) {
+    yield* mergedSources(deps, tenant, byStatus, bound);
+    return;
+  }
   for (let offset = 0, size = Math.min(firstPage, SCAN_PAGE); offset < THREAD_SCAN_LIMIT; offset += size, size = SCAN_PAGE) {
-    const limit = Math.min(size, THREAD_SCAN_LIMIT - offset);
-    const page = await deps.store.sessions.listSessions(tenant, { offset, limit });
+    const page = await scan(offset, size);
     if (page.length > 0) yield page;
-    if (page.length < limit) return;
+    if (page.length < Math.min(size, THREAD_SCAN_LIMIT - offset)) return;
   }
 }
 

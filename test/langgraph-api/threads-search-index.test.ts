@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { useLangGraphApi } from './runs-support.js';
+import { waitFor } from '../support/wait.js';
+import { gates, useLangGraphApi } from './runs-support.js';
 
 /**
  * Thread search and count with a metadata filter find every matching thread, however many
  * newer threads the tenant has (the metadata indexes), on memory and on Redis through the SDK:
  * a key of the thread's own metadata, `graph_id` (a thread bound by its runs, or created for a
  * graph), `assistant_id` (a graph's default assistant); combined with a status filter and sorts.
+ * A status filter alone finds every busy thread and every thread paused on an approval (the
+ * tenant's active runs).
  */
 describe.each(['memory', 'redis'] as const)('LangGraph SDK: thread search by metadata past the newest 1,000 threads on %s', (backend) => {
   const api = useLangGraphApi(backend);
@@ -62,5 +65,34 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: thread search by met
     await client.threads.delete(forGraph.thread_id);
     expect(ids(await client.threads.search({ metadata: { owner } }))).toEqual([bound.thread_id]);
     expect(await client.threads.count({ metadata: { owner } })).toBe(1);
+  });
+
+  it('finds every busy thread and every thread paused on an approval, whatever its age; a graph stopped before a node among the newest', { timeout: 120_000 }, async () => {
+    const { client } = api;
+    const ids = (threads: { thread_id: string }[]) => threads.map((thread) => thread.thread_id);
+    // Old: one paused on an interrupt, one whose run holds at a gate.
+    const paused = await client.threads.create();
+    await client.runs.wait(paused.thread_id, 'lg-review', { input: {} });
+    const held = await client.threads.create();
+    const waiting = gates.waiting;
+    await client.runs.create(held.thread_id, 'lg-gated', { input: { word: 'hold' } });
+    await waitFor('the held run at its gate', () => gates.waiting > waiting);
+    for (let batch = 0; batch < 50; batch += 1) {
+      await Promise.all(Array.from({ length: 20 }, () => client.threads.create()));
+    }
+    // New: a run stopped before `second` (interrupt_before): interrupted, with no approval.
+    const stopped = await client.threads.create();
+    await client.runs.wait(stopped.thread_id, 'lg-two', { input: {}, interruptBefore: ['second'] });
+    expect((await client.threads.get(stopped.thread_id)).status).toBe('interrupted');
+
+    expect(ids(await client.threads.search({ status: 'interrupted', limit: 10 }))).toEqual([stopped.thread_id, paused.thread_id]);
+    expect(await client.threads.count({ status: 'interrupted' })).toBe(2);
+    expect(ids(await client.threads.search({ status: 'busy' }))).toEqual([held.thread_id]);
+    expect(await client.threads.count({ status: 'busy' })).toBe(1);
+
+    gates.release();
+    await waitFor('the held thread idle', async () => (await client.threads.get(held.thread_id)).status === 'idle');
+    expect(ids(await client.threads.search({ status: 'busy' }))).toEqual([]);
+    expect(ids(await client.threads.search({ status: 'idle', limit: 1000 }))).not.toContain(paused.thread_id);
   });
 });

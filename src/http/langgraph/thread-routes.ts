@@ -73,7 +73,7 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       method: 'POST',
       path: '/threads/search',
       operationId: 'searchThreads',
-      summary: `Search threads: every match of a metadata filter, else among the tenant's newest ${THREAD_SCAN_LIMIT} sessions, or those of ids`,
+      summary: `Search threads: every match of a metadata filter or of busy/interrupted, else among the tenant's newest ${THREAD_SCAN_LIMIT} sessions, or those of ids`,
       readOnly: true,
       body: z.strictObject({
         ...Filters,
@@ -90,7 +90,8 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
           description:
             `A page of threads: at most \`limit\`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one thread always fits). ` +
             `With a metadata filter holding a string, number, boolean or null value, every thread matching it is found (metadata indexes; sorted otherwise than by created_at desc, its newest ${THREAD_SCAN_LIMIT}); ` +
-            `without ids or such a filter, only the tenant's ${THREAD_SCAN_LIMIT} newest sessions are searched.`,
+            `\`busy\` and \`interrupted\` (paused on an approval) threads are found from the active runs; ` +
+            `otherwise, without ids, only the tenant's ${THREAD_SCAN_LIMIT} newest sessions are searched.`,
           schema: z.array(ThreadSchema.partial()),
           headers: { 'X-Pagination-Next': 'offset of the next page, when there is one (the page reached its limit or its bytes)' },
         },
@@ -110,11 +111,11 @@ export function langgraphThreadRoutes(deps: ThreadDeps): AnyRoute[] {
       method: 'POST',
       path: '/threads/count',
       operationId: 'countThreads',
-      summary: `Count threads matching the filters (every match of a metadata filter, else among the tenant's newest ${THREAD_SCAN_LIMIT} sessions)`,
+      summary: `Count threads matching the filters (every match of a metadata filter or of busy/interrupted, else among the tenant's newest ${THREAD_SCAN_LIMIT} sessions)`,
       readOnly: true,
       body: z.strictObject(Filters),
       bodyExamples: { all: { summary: 'every thread', value: {} } },
-      responses: { 200: { description: `How many match (at most ${THREAD_SCAN_LIMIT} without a metadata filter holding a scalar value)`, schema: z.number().int() }, ...langgraphErrors(400, 401, 403, 413, 415, 429) },
+      responses: { 200: { description: `How many match (at most ${THREAD_SCAN_LIMIT} without a metadata filter holding a scalar value, busy or interrupted)`, schema: z.number().int() }, ...langgraphErrors(400, 401, 403, 413, 415, 429) },
       handler: async ({ body, principal }) => ({ status: 200, body: await countThreads(deps, principal.tenant, body) }),
     }),
     defineLangGraphRoute({
