@@ -35,3 +35,14 @@ export function metadataPairs(metadata: JsonObject): string[] {
   }
   return pairs.length > MAX_INDEXED_PAIRS ? [METADATA_OVERFLOW] : pairs;
 }
+
+/**
+ * Which metadata list a session list read asks for (SessionListOptions): the overflow list, a
+ * pair's list, null when the pair asked is never indexed (nothing is listed under it), or
+ * undefined when the read is not by metadata.
+ */
+export function metadataListOf(options: { metadata?: { key: string; value: unknown }; metadataOverflow?: boolean }): string | null | undefined {
+  if (options.metadataOverflow) return METADATA_OVERFLOW;
+  if (!options.metadata) return undefined;
+  return metadataPair(options.metadata.key, options.metadata.value) ?? null;
+}

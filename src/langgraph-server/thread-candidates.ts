@@ -60,13 +60,16 @@ export async function statusSources(deps: ThreadStateDeps, tenant: string, statu
   }
   const sessions = (await Promise.all([...ids].map((id) => deps.store.sessions.getSession(tenant, id))))
     .filter((session): session is Session => session !== null)
-    .sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+    .sort(newestFirst);
   const active: SessionReader = async (offset, limit) => sessions.slice(offset, offset + limit);
   return status === 'interrupted' ? [active, scan] : [active];
 }
 
 /** Newest first: created_at, then id, both descending (the order of the session lists). */
 const newer = (a: Session, b: Session): boolean => a.created_at > b.created_at || (a.created_at === b.created_at && a.id > b.id);
+
+/** A sort comparator of sessions, newest first ({@link newer}). */
+export const newestFirst = (a: Session, b: Session): number => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0);
 
 /**
  * The sessions of `sources`, merged newest first without repeats, a page at a time, at most

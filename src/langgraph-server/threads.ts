@@ -4,7 +4,7 @@ import { graphAgentOf, type ThreadStateDeps } from './thread-state.js';
 import { statusFrom, ThreadFacts, threadMetadata, type Thread } from './thread-facts.js';
 import { PageTexts, sessionOf, threadText } from './thread-rows.js';
 import type { ThreadStatus } from './types.js';
-import { mergedSources, metadataSources, SCAN_PAGE, statusSources, type SessionReader } from './thread-candidates.js';
+import { mergedSources, metadataSources, newestFirst, SCAN_PAGE, statusSources, type SessionReader } from './thread-candidates.js';
 
 /**
  * LangGraph threads over agentplane sessions: a thread is a session (`thread_id` = session
@@ -175,7 +175,7 @@ async function matches(thread: ThreadFacts, filter: ThreadFilter): Promise<boole
 async function* candidates(deps: ThreadStateDeps, tenant: string, filter: ThreadFilter, firstPage: number, bound: number): AsyncGenerator<Session[]> {
   if (filter.ids) {
     const sessions = await Promise.all([...new Set(filter.ids)].map((id) => deps.store.sessions.getSession(tenant, id)));
-    yield sessions.filter((s): s is Session => s !== null).sort((a, b) => compare(b.created_at, a.created_at) || compare(b.id, a.id));
+    yield sessions.filter((s): s is Session => s !== null).sort(newestFirst);
     return;
   }
   const sources = metadataSources(deps, filter.metadata);

@@ -1,4 +1,4 @@
-import { METADATA_OVERFLOW, metadataPair } from '../../domain/metadata-pairs.js';
+import { metadataListOf } from '../../domain/metadata-pairs.js';
 import { AppError, conflict, notFound } from '../../domain/errors.js';
 import { mergeMetadata, newMetadata } from '../../domain/session-metadata.js';
 import { sortSpans } from '../../domain/spans.js';
@@ -21,15 +21,9 @@ export class MemorySessionStore implements SessionStore {
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const data = this.t.data(tenant);
-    const pair = options.metadata ? metadataPair(options.metadata.key, options.metadata.value) : undefined;
-    if (options.metadata && pair === undefined && !options.metadataOverflow) return [];
-    const index = options.metadataOverflow
-      ? data.byMetadata.get(METADATA_OVERFLOW)
-      : pair !== undefined
-        ? data.byMetadata.get(pair)
-        : options.agent_id
-          ? data.byAgent.get(options.agent_id)
-          : data.byCreated;
+    const list = metadataListOf(options);
+    if (list === null) return [];
+    const index = list !== undefined ? data.byMetadata.get(list) : options.agent_id ? data.byAgent.get(options.agent_id) : data.byCreated;
     return (index?.newestFirst(options.offset, options.limit) ?? []).map((id) => sessionCopy(data.sessions.get(id)!.session));
   }
 
@@ -47,7 +41,7 @@ export class MemorySessionStore implements SessionStore {
     if (!record) throw notFound('The session');
     const before = record.session.metadata;
     record.session.metadata = frozen(mergeMetadata(before, patch));
-    this.t.indexMetadata(tenant, record, before);
+    this.t.indexMetadata(tenant, record.session, before, record.session.metadata);
     const nowMs = this.t.clock();
     record.session.updated_at = nowIso(() => nowMs);
     record.touchedMs = nowMs;

@@ -189,20 +189,20 @@ export class MemoryTables {
     data.sessions.set(session.id, record);
     data.byCreated.add(session.created_at, session.id);
     if (session.agent_id !== '') this.indexByAgent(tenant, record);
-    this.indexMetadata(tenant, record, {});
+    this.indexMetadata(tenant, session, {}, session.metadata);
     return record;
   }
 
-  /** Moves the session between metadata index entries: from those of `before` to those of its metadata now. */
-  indexMetadata(tenant: string, record: SessionRecord, before: JsonObject): void {
+  /** Moves the session between metadata index entries: from those of metadata `before` to those of `after`. */
+  indexMetadata(tenant: string, session: Pick<Session, 'id' | 'created_at'>, before: JsonObject, after: JsonObject): void {
     const { byMetadata } = this.data(tenant);
-    const { created_at: createdAt, id, metadata } = record.session;
+    const { created_at: createdAt, id } = session;
     for (const pair of metadataPairs(before)) {
       const index = byMetadata.get(pair);
       index?.delete(createdAt, id);
       if (index?.size === 0) byMetadata.delete(pair);
     }
-    for (const pair of metadataPairs(metadata)) {
+    for (const pair of metadataPairs(after)) {
       let index = byMetadata.get(pair);
       if (!index) byMetadata.set(pair, (index = new SortedIndex()));
       index.add(createdAt, id);
@@ -237,7 +237,7 @@ export class MemoryTables {
     }
     data.byCreated.delete(session.created_at, session.id);
     data.byAgent.get(session.agent_id)?.delete(session.created_at, session.id);
-    this.indexMetadata(tenant, { ...record, session: { ...session, metadata: {} } }, session.metadata);
+    this.indexMetadata(tenant, session, session.metadata, {});
     data.sessions.delete(session.id);
   }
 }

@@ -22,7 +22,7 @@ import { SCRIPT_ARGS, type StateLimitArgs } from './script-args.js';
 import { toRun } from './run-store.js';
 import { RedisSessionRecords, toSession } from './session-records.js';
 import { listThreadRows } from './thread-rows.js';
-import { METADATA_OVERFLOW, metadataPair } from '../../domain/metadata-pairs.js';
+import { metadataListOf } from '../../domain/metadata-pairs.js';
 import { SessionsMetadataIndex } from './metadata-index.js';
 import type { JsonObject } from '../../domain/types.js';
 
@@ -68,16 +68,10 @@ export class RedisSessionStore implements SessionStore {
 
   async listSessions(tenant: string, options: SessionListOptions): Promise<Session[]> {
     const { keys } = this.c;
-    const pair = options.metadata ? metadataPair(options.metadata.key, options.metadata.value) : undefined;
-    if (options.metadata && pair === undefined && !options.metadataOverflow) return [];
-    if (pair !== undefined || options.metadataOverflow) await this.metadataIndex.ready(tenant);
-    const index = options.metadataOverflow
-      ? keys.sessionsByMetadata(tenant, METADATA_OVERFLOW)
-      : pair !== undefined
-        ? keys.sessionsByMetadata(tenant, pair)
-        : options.agent_id
-          ? keys.sessionsByAgent(tenant, options.agent_id)
-          : keys.sessions(tenant);
+    const list = metadataListOf(options);
+    if (list === null) return [];
+    if (list !== undefined) await this.metadataIndex.ready(tenant);
+    const index = list !== undefined ? keys.sessionsByMetadata(tenant, list) : options.agent_id ? keys.sessionsByAgent(tenant, options.agent_id) : keys.sessions(tenant);
     const reply = await this.c.script<string>(
       'listSessions',
       [index],
