@@ -50,7 +50,10 @@ function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOp
       '`.withConfig({})` with `checkpointer = new MemorySaver()` (a new one per batch), `graph.invoke({message})` on a fresh ' +
       "`thread_id` each, by as many concurrent loops in the benchmark's own process, warm-up and measured runs as above; its " +
       "CPU per run is the benchmark process's (idle otherwise meanwhile). CPU per run compared: the median over rounds of API + " +
-      'workers + Redis CPU ms per run, against the median over rounds in process.',
+      'workers + Redis CPU ms per run, against the median over rounds in process. A served LangGraph run costs at least what serving ' +
+      "any run costs (the native echo's whole CPU: HTTP, run, session, checkpoint, events, no graph code) plus LangGraph's own: " +
+      "the floor each line gives (a little high: the native echo's checkpoints and LangGraph's MemorySaver puts both count); " +
+      'where it is well above the goal, no server of this design meets it.',
     '',
     inProcessTable(inProcess, o, 'echo'),
     '',

@@ -21,6 +21,7 @@ import {
 import type { GraphCheckpointEntry, GraphCheckpointRef, GraphCheckpointStore, GraphWrite } from '../ports/graph-storage.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
+import { PendingWrites } from './pending-writes.js';
 import { deserialize, serialize, storageId } from './serialized.js';
 
 export interface AgentplaneCheckpointSaverOptions {
@@ -77,6 +78,8 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   private readonly maxCheckpointBytes: number;
   private readonly requireSession: boolean;
   private readonly runMetadata: boolean;
+  /** Task writes waiting to go with their step's checkpoint (one storage call for both). */
+  private readonly waiting: PendingWrites;
 
   constructor(options: AgentplaneCheckpointSaverOptions) {
     super(options.serde);
@@ -87,6 +90,9 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     this.requireSession = options.requireSession ?? false;
     this.runMetadata = options.runMetadata ?? false;
     if (!Number.isInteger(this.retain) || this.retain < 1) throw new TypeError('retain must be an integer of at least 1.');
+    this.waiting = new PendingWrites((threadId, ns, checkpointId, writes) =>
+      this.storage.putWrites(this.tenant, threadId, ns, checkpointId, writes, { requireSession: this.requireSession }),
+    );
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -95,8 +101,10 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /** The thread's version in storage ({@link GraphCheckpointStore.version}): "" for a thread with nothing stored. */
-  versionOf(threadId: string): Promise<string> {
-    return this.storage.version(this.tenant, storageId('thread_id', threadId));
+  async versionOf(threadId: string): Promise<string> {
+    const thread = storageId('thread_id', threadId);
+    await this.waiting.flushThread(thread);
+    return this.storage.version(this.tenant, thread);
   }
 
   /** The stored checkpoint {@link getTuple} reads for `config`, as stored (nothing deserialized); null for none. */
@@ -105,7 +113,9 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return null;
     const ns = storageId('checkpoint_ns', config.configurable?.checkpoint_ns ?? '', true);
     const checkpointId = getCheckpointId(config);
-    return this.storage.getCheckpoint(this.tenant, storageId('thread_id', threadId), ns, checkpointId ? storageId('checkpoint_id', checkpointId) : undefined);
+    const thread = storageId('thread_id', threadId);
+    await this.waiting.flushThread(thread);
+    return this.storage.getCheckpoint(this.tenant, thread, ns, checkpointId ? storageId('checkpoint_id', checkpointId) : undefined);
   }
 
   /**
@@ -148,6 +158,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
     const onlyId: unknown = config.configurable?.checkpoint_id;
     const beforeId: unknown = before?.configurable?.checkpoint_id;
     for await (const threadId of this.threads(config.configurable?.thread_id)) {
+      await this.waiting.flushThread(threadId);
       let cursor: string | undefined;
       do {
         const page = await this.storage.listCheckpoints(this.tenant, threadId, {
@@ -204,46 +215,57 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
       metadata: await serialize(this.serde, this.runMetadata ? checkpointMetadataOf(metadata, config) : withRunId(metadata, config)),
       versions,
     };
-    // The storage refuses a checkpoint whose whole state passes the cap (it knows the stored values' sizes).
-    await this.storage.putCheckpoint(this.tenant, threadId, {
-      ns,
-      record,
-      blobs,
-      retain: Math.max(this.retain, deltaDepth(metadata) + 1),
-      maxStateBytes: this.maxCheckpointBytes,
-      requireSession: this.requireSession,
-    });
+    // The step's task writes waiting go with it; the storage refuses a checkpoint whose whole
+    // state passes the cap (it knows the stored values' sizes), the writes then stored still.
+    const taken = this.waiting.take(threadId, ns);
+    const writes = taken ? await taken.ready() : [];
+    try {
+      await this.storage.putCheckpoint(this.tenant, threadId, {
+        ns,
+        record,
+        blobs,
+        retain: Math.max(this.retain, deltaDepth(metadata) + 1),
+        maxStateBytes: this.maxCheckpointBytes,
+        requireSession: this.requireSession,
+        ...(writes.length > 0 ? { writes } : {}),
+      });
+      taken?.settle();
+    } catch (error) {
+      taken?.settle(error instanceof AppError && error.code === 'payload_too_large' ? undefined : error);
+      throw error;
+    }
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } };
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ''): Promise<void> {
     if (config.configurable?.thread_id === undefined) throw missing('put writes', 'thread_id');
     if (config.configurable.checkpoint_id === undefined) throw missing('put writes', 'checkpoint_id');
+    // Stored with the step's checkpoint when it follows (the next turn of the event loop at the
+    // latest); a read given after this call sees them.
+    await this.waiting.add(
+      storageId('thread_id', config.configurable.thread_id),
+      storageId('checkpoint_ns', config.configurable.checkpoint_ns ?? '', true),
+      storageId('checkpoint_id', config.configurable.checkpoint_id),
+      this.serializedWrites(writes, storageId('task_id', taskId), taskPath),
+    );
+  }
+
+  /** A task's writes as stored; refused past the size cap. */
+  private async serializedWrites(writes: PendingWrite[], taskId: string, taskPath: string): Promise<GraphWrite[]> {
     const stored: GraphWrite[] = await Promise.all(
-      writes.map(async ([channel, value], i) => ({
-        taskId: storageId('task_id', taskId),
-        idx: WRITES_IDX_MAP[channel] ?? i,
-        channel,
-        value: await serialize(this.serde, value),
-        taskPath,
-      })),
+      writes.map(async ([channel, value], i) => ({ taskId, idx: WRITES_IDX_MAP[channel] ?? i, channel, value: await serialize(this.serde, value), taskPath })),
     );
     const bytes = stored.reduce((sum, write) => sum + Buffer.byteLength(write.value), 0);
     if (bytes > this.maxCheckpointBytes) {
       throw new AppError('payload_too_large', `The task's writes take ${bytes} bytes, more than the limit of ${this.maxCheckpointBytes} (SERVICE_MAX_STATE_BYTES).`);
     }
-    await this.storage.putWrites(
-      this.tenant,
-      storageId('thread_id', config.configurable.thread_id),
-      storageId('checkpoint_ns', config.configurable.checkpoint_ns ?? '', true),
-      storageId('checkpoint_id', config.configurable.checkpoint_id),
-      stored,
-      { requireSession: this.requireSession },
-    );
+    return stored;
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    await this.storage.deleteThread(this.tenant, storageId('thread_id', threadId));
+    const thread = storageId('thread_id', threadId);
+    await this.waiting.flushThread(thread);
+    await this.storage.deleteThread(this.tenant, thread);
   }
 
   /**
@@ -264,6 +286,7 @@ export class AgentplaneCheckpointSaver extends BaseCheckpointSaver {
 
   /** Every stored checkpoint of a thread, newest first. */
   private async entriesOf(threadId: string): Promise<GraphCheckpointEntry[]> {
+    await this.waiting.flushThread(threadId);
     const entries: GraphCheckpointEntry[] = [];
     let cursor: string | undefined;
     do {

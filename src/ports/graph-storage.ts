@@ -65,6 +65,13 @@ export interface GraphCheckpointPut {
    * @defaultValue false (a thread needs no session: the saver used on its own)
    */
   requireSession?: boolean;
+  /**
+   * Pending writes stored by the same call, before the checkpoint: as {@link
+   * GraphCheckpointStore.putWrites} of each, then the put (LangGraph sends a step's task writes
+   * and then its checkpoint; one call stores both). Refused with the put when the session is
+   * required and gone; kept when the checkpoint is refused for its size.
+   */
+  writes?: { checkpointId: string; writes: GraphWrite[] }[];
 }
 
 /** A stored checkpoint with what reading it needs. */

@@ -181,6 +181,54 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
       expect(listed).toEqual([]);
     });
 
+    it("stores a step's task writes with its checkpoint in one storage call; writes no put follows are stored alone, and before a read", async () => {
+      const storage = await factory();
+      const calls: string[] = [];
+      // The adapter as it is, each call named: which storage calls the saver makes.
+      const counted = new Proxy(storage, {
+        get: (target, key, receiver) => {
+          const value: unknown = Reflect.get(target, key, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            calls.push(key === 'putCheckpoint' ? `putCheckpoint+${((args[2] as { writes?: unknown[] }).writes ?? []).length}` : String(key));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const saver = saverOn(counted, { maxCheckpointBytes: 4_000 });
+      const first = await saver.put({ configurable: { thread_id: 'step', checkpoint_ns: '' } }, { ...emptyCheckpoint(), id: uuid6(0), channel_values: { a: 0 }, channel_versions: { a: 1 } }, meta(0), { a: 1 });
+      calls.length = 0;
+      // Two tasks of the step end, then LangGraph puts the step's checkpoint, without waiting between.
+      const written = [saver.putWrites(first, [['a', 'from x']], 'task-x'), saver.putWrites(first, [['a', 'from y'], ['b', 2]], 'task-y')];
+      const second = await saver.put(first, { ...emptyCheckpoint(), id: uuid6(1), channel_values: { a: 1 }, channel_versions: { a: 2 } }, meta(1), { a: 2 });
+      await Promise.all(written);
+      expect(calls).toEqual(['putCheckpoint+2']);
+      const parent = await saver.getTuple(first);
+      expect(parent?.pendingWrites).toEqual([['task-x', 'a', 'from x'], ['task-y', 'a', 'from y'], ['task-y', 'b', 2]]);
+      expect((await saver.getTuple({ configurable: { thread_id: 'step' } }))?.checkpoint.id).toBe(second.configurable?.checkpoint_id);
+
+      // Writes no put follows (an interrupt, a task still running beside) are stored on their own.
+      calls.length = 0;
+      await saver.putWrites(second, [['__interrupt__', [{ value: 'ask' }]]], 'task-z');
+      expect(calls).toEqual(['putWrites']);
+      // A read of the thread stores what waits first.
+      calls.length = 0;
+      const late = saver.putWrites(second, [['a', 'late']], 'task-w');
+      const read = await saver.getTuple({ configurable: { thread_id: 'step' } });
+      await late;
+      expect(calls).toEqual(['putWrites', 'getCheckpoint']);
+      expect(read?.pendingWrites?.map(([task]) => task).sort()).toEqual(['task-w', 'task-z']);
+
+      // A checkpoint refused for its size leaves the writes it carried stored.
+      const kept = saver.putWrites(second, [['a', 'kept']], 'task-v');
+      const big = { ...emptyCheckpoint(), id: uuid6(2), channel_values: { a: 'x'.repeat(5_000) }, channel_versions: { a: 3 } };
+      await expect(saver.put(second, big, meta(2), { a: 3 })).rejects.toMatchObject({ code: 'payload_too_large' });
+      await expect(kept).resolves.toBeUndefined();
+      const after = await saver.getTuple({ configurable: { thread_id: 'step' } });
+      expect(after?.checkpoint.id).toBe(second.configurable?.checkpoint_id);
+      expect(after?.pendingWrites?.map(([task]) => task)).toContain('task-v');
+    });
+
     it('refuses a checkpoint larger than the cap, storing nothing', async () => {
       const storage = await factory();
       const saver = saverOn(storage, { maxCheckpointBytes: 2_000 });

@@ -81,6 +81,7 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
 
   async putCheckpoint(tenant: string, threadId: string, put: GraphCheckpointPut): Promise<void> {
     this.checkSession(tenant, threadId, put.requireSession);
+    for (const batch of put.writes ?? []) this.storeWrites(tenant, threadId, put.ns, batch.checkpointId, batch.writes);
     // The whole state: the record, the new values, and the stored values of the versions it keeps.
     const stored = this.thread(tenant, threadId);
     let bytes = Buffer.byteLength(put.record.checkpoint) + Buffer.byteLength(put.record.metadata);
@@ -149,6 +150,10 @@ export class MemoryGraphCheckpointStore implements GraphCheckpointStore {
 
   async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options: { requireSession?: boolean } = {}): Promise<void> {
     this.checkSession(tenant, threadId, options.requireSession);
+    this.storeWrites(tenant, threadId, ns, checkpointId, writes);
+  }
+
+  private storeWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]): void {
     const thread = this.threadOrNew(tenant, threadId);
     this.touch(thread);
     const member = checkpointMember(ns, checkpointId);

@@ -31,6 +31,10 @@ const pairs = (flat: string[]): [string, string][] => {
   return out;
 };
 
+/** The script arguments of pending writes against a checkpoint: field, value, replace ("1" for a negative index), … */
+const writeArgs = (ns: string, checkpointId: string, writes: GraphWrite[]): string[] =>
+  writes.flatMap((w) => [writeField(ns, checkpointId, w.taskId, w.idx), JSON.stringify([w.channel, w.taskPath, w.value]), w.idx < 0 ? '1' : '0']);
+
 /**
  * LangGraph checkpoints on Redis, under the tenant's hash tag (one slot per tenant, like its
  * sessions): plain commands and Lua, no module (RediSearch) needed. A put and a read are one
@@ -50,16 +54,17 @@ class RedisGraphCheckpoints implements GraphCheckpointStore {
     const stored: StoredRecord = { ...(record.parentId === undefined ? {} : { p: record.parentId }), c: record.checkpoint, m: record.metadata, v: record.versions };
     const blobs = Object.entries(put.blobs).flatMap(([channel, value]) => [blobField(put.ns, channel, record.versions[channel]!), value]);
     const recordBytes = Buffer.byteLength(record.checkpoint) + Buffer.byteLength(record.metadata);
+    const writes = (put.writes ?? []).flatMap((batch) => writeArgs(put.ns, batch.checkpointId, batch.writes));
     await this.context.script(
       'putGraphCheckpoint',
       [this.context.keys.graphThreads(tenant), k.checkpoints, k.records, k.blobs, k.blobRefs, k.writeIndex, k.writes, this.context.keys.session(tenant, threadId)],
-      [threadId, checkpointMember(put.ns, record.checkpointId), JSON.stringify(stored), put.retain, put.maxStateBytes, put.requireSession ? '1' : '0', recordBytes, ...blobs],
+      [threadId, checkpointMember(put.ns, record.checkpointId), JSON.stringify(stored), put.retain, put.maxStateBytes, put.requireSession ? '1' : '0', recordBytes, writes.length / 3, ...writes, ...blobs],
     );
   }
 
   async putWrites(tenant: string, threadId: string, ns: string, checkpointId: string, writes: GraphWrite[], options: { requireSession?: boolean } = {}): Promise<void> {
     const k = this.threadKeys(tenant, threadId);
-    const args = writes.flatMap((w) => [writeField(ns, checkpointId, w.taskId, w.idx), JSON.stringify([w.channel, w.taskPath, w.value]), w.idx < 0 ? '1' : '0']);
+    const args = writeArgs(ns, checkpointId, writes);
     await this.context.script('putGraphWrites', [k.writeIndex, k.writes, this.context.keys.session(tenant, threadId), k.records], [threadId, options.requireSession ? '1' : '0', ...args]);
   }
 

@@ -16,7 +16,9 @@
   KEYS[8] the thread's session hash
   ARGV[1] thread id   ARGV[2] checkpoint member (`ns NUL id`)   ARGV[3] record JSON ({v = versions, ...})
   ARGV[4] retain   ARGV[5] largest state in bytes   ARGV[6] '1' when the session must exist
-  ARGV[7] bytes of the record's checkpoint and metadata   ARGV[8..] blob field, value, blob field, value, ...
+  ARGV[7] bytes of the record's checkpoint and metadata   ARGV[8] n, the number of pending writes
+  ARGV[9..8+3n] write field, value, replace ("1"/"0"), ... (stored first, as putGraphWrites;
+  kept when the state is refused for its size)   ARGV[9+3n..] blob field, value, blob field, value, ...
 
   Returns {0, checkpoints pruned}, or (codes of scripts.ts)
     {THREAD_GONE, thread id} the session is required and gone
@@ -27,10 +29,15 @@
 local member, record, retain = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local ns = graph_ns(member)
 if ARGV[6] == '1' and redis.call('EXISTS', KEYS[8]) == 0 then return {THREAD_GONE, ARGV[1]} end
+local first_blob = 9 + 3 * tonumber(ARGV[8])
+if first_blob > 9 then
+  graph_touch(KEYS[3])
+  graph_put_writes(KEYS[6], KEYS[7], 9, first_blob - 1)
+end
 
 -- The whole state: the record, the new blobs, and the stored blobs of the versions it keeps.
 local new_blobs = {}
-for i = 8, #ARGV, 2 do new_blobs[ARGV[i]] = #ARGV[i + 1] end
+for i = first_blob, #ARGV, 2 do new_blobs[ARGV[i]] = #ARGV[i + 1] end
 local bytes = tonumber(ARGV[7])
 for _, field in ipairs(graph_blob_fields(ns, record)) do
   bytes = bytes + (new_blobs[field] or redis.call('HSTRLEN', KEYS[4], field))
@@ -42,7 +49,7 @@ local function release(fields)
   graph_release(KEYS[4], KEYS[5], fields)
 end
 for _, field in ipairs(graph_blob_fields(ns, record)) do redis.call('HINCRBY', KEYS[5], field, 1) end
-for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+for i = first_blob, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
 graph_touch(KEYS[3])
 local replaced = redis.call('HGET', KEYS[3], member)
 if replaced then release(graph_blob_fields(ns, replaced)) end

@@ -17,12 +17,5 @@
 --@include graphCheckpoint
 if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {THREAD_GONE, ARGV[1]} end
 graph_touch(KEYS[4])
-for i = 3, #ARGV, 3 do
-  if ARGV[i + 2] == '1' then
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-  else
-    redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
-  end
-  redis.call('ZADD', KEYS[1], 0, ARGV[i])
-end
+graph_put_writes(KEYS[1], KEYS[2], 3, #ARGV)
 return {0}

@@ -52,3 +52,16 @@ local function graph_drop_writes(write_index, writes_key, member)
     redis.call('ZREM', write_index, unpack(batch))
   end
 end
+
+-- Stores pending writes, ARGV[first..] as (field, value, replace "1"/"0") triples up to `last`:
+-- a stored field stays as it was unless its write replaces (LangGraph's special channels).
+local function graph_put_writes(write_index, writes_key, first, last)
+  for i = first, last, 3 do
+    if ARGV[i + 2] == '1' then
+      redis.call('HSET', writes_key, ARGV[i], ARGV[i + 1])
+    else
+      redis.call('HSETNX', writes_key, ARGV[i], ARGV[i + 1])
+    end
+    redis.call('ZADD', write_index, 0, ARGV[i])
+  end
+end
