@@ -46,6 +46,8 @@ export class PendingWrites {
       this.groups.set(key, group);
     }
     const waiting = group.waiting;
+    // Refused writes (too large) reach their caller when they would have gone, not as an unhandled rejection now.
+    writes.catch(() => undefined);
     return new Promise<void>((resolve, reject) => waiting.push({ checkpointId, writes, resolve, reject }));
   }
 

@@ -219,13 +219,23 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
       expect(calls).toEqual(['putWrites', 'getCheckpoint']);
       expect(read?.pendingWrites?.map(([task]) => task).sort()).toEqual(['task-w', 'task-z']);
 
+      // Writes past the cap are refused to their task, alone or beside a put that then stores the rest.
+      await expect(saver.putWrites(second, [['a', 'y'.repeat(5_000)]], 'task-s')).rejects.toMatchObject({ code: 'payload_too_large' });
+      const refused = expect(saver.putWrites(second, [['a', 'y'.repeat(5_000)]], 'task-u')).rejects.toMatchObject({ code: 'payload_too_large' });
+      const accepted = saver.putWrites(second, [['a', 'fits']], 'task-t');
+      const third = await saver.put(second, { ...emptyCheckpoint(), id: uuid6(2), channel_values: { a: 2 }, channel_versions: { a: 3 } }, meta(2), { a: 3 });
+      await refused;
+      await expect(accepted).resolves.toBeUndefined();
+      expect((await saver.getTuple(second))?.pendingWrites?.map(([task]) => task).sort()).toEqual(['task-t', 'task-w', 'task-z']);
+      expect((await saver.getTuple({ configurable: { thread_id: 'step' } }))?.checkpoint.id).toBe(third.configurable?.checkpoint_id);
+
       // A checkpoint refused for its size leaves the writes it carried stored.
-      const kept = saver.putWrites(second, [['a', 'kept']], 'task-v');
-      const big = { ...emptyCheckpoint(), id: uuid6(2), channel_values: { a: 'x'.repeat(5_000) }, channel_versions: { a: 3 } };
-      await expect(saver.put(second, big, meta(2), { a: 3 })).rejects.toMatchObject({ code: 'payload_too_large' });
+      const kept = saver.putWrites(third, [['a', 'kept']], 'task-v');
+      const big = { ...emptyCheckpoint(), id: uuid6(3), channel_values: { a: 'x'.repeat(5_000) }, channel_versions: { a: 4 } };
+      await expect(saver.put(third, big, meta(3), { a: 4 })).rejects.toMatchObject({ code: 'payload_too_large' });
       await expect(kept).resolves.toBeUndefined();
       const after = await saver.getTuple({ configurable: { thread_id: 'step' } });
-      expect(after?.checkpoint.id).toBe(second.configurable?.checkpoint_id);
+      expect(after?.checkpoint.id).toBe(third.configurable?.checkpoint_id);
       expect(after?.pendingWrites?.map(([task]) => task)).toContain('task-v');
     });
 
