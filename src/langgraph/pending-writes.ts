@@ -17,6 +17,9 @@ interface Group {
   timer: NodeJS.Immediate;
 }
 
+/** A group's key: its thread and namespace. */
+const keyOf = (threadId: string, ns: string): string => `${threadId}\u0000${ns}`;
+
 /** Writes taken to go with a put: `settle` with the put's outcome (no error: they are stored). */
 export interface TakenWrites {
   /** The writes serialized (a set that failed to is refused to its caller and left out). */
@@ -39,7 +42,7 @@ export class PendingWrites {
   constructor(private readonly send: (threadId: string, ns: string, checkpointId: string, writes: GraphWrite[]) => Promise<void>) {}
 
   add(threadId: string, ns: string, checkpointId: string, writes: Promise<GraphWrite[]>): Promise<void> {
-    const key = `${threadId}\u0000${ns}`;
+    const key = keyOf(threadId, ns);
     let group = this.groups.get(key);
     if (!group) {
       group = { threadId, ns, waiting: [], timer: setImmediate(() => void this.flush(key)) };
@@ -53,7 +56,7 @@ export class PendingWrites {
 
   /** The writes waiting for `threadId` and `ns`, taken out to go with a put of theirs. */
   take(threadId: string, ns: string): TakenWrites | undefined {
-    const group = this.remove(`${threadId}\u0000${ns}`);
+    const group = this.remove(keyOf(threadId, ns));
     if (!group) return undefined;
     let taken: Waiting[] = [];
     return {
