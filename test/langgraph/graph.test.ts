@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import { Annotation, Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, interrupt, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { Annotation, Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, getStore, interrupt, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { AsyncBatchedStore } from '@langchain/langgraph-checkpoint';
 import type { GraphCheckpointStore, GraphItemStore } from '../../src/ports/graph-storage.js';
 import { MemoryGraphCheckpointStore } from '../../src/adapters/memory/graph-checkpoints.js';
 import { MemoryGraphItemStore } from '../../src/adapters/memory/graph-items.js';
@@ -81,5 +82,38 @@ describe.each<[string, Backends]>([
     // Another tenant sees no such thread.
     const stranger = withTenantStorage(buildGraph(new MemorySaver()), tenantGraphStorage({ tenant: `t-${randomUUID()}`, checkpoints, items, requireSession: false }));
     expect((await stranger.getState(config)).values).toEqual({});
+  });
+
+  it('gives its nodes and subgraphs our store as it is, with no batching loop polled for the run', async () => {
+    const { checkpoints, items } = backends();
+    const storage = tenantGraphStorage({ tenant: `t-${randomUUID()}`, checkpoints, items, requireSession: false });
+    const Counter = Annotation.Root({ user: Annotation<string>, seen: Annotation<string[]>({ reducer: (a, b) => [...new Set([...a, ...b])], default: () => [] }) });
+    /** What a node finds: whether `config.store` and `getStore()` are the tenant's store itself, and the count it kept. */
+    const remember = (name: string) => async (state: { user: string }, config: LangGraphRunnableConfig) => {
+      const store = config.store!;
+      const found = `${name}: ${store === storage.store && getStore() === storage.store ? 'ours' : (store?.constructor.name ?? 'none')}`;
+      // Operations given together, as a node gives them (LangGraph's wrapper would batch them).
+      const [previous] = await Promise.all([store.get(['counts', state.user], name), store.put(['counts', state.user], `${name}-touched`, { at: 1 })]);
+      await store.put(['counts', state.user], name, { count: Number(previous?.value.count ?? 0) + 1 });
+      return { seen: [found] };
+    };
+    const inner = new StateGraph(Counter).addNode('inner', remember('inner')).addEdge(START, 'inner').addEdge('inner', END).compile();
+    const graph = withTenantStorage(
+      new StateGraph(Counter).addNode('outer', remember('outer')).addNode('sub', inner).addEdge(START, 'outer').addEdge('outer', 'sub').addEdge('sub', END).compile(),
+      storage,
+    );
+    const started = vi.spyOn(AsyncBatchedStore.prototype, 'start');
+    try {
+      const config = { configurable: { thread_id: `session-${randomUUID()}` } };
+      const first = await graph.invoke({ user: 'ada' }, config);
+      await graph.invoke({ user: 'ada' }, config);
+      // The root graph's nodes get our store; a subgraph, run as LangGraph runs it, wraps what it is given.
+      expect(first.seen).toEqual(['outer: ours', 'inner: AsyncBatchedStore']);
+      expect(started).toHaveBeenCalledTimes(2);
+      const counts = await storage.store.search(['counts', 'ada']);
+      expect(Object.fromEntries(counts.map((item) => [item.key, item.value]))).toEqual({ outer: { count: 2 }, 'outer-touched': { at: 1 }, inner: { count: 2 }, 'inner-touched': { at: 1 } });
+    } finally {
+      started.mockRestore();
+    }
   });
 });
