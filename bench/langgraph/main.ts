@@ -1,4 +1,5 @@
 import { sourceRevision } from '../runs/report.js';
+import { closeEngineInProcess, measureEngineInProcess } from './engine-in-process.js';
 import { measureCell, measureInProcess, type Cell, type InProcessCell, type Target } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
 import { approvalFloors, commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
@@ -37,9 +38,12 @@ async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: C
       // LangGraph alone (each workload's graph, MemorySaver, in this process), beside the first backend's cells.
       if (target.backend === o.backends[0]) {
         for (const workload of o.workloads) {
-          const cell = await measureInProcess(workload, clients, round, o.warmup, o.runs);
-          inProcess.push(cell);
-          console.log(`in process round ${round}, ${clients} client(s), ${workload} graph: ${cell.runsPerSec.toFixed(0)} ${PAIRS[workload].unit}/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms each`);
+          // LangGraph alone, then the engine serving the same graph in this process (no HTTP), alternating which goes first.
+          for (const kind of round % 2 === 1 ? (['alone', 'engine'] as const) : (['engine', 'alone'] as const)) {
+            const cell = kind === 'engine' ? { ...(await measureEngineInProcess(workload, clients, round, o.warmup, o.runs)), kind } : await measureInProcess(workload, clients, round, o.warmup, o.runs);
+            inProcess.push(cell);
+            console.log(`in process round ${round}, ${clients} client(s), ${workload} graph, ${kind}: ${cell.runsPerSec.toFixed(0)} ${PAIRS[workload].unit}/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms each`);
+          }
         }
       }
     }
@@ -51,7 +55,7 @@ async function main(stacks: LangGraphStacks, o: LangGraphBenchOptions): Promise<
   const cells: Cell[] = [];
   const inProcess: InProcessCell[] = [];
   console.log(`bench:langgraph: ${o.workloads.join(', ')}; ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
-  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells, inProcess));
+  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells, inProcess)).finally(closeEngineInProcess);
   const lines = (goals: { line: string }[]) => goals.map((g) => g.line).join('\n');
   for (const workload of o.workloads) console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
   if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o, 'echo')}\n\n${lines(cpuRatios(cells, inProcess, o))}`);

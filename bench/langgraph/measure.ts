@@ -100,6 +100,8 @@ export interface InProcessCell extends Measurement {
   workload: Workload;
   clients: number;
   round: number;
+  /** `engine`: the graph served by the embedded composition in this process, no HTTP (engine-in-process.ts); else LangGraph alone. */
+  kind?: 'engine';
 }
 
 /**

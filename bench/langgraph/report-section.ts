@@ -32,6 +32,13 @@ function method(o: LangGraphBenchOptions): string {
   );
 }
 
+/** What the engine rows of the in-process tables are. */
+const ENGINE_ROW =
+  "The engine rows: the same graph served by the embedded composition booted in the benchmark's own process (bench/langgraph/engine-in-process.ts): " +
+  'runs (round trips: the approval answered through `RunControl.answerApproval`) started through `RunControl`, each loop waiting on its run\'s events, ' +
+  'no HTTP and no client process beside it, measured as LangGraph alone is (same loops, same process, alternating which goes first): ' +
+  'what the engine and the run lifecycle (run, session, journal steps, checkpoints, events) cost around LangGraph, apart from HTTP and the client.';
+
 function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): string[] {
   const r = ratios(cells, o, 'echo');
   const cpu = cpuRatios(cells, inProcess, o);
@@ -54,6 +61,8 @@ function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOp
       "any run costs (the native echo's whole CPU: HTTP, run, session, checkpoint, events, no graph code) plus LangGraph's own: " +
       "the floor each line gives (a little high: the native echo's checkpoints and LangGraph's MemorySaver puts both count); " +
       'where it is well above the goal, no server of this design meets it.',
+    '',
+    ENGINE_ROW,
     '',
     inProcessTable(inProcess, o, 'echo'),
     '',
@@ -85,6 +94,8 @@ function approvalPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBen
       '`graph.invoke({topic})` to its interrupt, then `graph.invoke(new Command({resume: {approved: true}}))` to `outcome: "published"`, ' +
       "on a fresh `thread_id` each, in the benchmark's own process as for the echo. A served round trip costs at least LangGraph's own, " +
       "so where LangGraph alone costs more than the goal's factor of the native round trip's whole CPU, no server meets the goal while CPU bounds round trips/s.",
+    '',
+    ENGINE_ROW,
     '',
     inProcessTable(inProcess, o, 'approval'),
     '',

@@ -79,15 +79,16 @@ function medianCpu(rounds: { cpuMsPerRun: { api: number; workers: number; redis:
 
 /** A workload's graph invoked in the benchmark's process with MemorySaver: one row per client count. */
 export function inProcessTable(cells: InProcessCell[], o: LangGraphBenchOptions, workload: Workload): string {
-  const head = '| in process (MemorySaver) | clients | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run (median round by runs/s) | CPU ms/run (median over rounds) |';
+  const head = '| in process | clients | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run (median round by runs/s) | CPU ms/run (median over rounds) |';
   const lines = [perUnit(head, workload), '|---|---:|---:|---|---:|---:|---:|---:|'];
-  for (const clients of o.clientCounts) {
-    const rounds = cells.filter((c) => c.workload === workload && c.clients === clients);
+  for (const clients of o.clientCounts) for (const kind of [undefined, 'engine'] as const) {
+    const rounds = cells.filter((c) => c.workload === workload && c.clients === clients && c.kind === kind);
     const s = summarizeRounds(rounds);
     if (!s) continue;
     const m = s.median;
+    const label = kind === 'engine' ? 'the engine, no HTTP (RunControl, embedded)' : workload === 'echo' ? 'graph.invoke' : 'graph.invoke to the interrupt, then Command({resume})';
     lines.push(
-      `| ${workload === 'echo' ? 'graph.invoke' : 'graph.invoke to the interrupt, then Command({resume})'} | ${clients} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ` +
+      `| ${label} | ${clients} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ` +
         `${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ${fixed(m.cpuMsPerRun.api, 2)} | ${fixed(medianCpu(rounds), 2)} |`,
     );
   }
@@ -100,7 +101,8 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
   for (const backend of o.backends) {
     for (const clients of o.clientCounts) {
       const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'lg-echo' && c.clients === clients));
-      const alone = medianCpu(inProcess.filter((c) => c.workload === 'echo' && c.clients === clients));
+      const alone = medianCpu(inProcess.filter((c) => c.workload === 'echo' && c.clients === clients && !c.kind));
+      const engine = medianCpu(inProcess.filter((c) => c.workload === 'echo' && c.clients === clients && c.kind === 'engine'));
       const native = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'echo' && c.clients === clients));
       if (!Number.isFinite(ours) || !Number.isFinite(alone)) continue;
       const ratio = ours / alone;
@@ -113,7 +115,8 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
           `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: CPU per LangGraph echo run ${fixed(ours, 2)} ms ` +
           `(native echo ${fixed(native, 2)} ms), LangGraph in process ${fixed(alone, 2)} ms: **${fixed(ratio, 2)} ×** ` +
           `(goal ≤ ${CPU_GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); the floor, serving a run (the native echo) and LangGraph alone, ` +
-          `${fixed(floor, 2)} × (${floor > CPU_GOAL_RATIO ? '**above**' : 'below'} the goal).`,
+          `${fixed(floor, 2)} × (${floor > CPU_GOAL_RATIO ? '**above**' : 'below'} the goal)` +
+          (Number.isFinite(engine) && backend === 'embedded' ? `; the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone.` : '.'),
       });
     }
   }
@@ -132,7 +135,8 @@ export function approvalFloors(cells: Cell[], inProcess: InProcessCell[], o: Lan
     for (const clients of o.clientCounts) {
       const native = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'human-review' && c.clients === clients));
       const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'lg-human-review' && c.clients === clients));
-      const alone = medianCpu(inProcess.filter((c) => c.workload === 'approval' && c.clients === clients));
+      const alone = medianCpu(inProcess.filter((c) => c.workload === 'approval' && c.clients === clients && !c.kind));
+      const engine = medianCpu(inProcess.filter((c) => c.workload === 'approval' && c.clients === clients && c.kind === 'engine'));
       if (!Number.isFinite(native) || !Number.isFinite(alone)) continue;
       const floor = alone / native;
       const met = floor <= GOAL_RATIO;
@@ -141,7 +145,8 @@ export function approvalFloors(cells: Cell[], inProcess: InProcessCell[], o: Lan
         line:
           `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: LangGraph alone in process ${fixed(alone, 2)} ms CPU per round trip, ` +
           `the native human-review served ${fixed(native, 2)} ms, the LangGraph one served ${fixed(ours, 2)} ms: LangGraph alone is ` +
-          `**${fixed(floor, 2)} ×** the native round trip (${met ? 'below' : '**above**'} the goal of ${GOAL_RATIO} ×); served, ${fixed(ours / alone, 2)} × LangGraph alone.`,
+          `**${fixed(floor, 2)} ×** the native round trip (${met ? 'below' : '**above**'} the goal of ${GOAL_RATIO} ×); served, ${fixed(ours / alone, 2)} × LangGraph alone` +
+          (Number.isFinite(engine) && backend === 'embedded' ? `; the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone.` : '.'),
       });
     }
   }
