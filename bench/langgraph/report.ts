@@ -95,6 +95,10 @@ export function inProcessTable(cells: InProcessCell[], o: LangGraphBenchOptions,
   return lines.join('\n');
 }
 
+/** How a goal line ends: the engine row's CPU (no HTTP, embedded only) against LangGraph alone, when measured. */
+const engineNote = (backend: LangGraphBackend, engine: number, alone: number): string =>
+  Number.isFinite(engine) && backend === 'embedded' ? `; the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone.` : '.';
+
 /** CPU per LangGraph echo run (every process of the backend, median over rounds) over LangGraph's own in process, per backend and client count. */
 export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): GoalLine[] {
   const out: GoalLine[] = [];
@@ -116,7 +120,7 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
           `(native echo ${fixed(native, 2)} ms), LangGraph in process ${fixed(alone, 2)} ms: **${fixed(ratio, 2)} ×** ` +
           `(goal ≤ ${CPU_GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); the floor, serving a run (the native echo) and LangGraph alone, ` +
           `${fixed(floor, 2)} × (${floor > CPU_GOAL_RATIO ? '**above**' : 'below'} the goal)` +
-          (Number.isFinite(engine) && backend === 'embedded' ? `; the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone.` : '.'),
+          engineNote(backend, engine, alone),
       });
     }
   }
@@ -146,7 +150,7 @@ export function approvalFloors(cells: Cell[], inProcess: InProcessCell[], o: Lan
           `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: LangGraph alone in process ${fixed(alone, 2)} ms CPU per round trip, ` +
           `the native human-review served ${fixed(native, 2)} ms, the LangGraph one served ${fixed(ours, 2)} ms: LangGraph alone is ` +
           `**${fixed(floor, 2)} ×** the native round trip (${met ? 'below' : '**above**'} the goal of ${GOAL_RATIO} ×); served, ${fixed(ours / alone, 2)} × LangGraph alone` +
-          (Number.isFinite(engine) && backend === 'embedded' ? `; the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone.` : '.'),
+          engineNote(backend, engine, alone),
       });
     }
   }
