@@ -1,4 +1,5 @@
 import { sourceRevision } from '../runs/report.js';
+import { measureBare } from './bare.js';
 import { closeEngineInProcess, measureEngineInProcess } from './engine-in-process.js';
 import { measureCell, measureInProcess, type Cell, type InProcessCell, type Target } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
@@ -20,7 +21,7 @@ const options = parseOptions(process.argv.slice(2));
 const command = ['npm run bench:langgraph', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 
 /** Every round over every client count, workload and its two agents, on one backend. */
-async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: Cell[], inProcess: InProcessCell[]): Promise<void> {
+async function measureBackend(target: Target, bare: Target, o: LangGraphBenchOptions, cells: Cell[], inProcess: InProcessCell[]): Promise<void> {
   for (let round = 1; round <= o.rounds; round += 1) {
     for (const clients of o.clientCounts) {
       for (const workload of o.workloads) {
@@ -38,9 +39,15 @@ async function measureBackend(target: Target, o: LangGraphBenchOptions, cells: C
       // LangGraph alone (each workload's graph, MemorySaver, in this process), beside the first backend's cells.
       if (target.backend === o.backends[0]) {
         for (const workload of o.workloads) {
-          // LangGraph alone, then the engine serving the same graph in this process (no HTTP), alternating which goes first.
-          for (const kind of round % 2 === 1 ? (['alone', 'engine'] as const) : (['engine', 'alone'] as const)) {
-            const cell = kind === 'engine' ? { ...(await measureEngineInProcess(workload, clients, round, o.warmup, o.runs)), kind } : await measureInProcess(workload, clients, round, o.warmup, o.runs);
+          // LangGraph alone, the engine serving the same graph in this process (no HTTP) and LangGraph
+          // alone behind a bare node:http server, alternating which goes first.
+          for (const kind of round % 2 === 1 ? (['alone', 'engine', 'bare'] as const) : (['bare', 'engine', 'alone'] as const)) {
+            const cell =
+              kind === 'engine'
+                ? { ...(await measureEngineInProcess(workload, clients, round, o.warmup, o.runs)), kind }
+                : kind === 'bare'
+                  ? await measureBare(bare, workload, clients, round, o.warmup, o.runs)
+                  : await measureInProcess(workload, clients, round, o.warmup, o.runs);
             inProcess.push(cell);
             console.log(`in process round ${round}, ${clients} client(s), ${workload} graph, ${kind}: ${cell.runsPerSec.toFixed(0)} ${PAIRS[workload].unit}/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms each`);
           }
@@ -55,7 +62,8 @@ async function main(stacks: LangGraphStacks, o: LangGraphBenchOptions): Promise<
   const cells: Cell[] = [];
   const inProcess: InProcessCell[] = [];
   console.log(`bench:langgraph: ${o.workloads.join(', ')}; ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
-  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells, inProcess)).finally(closeEngineInProcess);
+  const bare = await stacks.startBare();
+  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, bare, o, cells, inProcess)).finally(closeEngineInProcess);
   const lines = (goals: { line: string }[]) => goals.map((g) => g.line).join('\n');
   for (const workload of o.workloads) console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
   if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o, 'echo')}\n\n${lines(cpuRatios(cells, inProcess, o))}`);

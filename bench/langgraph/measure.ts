@@ -100,8 +100,12 @@ export interface InProcessCell extends Measurement {
   workload: Workload;
   clients: number;
   round: number;
-  /** `engine`: the graph served by the embedded composition in this process, no HTTP (engine-in-process.ts); else LangGraph alone. */
-  kind?: 'engine';
+  /**
+   * `engine`: the graph served by the embedded composition in this process, no HTTP
+   * (engine-in-process.ts); `bare`: LangGraph alone behind a bare node:http server in its own
+   * process (bare.ts); else LangGraph alone in this process.
+   */
+  kind?: 'engine' | 'bare';
 }
 
 /**

@@ -39,6 +39,14 @@ const ENGINE_ROW =
   'no HTTP and no client process beside it, measured as LangGraph alone is (same loops, same process, alternating which goes first): ' +
   'what the engine and the run lifecycle (run, session, journal steps, checkpoints, events) cost around LangGraph, apart from HTTP and the client.';
 
+/** What the rows of LangGraph alone behind node:http are. */
+const BARE_ROW =
+  'The node:http rows: LangGraph alone behind a bare `node:http` server in its own process (bench/langgraph/bare-server.ts: the request read and ' +
+  'parsed, the same graph invoked on a `MemorySaver`, its values answered as JSON; no framework, validation, storage or events), driven by ' +
+  "the same closed-loop clients as the served rows, its process's CPU per run: what any HTTP server pays for these graphs. LangGraph's own " +
+  'work costs more there than in the loops above, which run a whole batch in one microtask drain without the event loop turning, ' +
+  'while every server interleaves it with requests and sockets.';
+
 function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): string[] {
   const r = ratios(cells, o, 'echo');
   const cpu = cpuRatios(cells, inProcess, o);
@@ -63,6 +71,8 @@ function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOp
       'where it is well above the goal, no server of this design meets it.',
     '',
     ENGINE_ROW,
+    '',
+    BARE_ROW,
     '',
     inProcessTable(inProcess, o, 'echo'),
     '',
@@ -96,6 +106,8 @@ function approvalPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBen
       "so where LangGraph alone costs more than the goal's factor of the native round trip's whole CPU, no server meets the goal while CPU bounds round trips/s.",
     '',
     ENGINE_ROW,
+    '',
+    BARE_ROW,
     '',
     inProcessTable(inProcess, o, 'approval'),
     '',

@@ -81,12 +81,19 @@ function medianCpu(rounds: { cpuMsPerRun: { api: number; workers: number; redis:
 export function inProcessTable(cells: InProcessCell[], o: LangGraphBenchOptions, workload: Workload): string {
   const head = '| in process | clients | runs/s (median) | rounds | p50 ms | p99 ms | CPU ms/run (median round by runs/s) | CPU ms/run (median over rounds) |';
   const lines = [perUnit(head, workload), '|---|---:|---:|---|---:|---:|---:|---:|'];
-  for (const clients of o.clientCounts) for (const kind of [undefined, 'engine'] as const) {
+  for (const clients of o.clientCounts) for (const kind of [undefined, 'engine', 'bare'] as const) {
     const rounds = cells.filter((c) => c.workload === workload && c.clients === clients && c.kind === kind);
     const s = summarizeRounds(rounds);
     if (!s) continue;
     const m = s.median;
-    const label = kind === 'engine' ? 'the engine, no HTTP (RunControl, embedded)' : workload === 'echo' ? 'graph.invoke' : 'graph.invoke to the interrupt, then Command({resume})';
+    const label =
+      kind === 'engine'
+        ? 'the engine, no HTTP (RunControl, embedded)'
+        : kind === 'bare'
+          ? 'LangGraph alone behind node:http (its own process)'
+          : workload === 'echo'
+            ? 'graph.invoke'
+            : 'graph.invoke to the interrupt, then Command({resume})';
     lines.push(
       `| ${label} | ${clients} | ${fixed(m.runsPerSec, 0)}${s.failed ? ` (${s.failed} failed)` : ''} | ${s.rounds.map((r) => fixed(r, 0)).join(' · ')} | ` +
         `${fixed(percentile(m.latencyMs, 50), 1)} | ${fixed(percentile(m.latencyMs, 99), 1)} | ${fixed(m.cpuMsPerRun.api, 2)} | ${fixed(medianCpu(rounds), 2)} |`,
@@ -95,9 +102,27 @@ export function inProcessTable(cells: InProcessCell[], o: LangGraphBenchOptions,
   return lines.join('\n');
 }
 
-/** How a goal line ends: the engine row's CPU (no HTTP, embedded only) against LangGraph alone, when measured. */
-const engineNote = (backend: LangGraphBackend, engine: number, alone: number): string =>
-  Number.isFinite(engine) && backend === 'embedded' ? `; the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone.` : '.';
+/** The median CPU per run (round trip) of a workload's in-process rows of one kind (LangGraph alone: none), NaN when not measured. */
+const inProcessCpu = (cells: InProcessCell[], workload: Workload, clients: number, kind?: InProcessCell['kind']): number =>
+  medianCpu(cells.filter((c) => c.workload === workload && c.clients === clients && c.kind === kind));
+
+/**
+ * How a goal line ends, each when measured: the engine row's CPU (no HTTP, embedded only)
+ * against LangGraph alone; LangGraph alone behind a bare node:http server against LangGraph
+ * alone in process, and the served run (`ours`) against it.
+ */
+function floorNotes(backend: LangGraphBackend, inProcess: InProcessCell[], workload: Workload, clients: number, ours: number): string {
+  const alone = inProcessCpu(inProcess, workload, clients);
+  const engine = inProcessCpu(inProcess, workload, clients, 'engine');
+  const bare = inProcessCpu(inProcess, workload, clients, 'bare');
+  const notes = [
+    ...(Number.isFinite(engine) && backend === 'embedded' ? [`the engine in process, no HTTP, ${fixed(engine, 2)} ms: ${fixed(engine / alone, 2)} × LangGraph alone`] : []),
+    ...(Number.isFinite(bare)
+      ? [`LangGraph alone behind a bare node:http server ${fixed(bare, 2)} ms (${fixed(bare / alone, 2)} × in process): served, ${fixed(ours / bare, 2)} × that`]
+      : []),
+  ];
+  return notes.length > 0 ? `; ${notes.join('; ')}.` : '.';
+}
 
 /** CPU per LangGraph echo run (every process of the backend, median over rounds) over LangGraph's own in process, per backend and client count. */
 export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): GoalLine[] {
@@ -105,8 +130,7 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
   for (const backend of o.backends) {
     for (const clients of o.clientCounts) {
       const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'lg-echo' && c.clients === clients));
-      const alone = medianCpu(inProcess.filter((c) => c.workload === 'echo' && c.clients === clients && !c.kind));
-      const engine = medianCpu(inProcess.filter((c) => c.workload === 'echo' && c.clients === clients && c.kind === 'engine'));
+      const alone = inProcessCpu(inProcess, 'echo', clients);
       const native = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'echo' && c.clients === clients));
       if (!Number.isFinite(ours) || !Number.isFinite(alone)) continue;
       const ratio = ours / alone;
@@ -120,7 +144,7 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
           `(native echo ${fixed(native, 2)} ms), LangGraph in process ${fixed(alone, 2)} ms: **${fixed(ratio, 2)} ×** ` +
           `(goal ≤ ${CPU_GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); the floor, serving a run (the native echo) and LangGraph alone, ` +
           `${fixed(floor, 2)} × (${floor > CPU_GOAL_RATIO ? '**above**' : 'below'} the goal)` +
-          engineNote(backend, engine, alone),
+          floorNotes(backend, inProcess, 'echo', clients, ours),
       });
     }
   }
@@ -139,8 +163,7 @@ export function approvalFloors(cells: Cell[], inProcess: InProcessCell[], o: Lan
     for (const clients of o.clientCounts) {
       const native = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'human-review' && c.clients === clients));
       const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === 'lg-human-review' && c.clients === clients));
-      const alone = medianCpu(inProcess.filter((c) => c.workload === 'approval' && c.clients === clients && !c.kind));
-      const engine = medianCpu(inProcess.filter((c) => c.workload === 'approval' && c.clients === clients && c.kind === 'engine'));
+      const alone = inProcessCpu(inProcess, 'approval', clients);
       if (!Number.isFinite(native) || !Number.isFinite(alone)) continue;
       const floor = alone / native;
       const met = floor <= GOAL_RATIO;
@@ -150,7 +173,7 @@ export function approvalFloors(cells: Cell[], inProcess: InProcessCell[], o: Lan
           `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: LangGraph alone in process ${fixed(alone, 2)} ms CPU per round trip, ` +
           `the native human-review served ${fixed(native, 2)} ms, the LangGraph one served ${fixed(ours, 2)} ms: LangGraph alone is ` +
           `**${fixed(floor, 2)} ×** the native round trip (${met ? 'below' : '**above**'} the goal of ${GOAL_RATIO} ×); served, ${fixed(ours / alone, 2)} × LangGraph alone` +
-          engineNote(backend, engine, alone),
+          floorNotes(backend, inProcess, 'approval', clients, ours),
       });
     }
   }

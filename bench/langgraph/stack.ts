@@ -3,6 +3,7 @@ import type { RedisClient } from '../../src/adapters/redis/connection.js';
 import { startNodeProcess, type BenchChild } from '../runs/processes.js';
 import { startBenchRedis, type BenchRedis } from '../runs/redis-backend.js';
 import { machine, type Machine } from '../runs/report.js';
+import { BARE_SERVER_ENTRY } from './bare.js';
 import type { Target } from './measure.js';
 import type { LangGraphBackend } from './options.js';
 
@@ -68,6 +69,12 @@ export class LangGraphStacks {
         await redis.stop();
       },
     };
+  }
+
+  /** LangGraph alone behind a bare node:http server (bare-server.ts), in its own process: stopped with the rest. */
+  async startBare(): Promise<Target> {
+    const bare = await this.child('LangGraph alone (node:http)', BARE_SERVER_ENTRY, 'SERVICE_PORT', {});
+    return { backend: 'embedded', apiUrl: bare.url, groups: { api: [bare.pid], workers: [], redis: [] } };
   }
 
   async stopAll(): Promise<void> {
