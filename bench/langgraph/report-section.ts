@@ -43,9 +43,9 @@ const ENGINE_ROW =
 const BARE_ROW =
   'The node:http rows: LangGraph alone behind a bare `node:http` server in its own process (bench/langgraph/bare-server.ts: the request read and ' +
   'parsed, the same graph invoked on a `MemorySaver`, its values answered as JSON; no framework, validation, storage or events), driven by ' +
-  "the same closed-loop clients as the served rows, its process's CPU per run: what any HTTP server pays for these graphs. LangGraph's own " +
-  'work costs more there than in the loops above, which run a whole batch in one microtask drain without the event loop turning, ' +
-  'while every server interleaves it with requests and sockets.';
+  "the same closed-loop clients as the served rows, its process's CPU per run: what any HTTP server pays for these graphs. The in-process " +
+  'loops above run a whole batch in one microtask drain (the event loop never turns); a server interleaves the runs with requests and ' +
+  "sockets, which can make LangGraph's own work dearer (compare the rows per client count and per round: it varies with the batching).";
 
 function echoPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions): string[] {
   const r = ratios(cells, o, 'echo');
