@@ -49,7 +49,7 @@ async function measureBackend(target: Target, bare: Target, o: LangGraphBenchOpt
                   ? await measureBare(bare, workload, clients, round, o.warmup, o.runs)
                   : await measureInProcess(workload, clients, round, o.warmup, o.runs);
             inProcess.push(cell);
-            console.log(`in process round ${round}, ${clients} client(s), ${workload} graph, ${kind}: ${cell.runsPerSec.toFixed(0)} ${PAIRS[workload].unit}/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms each`);
+            console.log(`${kind === 'bare' ? 'node:http (own process)' : 'in process'} round ${round}, ${clients} client(s), ${workload} graph, ${kind}: ${cell.runsPerSec.toFixed(0)} ${PAIRS[workload].unit}/s, ${cell.cpuMsPerRun.api.toFixed(2)} CPU ms each`);
           }
         }
       }
