@@ -769,7 +769,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Items under a namespace prefix whose value matches a filter, by namespace then key */
+        /** Items under a namespace prefix whose value matches a filter, by namespace, then in the order put */
         post: operations["searchStoreItems"];
         delete?: never;
         options?: never;

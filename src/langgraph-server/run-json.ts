@@ -7,10 +7,17 @@ import type { LangGraphRun, LangGraphRunStatus, RunRecord } from './types.js';
  * posts when it ends (the composition root gives it to the run webhooks).
  */
 
+/** The error of a paused run cancelled because a new run came on its thread. */
+export const REPLACED_ERROR = 'interrupted by a new run on its thread';
+/** The error of a paused run cancelled because a new run resumes its interrupt (`command.resume`). */
+export const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
+
 /**
  * A run's LangGraph status: queued → pending, running → running, paused at an approval →
  * interrupted, completed → success, failed → error, cancelled → interrupted (timeout when its
- * deadline cancelled it).
+ * deadline cancelled it). A paused run a later run on its thread took over (a resume, or new
+ * input; it is cancelled then) is `success`: for LangGraph's server a run that reached an
+ * interrupt ended well, and a resume is a new run.
  */
 export function langgraphStatusOf(run: Pick<Run, 'status' | 'error'>): LangGraphRunStatus {
   switch (run.status) {
@@ -23,6 +30,7 @@ export function langgraphStatusOf(run: Pick<Run, 'status' | 'error'>): LangGraph
     case 'failed':
       return 'error';
     case 'cancelled':
+      if (run.error === RESUMED_ERROR || run.error === REPLACED_ERROR) return 'success';
       return run.error === TIMEOUT_ERROR ? 'timeout' : 'interrupted';
     case 'interrupted':
       return 'interrupted';

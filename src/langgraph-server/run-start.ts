@@ -7,6 +7,7 @@ import { isGraphAgent, type Agent } from '../runtime/agent.js';
 import { resolveAssistant, withAssistant, type Assistant } from './assistants.js';
 import type { LangGraphDeps } from './deps.js';
 import { rollbackActiveRuns } from './run-rollback.js';
+import { REPLACED_ERROR, RESUMED_ERROR } from './run-json.js';
 import { definedOf, multitaskOf, type RunCreate, type RunRecord, type StreamMode } from './types.js';
 
 type StartDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'assistants' | 'graphs' | 'logger'>;
@@ -33,11 +34,6 @@ export interface StartOptions {
   /** A request waits for the run to stop (see StartRunOptions.waited). */
   waited: boolean;
 }
-
-/** The error of a paused run cancelled because a new run came on its thread. */
-const REPLACED_ERROR = 'interrupted by a new run on its thread';
-/** The error of a paused run cancelled because a new run resumes its interrupt (`command.resume`). */
-const RESUMED_ERROR = 'resumed by a new run on its thread (command.resume)';
 
 /**
  * Starts what a LangGraph client's run creation asks for. A thread paused at an interrupt is

@@ -76,7 +76,7 @@ export async function deleteStoreItem(deps: ItemDeps, tenant: string, at: GivenN
   await deps.graphItems.deleteItem(tenant, checked(at.field, at.namespace, { allowReservedRoot: true }), key);
 }
 
-/** Items under a namespace prefix whose value matches `filter`, by namespace then key. */
+/** Items under a namespace prefix whose value matches `filter`, by namespace, then in the order put. */
 export async function searchStoreItems(
   deps: ItemDeps,
   tenant: string,

@@ -77,7 +77,7 @@ export class AgentplaneStore extends BaseStore {
     return item ? toItem(parseGraphItem(item)) : null;
   }
 
-  /** Items under the prefix matching the filter, by namespace then key, one page. */
+  /** Items under the prefix matching the filter, by namespace, then in the order put, one page. */
   private async searchItems(op: SearchOperation): Promise<SearchItem[]> {
     validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
     const found = await searchGraphItems(this.storage, this.tenant, { prefix: op.namespacePrefix, filter: op.filter, offset: op.offset ?? 0, limit: op.limit ?? 10 });

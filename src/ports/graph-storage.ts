@@ -187,8 +187,9 @@ export interface GraphItemStore {
   /** Removes the item; nothing when absent. */
   deleteItem(tenant: string, namespace: string[], key: string): Promise<void>;
   /**
-   * Items whose namespace starts with `prefix` (every item for `[]`), ordered by namespace
-   * then key, one page from `cursor`.
+   * Items whose namespace starts with `prefix` (every item for `[]`), namespaces in order and
+   * each one's items in the order they were put (as LangGraph's InMemoryStore): a replaced item
+   * keeps its place, one deleted and put again goes last. One page from `cursor`.
    */
   scanItems(tenant: string, prefix: string[], cursor: string | undefined, limit: number): Promise<GraphItemPage>;
   /** Namespaces holding items and starting with `prefix`, in order, one page from `cursor`. */

@@ -106,7 +106,7 @@ export function namespaceProblem(namespace: readonly string[], options: { allowE
 /** A stored item with its value's JSON parsed. */
 export const parseGraphItem = (item: GraphItem): ParsedGraphItem => ({ ...item, value: JSON.parse(item.value) as Record<string, unknown> });
 
-/** Items under the prefix whose value meets the filter, by namespace then key: one page of `limit` after `offset`. */
+/** Items under the prefix whose value meets the filter, in the storage's order (namespace, then the order put): one page of `limit` after `offset`. */
 export async function searchGraphItems(storage: GraphItemStore, tenant: string, search: GraphItemSearch): Promise<ParsedGraphItem[]> {
   const found: ParsedGraphItem[] = [];
   let skipped = 0;

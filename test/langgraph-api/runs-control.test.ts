@@ -43,7 +43,8 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: interrupts, cancel, mul
     expect(parts.map((p) => p.event)).toEqual(['metadata', 'updates', 'updates']);
     expect(parts.slice(1).map((p) => Object.keys(p.data)[0])).toEqual(['ask2', 'done']);
     const runs = await api.client.runs.list(thread);
-    expect(runs.map((r) => r.status)).toEqual(['success', 'interrupted', 'interrupted']);
+    // As LangGraph's server lists them: a run that reached an interrupt a later run resumed ended well.
+    expect(runs.map((r) => r.status)).toEqual(['success', 'success', 'success']);
     expect((await api.get(`/api/sessions/state?session_id=${thread}`)).body.state.steps).toEqual(['first:{"ok":1}', 'second:"yes"', 'done']);
   });
 

@@ -47,16 +47,38 @@ export function graphStoreContract(name: string, factory: ItemStorageFactory): v
       await store.put(['docs', 'ab'], 'k4', { kind: 'note', n: 4 });
       await store.put(['other'], 'k5', { kind: 'note', n: 5 });
       const keys = (items: { key: string }[]) => items.map((i) => i.key);
-      expect(keys(await store.search(['docs', 'a']))).toEqual(['k1', 'k2', 'k3']);
-      expect(keys(await store.search(['docs']))).toEqual(['k1', 'k2', 'k3', 'k4']);
-      expect(keys(await store.search([], { limit: 100 }))).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
-      expect(keys(await store.search(['docs'], { filter: { kind: 'note' } }))).toEqual(['k1', 'k2', 'k4']);
+      expect(keys(await store.search(['docs', 'a']))).toEqual(['k2', 'k1', 'k3']);
+      expect(keys(await store.search(['docs']))).toEqual(['k2', 'k1', 'k3', 'k4']);
+      expect(keys(await store.search([], { limit: 100 }))).toEqual(['k2', 'k1', 'k3', 'k4', 'k5']);
+      expect(keys(await store.search(['docs'], { filter: { kind: 'note' } }))).toEqual(['k2', 'k1', 'k4']);
       expect(keys(await store.search(['docs'], { filter: { n: { $gte: 2, $lt: 4 } } }))).toEqual(['k2', 'k3']);
       expect(keys(await store.search(['docs'], { filter: { n: { $in: [1, 4] } } }))).toEqual(['k1', 'k4']);
       expect(keys(await store.search(['docs'], { filter: { kind: { $ne: 'note' } } }))).toEqual(['k3']);
       expect(keys(await store.search(['docs'], { filter: { meta: { x: 1 } } }))).toEqual(['k3']);
-      expect(keys(await store.search(['docs'], { offset: 1, limit: 2 }))).toEqual(['k2', 'k3']);
+      expect(keys(await store.search(['docs'], { offset: 1, limit: 2 }))).toEqual(['k1', 'k3']);
       expect(keys(await store.search(['nothing']))).toEqual([]);
+    });
+
+    it('searches in insertion order within a namespace (a replaced item keeps its place), namespaces in order', async () => {
+      const { store, storage, tenant } = await setup();
+      for (const key of ['m-c', 'm-a', 'm-d', 'm-b']) await store.put(['memories', 'u1'], key, { key });
+      await store.put(['memories', 'u0'], 'z', { key: 'z' });
+      await store.put(['memories', 'u1'], 'm-a', { key: 'm-a', again: true });
+      await store.delete(['memories', 'u1'], 'm-d');
+      await store.put(['memories', 'u1'], 'm-d', { key: 'm-d' });
+      const keys = (items: { key: string }[]) => items.map((i) => i.key);
+      expect(keys(await store.search(['memories', 'u1']))).toEqual(['m-c', 'm-a', 'm-b', 'm-d']);
+      expect(keys(await store.search(['memories', 'u1'], { offset: 1, limit: 2 }))).toEqual(['m-a', 'm-b']);
+      expect(keys(await store.search(['memories']))).toEqual(['z', 'm-c', 'm-a', 'm-b', 'm-d']);
+      // Page by page from the storage, across namespaces, the same order.
+      const paged: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await storage.scanItems(tenant, ['memories'], cursor, 2);
+        paged.push(...keys(page.items));
+        cursor = page.next;
+      } while (cursor !== undefined);
+      expect(paged).toEqual(['z', 'm-c', 'm-a', 'm-b', 'm-d']);
     });
 
     it('searches past one storage page', async () => {

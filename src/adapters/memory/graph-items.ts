@@ -1,5 +1,5 @@
 import type { GraphItem, GraphItemPage, GraphItemStore, GraphNamespacePage } from '../../ports/graph-storage.js';
-import { itemMember, namespaceLabels, namespaceName, prefixRange, splitItemMember } from '../shared/graph-members.js';
+import { itemCursor, itemMember, namespaceLabels, namespaceName, prefixRange, splitItemCursor, splitItemMember } from '../shared/graph-members.js';
 import { graphItemBytes, graphItemRecord, graphItemsTooLarge, parseGraphItemRecord } from '../shared/graph-limits.js';
 import { DEFAULT_GRAPH_ITEMS_MAX_BYTES } from '../../domain/types.js';
 
@@ -13,6 +13,9 @@ export interface MemoryGraphItemStoreOptions {
 interface Tenant {
   /** Records by member (`namespace NUL key`), as the Redis adapter stores them. */
   items: Map<string, string>;
+  /** Each item's place: the order it was put in, kept when it is replaced. */
+  places: Map<string, number>;
+  lastPlace: number;
   bytes: number;
 }
 
@@ -37,7 +40,7 @@ export class MemoryGraphItemStore implements GraphItemStore {
 
   private tenant(tenant: string): Tenant {
     let t = this.tenants.get(tenant);
-    if (!t) this.tenants.set(tenant, (t = { items: new Map(), bytes: 0 }));
+    if (!t) this.tenants.set(tenant, (t = { items: new Map(), places: new Map(), lastPlace: 0, bytes: 0 }));
     return t;
   }
 
@@ -50,6 +53,7 @@ export class MemoryGraphItemStore implements GraphItemStore {
     const grows = graphItemBytes(member, record) - (old === undefined ? 0 : graphItemBytes(member, old));
     if (grows > 0 && t.bytes + grows > this.maxTenantBytes) throw graphItemsTooLarge(this.maxTenantBytes);
     t.items.set(member, record);
+    if (old === undefined) t.places.set(member, (t.lastPlace += 1));
     t.bytes += grows;
   }
 
@@ -64,14 +68,23 @@ export class MemoryGraphItemStore implements GraphItemStore {
     const old = t?.items.get(member);
     if (!t || old === undefined) return;
     t.items.delete(member);
+    t.places.delete(member);
     t.bytes -= graphItemBytes(member, old);
   }
 
   async scanItems(tenant: string, prefix: string[], cursor: string | undefined, limit: number): Promise<GraphItemPage> {
     const t = this.tenants.get(tenant);
-    const { members, next } = page(t?.items.keys() ?? [], namespaceName(prefix), cursor, limit);
-    const items = members.map((m) => ({ ...splitItemMember(m), ...parseGraphItemRecord(t!.items.get(m)!) }));
-    return next === undefined ? { items } : { items, next };
+    if (!t) return { items: [] };
+    const { min, max } = prefixRange(namespaceName(prefix));
+    const from = cursor === undefined ? undefined : splitItemCursor(cursor);
+    const members = [...t.items.keys()]
+      .map((member) => ({ member, namespace: member.slice(0, member.indexOf('\u0000')), place: t.places.get(member)! }))
+      .filter(({ namespace: ns, place }) => ns >= min && (max === undefined || ns < max) && (!from || ns > from.namespace || (ns === from.namespace && place > from.place)))
+      .sort((a, b) => (a.namespace === b.namespace ? a.place - b.place : a.namespace < b.namespace ? -1 : 1));
+    const taken = members.slice(0, limit);
+    const items = taken.map(({ member }) => ({ ...splitItemMember(member), ...parseGraphItemRecord(t.items.get(member)!) }));
+    const last = taken.at(-1);
+    return members.length > limit && last ? { items, next: itemCursor(last.namespace, last.place) } : { items };
   }
 
   async scanNamespaces(tenant: string, prefix: string[], cursor: string | undefined, limit: number): Promise<GraphNamespacePage> {

@@ -2,7 +2,7 @@ import type { GraphItem, GraphItemPage, GraphItemStore, GraphNamespacePage } fro
 import type { RedisClient } from './connection.js';
 import { redisContext, type RedisContext } from './context.js';
 import { mapFailures } from './errors.js';
-import { itemMember, namespaceLabels, namespaceName, prefixRange, splitItemMember } from '../shared/graph-members.js';
+import { itemCursor, itemMember, namespaceLabels, namespaceName, prefixRange, splitItemCursor } from '../shared/graph-members.js';
 import { graphItemsTooLarge, parseGraphItemRecord } from '../shared/graph-limits.js';
 import { DEFAULT_GRAPH_ITEMS_MAX_BYTES } from '../../domain/types.js';
 
@@ -22,9 +22,10 @@ function bounds(prefix: string, cursor: string | undefined): [string, string] {
 }
 
 /**
- * LangGraph memory items on Redis under the tenant's hash tag: a hash of records, lexical
- * sorted sets of members and namespaces for prefix scans, and a byte counter the write
- * script checks, so the cap holds across replicas.
+ * LangGraph memory items on Redis under the tenant's hash tag: a hash of records, a lexical
+ * sorted set of namespaces for prefix scans, per namespace a sorted set of its keys by place
+ * (the order they were put in), and a byte counter the write script checks, so the cap holds
+ * across replicas.
  */
 class RedisGraphItems implements GraphItemStore {
   constructor(
@@ -33,14 +34,15 @@ class RedisGraphItems implements GraphItemStore {
     private readonly clock: () => number,
   ) {}
 
-  private keys(tenant: string): string[] {
+  private keys(tenant: string, namespace: string): string[] {
     const k = this.context.keys.graphMemory(tenant);
-    return [k.items, k.itemIndex, k.namespaces, k.namespaceCounts, k.bytes];
+    return [k.items, k.itemOrder(namespace), k.namespaces, k.namespaceCounts, k.bytes];
   }
 
   async putItem(tenant: string, namespace: string[], key: string, value: string): Promise<void> {
-    const args = [itemMember(namespace, key), namespaceName(namespace), value, this.clock(), this.maxTenantBytes];
-    const [tooLarge] = await this.context.script<[number]>('putGraphItem', this.keys(tenant), args);
+    const name = namespaceName(namespace);
+    const args = [itemMember(namespace, key), name, value, this.clock(), this.maxTenantBytes, key];
+    const [tooLarge] = await this.context.script<[number]>('putGraphItem', this.keys(tenant, name), args);
     if (tooLarge) throw graphItemsTooLarge(this.maxTenantBytes);
   }
 
@@ -50,17 +52,18 @@ class RedisGraphItems implements GraphItemStore {
   }
 
   async deleteItem(tenant: string, namespace: string[], key: string): Promise<void> {
-    await this.context.script('deleteGraphItem', this.keys(tenant), [itemMember(namespace, key), namespaceName(namespace)]);
+    const name = namespaceName(namespace);
+    await this.context.script('deleteGraphItem', this.keys(tenant, name), [itemMember(namespace, key), name, key]);
   }
 
   async scanItems(tenant: string, prefix: string[], cursor: string | undefined, limit: number): Promise<GraphItemPage> {
     const k = this.context.keys.graphMemory(tenant);
-    const members = await this.context.redis.zrangebylex(k.itemIndex, ...bounds(namespaceName(prefix), cursor), 'LIMIT', 0, limit);
-    if (members.length === 0) return { items: [] };
-    const records = await this.context.redis.hmget(k.items, ...members);
-    // A member whose record went between the two reads (a concurrent delete) is left out.
-    const items = members.flatMap((m, i) => (records[i] == null ? [] : [{ ...splitItemMember(m), ...parseGraphItemRecord(records[i]) }]));
-    return members.length === limit ? { items, next: members.at(-1)! } : { items };
+    const from = cursor === undefined ? { namespace: '', place: 0 } : splitItemCursor(cursor);
+    const args = [k.itemOrderPrefix, ...bounds(namespaceName(prefix), undefined), from.namespace, from.place, limit];
+    const [, ...flat] = await this.context.script<[0, ...string[]]>('scanGraphItems', [k.items, k.namespaces], args);
+    const items: GraphItem[] = [];
+    for (let i = 0; i < flat.length; i += 4) items.push({ namespace: namespaceLabels(flat[i]!), key: flat[i + 1]!, ...parseGraphItemRecord(flat[i + 3]!) });
+    return items.length === limit ? { items, next: itemCursor(flat.at(-4)!, flat.at(-2)!) } : { items };
   }
 
   async scanNamespaces(tenant: string, prefix: string[], cursor: string | undefined, limit: number): Promise<GraphNamespacePage> {

@@ -233,15 +233,17 @@ export class RedisKeys {
   }
   /**
    * The tenant's LangGraph memory (BaseStore) keys: `items` hash of `namespace NUL key` → item
-   * JSON; `itemIndex` sorted set (lexical) of the same members; `namespaces` sorted set (lexical)
-   * of the namespaces holding items, `namespaceCounts` hash of how many each holds; `bytes` the
-   * size of every item (the per-tenant cap).
+   * JSON; per namespace, a sorted set of its keys scored by their place (the order they were
+   * put in), `itemOrder(namespace name)`, which scripts build from `itemOrderPrefix`;
+   * `namespaces` sorted set (lexical) of the namespaces holding items, `namespaceCounts` hash of
+   * how many each holds; `bytes` the size of every item (the per-tenant cap).
    */
   graphMemory(tenant: string) {
     const t = `${this.t(tenant)}:lg-memory`;
     return {
       items: `${t}:items`,
-      itemIndex: `${t}:item-index`,
+      itemOrderPrefix: `${t}:item-order:`,
+      itemOrder: (namespace: string) => `${t}:item-order:${namespace}`,
       namespaces: `${t}:namespaces`,
       namespaceCounts: `${t}:namespace-counts`,
       bytes: `${t}:bytes`,

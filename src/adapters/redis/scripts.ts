@@ -36,6 +36,7 @@ const SCRIPT_FILES = [
   'deleteGraphCheckpoints-6',
   'putGraphItem-5',
   'deleteGraphItem-5',
+  'scanGraphItems-2',
   'createAssistant-2',
   'changeAssistant-2',
   'deleteAssistant-2',

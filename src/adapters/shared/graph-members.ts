@@ -61,3 +61,15 @@ export function prefixRange(prefix: string): { min: string; max?: string } {
   // The prefix ends with `.`; the next character bounds it.
   return { min: prefix, max: `${prefix.slice(0, -1)}/` };
 }
+
+/**
+ * Where a scan of memory items stopped: the namespace name and the place (a number growing with
+ * each item put new in that namespace) of the last item read, `namespace NUL place`.
+ */
+export const itemCursor = (namespace: string, place: number | string): string => `${namespace}${SEP}${place}`;
+
+/** Splits {@link itemCursor}. */
+export function splitItemCursor(cursor: string): { namespace: string; place: number } {
+  const at = cursor.indexOf(SEP);
+  return { namespace: cursor.slice(0, at), place: Number(cursor.slice(at + 1)) };
+}

@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps.js';
 import type { RouteResult } from '../route.js';
 import { holdForRun, waitedRun } from '../run-wait.js';
 import { keptAlive } from './keep-alive.js';
-import { LangGraphStream, ThreadRunFrames } from './sse.js';
+import { FROM_START, LangGraphStream, ThreadRunFrames } from './sse.js';
 import { followThread } from './thread-follow.js';
 import { isGraphAgent } from '../../runtime/agent.js';
 
@@ -112,7 +112,7 @@ export async function joinRun(deps: AppDeps, principal: Principal, ctx: Context,
   return keptAlive(ctx, answer, deps.config.SERVICE_SSE_HEARTBEAT_MS, deps.logger);
 }
 
-/** GET …/runs/{id}/stream: the run's stream, from `afterId` (Last-Event-ID) or live, until it stops. */
+/** GET …/runs/{id}/stream: the run's stream, after `afterId` (Last-Event-ID) or from its start, until it stops. */
 export async function joinStream(
   deps: AppDeps,
   principal: Principal,
@@ -129,7 +129,9 @@ export async function joinStream(
   }
   const graph = isGraphAgent(deps.agents.get(run.agent_id));
   stream.begin(ctx, { run_id: run.id, session_id: run.session_id, graph, modes: ref.modes, answered: new Set() }, {
-    ...(ref.afterId ? { afterId: ref.afterId } : {}),
+    // Without Last-Event-ID, from the run's start: as LangGraph's server keeps a run's frames for
+    // the client that comes late (runs.create, then joinStream), ended or not.
+    afterId: ref.afterId ?? FROM_START,
     stopped: !isActive(run),
     ...(run.status === 'interrupted' && run.approval_id ? { pausedAt: run.approval_id } : {}),
     onLeft: () => {

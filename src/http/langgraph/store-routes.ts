@@ -85,7 +85,7 @@ export function langgraphStoreRoutes(deps: Pick<AppDeps, 'graphItems'>): AnyRout
       method: 'POST',
       path: '/store/items/search',
       operationId: 'searchStoreItems',
-      summary: 'Items under a namespace prefix whose value matches a filter, by namespace then key',
+      summary: 'Items under a namespace prefix whose value matches a filter, by namespace, then in the order put',
       readOnly: true,
       body: z.strictObject({
         namespace_prefix: Labels.meta({ description: 'the labels the namespace starts with ([]: every item)' }),

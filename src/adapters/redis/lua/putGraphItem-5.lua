@@ -1,12 +1,13 @@
 --[[
   Creates or replaces a LangGraph memory item of a tenant, within the tenant's byte cap. A
   stored item is `created|updated|value JSON` (ms); an item takes its member's and its record's
-  bytes. Replacing keeps `created`; a replacement that does not grow is always allowed.
+  bytes. Replacing keeps `created` and the item's place; a new item goes last in its namespace.
+  A replacement that does not grow is always allowed.
 
-  KEYS[1] items hash   KEYS[2] item index zset   KEYS[3] namespaces zset
-  KEYS[4] namespace counts hash   KEYS[5] bytes counter
+  KEYS[1] items hash   KEYS[2] the namespace's item order zset (key -> place)
+  KEYS[3] namespaces zset   KEYS[4] namespace counts hash   KEYS[5] bytes counter
   ARGV[1] member (`namespace NUL key`)   ARGV[2] namespace name   ARGV[3] value JSON
-  ARGV[4] now (ms)   ARGV[5] the tenant's byte cap
+  ARGV[4] now (ms)   ARGV[5] the tenant's byte cap   ARGV[6] key
 
   Returns {0} stored | {1} past the cap: nothing written
 ]]
@@ -26,7 +27,8 @@ end
 redis.call('HSET', KEYS[1], member, record)
 redis.call('INCRBY', KEYS[5], grows)
 if not old then
-  redis.call('ZADD', KEYS[2], 0, member)
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  redis.call('ZADD', KEYS[2], (tonumber(last[2]) or 0) + 1, ARGV[6])
   if redis.call('HINCRBY', KEYS[4], ns, 1) == 1 then redis.call('ZADD', KEYS[3], 0, ns) end
 end
 return {0}
