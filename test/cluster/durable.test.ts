@@ -17,8 +17,6 @@ import { waitFor } from '../support/wait.js';
  * acknowledges nothing.
  */
 const TIMEOUT_MS = 500;
-/** SERVICE_REQUEST_TIMEOUT_MS of the APIs here: its default. */
-const REQUEST_TIMEOUT_MS = loadConfig({}).SERVICE_REQUEST_TIMEOUT_MS;
 const durable = { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: String(TIMEOUT_MS) };
 
 /** An admin client of one server, disconnected when the test ends. */
@@ -92,13 +90,9 @@ function expectUnconfirmed(answer: { status: number; body: any; headers: Headers
   expect(answer.body.error.code).toBe('unavailable');
   expect(answer.body.error.message).toMatch(/not confirmed by Redis replicas/);
   expect(answer.headers.get('retry-after')).toBe('1');
-  // WAIT waited its timeout (a busy machine only adds to that), and gave up by itself: the
-  // answer came long before the request timeout (SERVICE_REQUEST_TIMEOUT_MS) would have
-  // ended a WAIT without one. The margin is wide on purpose; the timing itself is not the test.
-  if (answer.ms !== undefined) {
-    expect(answer.ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(answer.ms).toBeLessThan(REQUEST_TIMEOUT_MS / 2);
-  }
+  // WAIT waited its timeout (a busy machine only adds to that), and gave up by itself: a WAIT
+  // ended by the request timeout (SERVICE_REQUEST_TIMEOUT_MS) would answer 408, not this 503.
+  if (answer.ms !== undefined) expect(answer.ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
 }
 
 describe('settings', () => {

@@ -104,13 +104,11 @@ describe.each(['memory', 'redis'] as const)('run webhook slots shared between te
     await waitFor(`${PER_TENANT} of tenant A’s deliveries held`, () => receiver.to(hold).length >= PER_TENANT);
 
     const bPath = `/ok/${backend}`;
-    const startedAt = Date.now();
     const b = await app.composition.runs.startRun('TenantB', { agent_id: 'echo', input: {}, webhook: receiver.url(bPath) });
-    // Bounded well below an attempt of A's: B's delivery does not wait for a slot A holds.
-    await waitFor('tenant B’s delivery', () => receiver.to(bPath).length === 1, ATTEMPT_TIMEOUT_MS / 4);
-    const latencyMs = receiver.to(bPath)[0]!.at - startedAt;
-    expect(latencyMs).toBeLessThan(ATTEMPT_TIMEOUT_MS);
+    await waitFor('tenant B’s delivery', () => receiver.to(bPath).length === 1, 20_000);
     await delivered(b.run_id);
+    // B's delivery did not wait for a slot A holds: it came while every one of A's attempts was
+    // still held (checked below: none answered, none timed out, no log line of A's webhooks yet).
 
     // Every one of A's attempts is still hanging: none answered, none timed out, and A never held more than its share.
     expect(receiver.to(hold).length).toBeLessThanOrEqual(PER_TENANT);

