@@ -25,6 +25,11 @@ export interface LangGraphJson {
   graphs: GraphEntry[];
   /** Its `env`: the variables of the .env file it names, or the object it holds. */
   env: Record<string, string>;
+  /**
+   * The .env file `env` names when it does not exist (absolute): `env` is then empty, and the
+   * loader warns, as LangGraph's CLI goes on without it (the templates ship `.env.example` only).
+   */
+  missingEnvFile?: string;
   /** Its `http.app`: a Hono app mounted in front of the API (src/http/custom-app.ts). */
   httpApp?: { spec: string; file: string; exportName: string };
   /** Its `ui`: generative UI components by name (paths relative to the file's folder), and `ui_config` (src/langgraph/ui-bundles.ts). */
@@ -39,7 +44,8 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 /**
  * Reads and checks a `langgraph.json` (the file `langgraph dev` reads): `graphs` maps a graph
  * id to `"./path/file.ts:exportName"` (or `{ "path": …, "description": … }`), paths relative to
- * the file's folder; `env` is a .env file path relative to it, or an object of strings. Each
+ * the file's folder; `env` is a .env file path relative to it (one that does not exist is
+ * {@link LangGraphJson.missingEnvFile}), or an object of strings. Each
  * fault is a {@link ConfigError} of SERVICE_LANGGRAPH_JSON, one line naming the file and the fix.
  */
 export function readLangGraphJson(configPath: string): LangGraphJson {
@@ -58,7 +64,7 @@ export function readLangGraphJson(configPath: string): LangGraphJson {
   const graphs = Object.entries(json.graphs).map(([id, entry]) => graphEntry(path, folder, id, entry));
   const httpApp = httpAppOf(path, folder, json.http);
   const ui = uiOf(path, json.ui, json.ui_config);
-  return { path, graphs, env: envOf(path, folder, json.env), ...(httpApp ? { httpApp } : {}), ...(ui ? { ui } : {}) };
+  return { path, graphs, ...envOf(path, folder, json.env), ...(httpApp ? { httpApp } : {}), ...(ui ? { ui } : {}) };
 }
 
 function uiOf(path: string, ui: unknown, uiConfig: unknown): LangGraphJson['ui'] {
@@ -91,17 +97,17 @@ function graphEntry(path: string, folder: string, id: string, entry: unknown): G
   return { id, spec, file: resolve(folder, spec.slice(0, at)), exportName: spec.slice(at + 1), description };
 }
 
-function envOf(path: string, folder: string, env: unknown): Record<string, string> {
-  if (env === undefined) return {};
+function envOf(path: string, folder: string, env: unknown): Pick<LangGraphJson, 'env' | 'missingEnvFile'> {
+  if (env === undefined) return { env: {} };
   if (typeof env === 'string') {
     const file = resolve(folder, env);
-    if (!existsSync(file)) throw configError(path, `"env" names ${file}, which does not exist`);
-    return parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
+    if (!existsSync(file)) return { env: {}, missingEnvFile: file };
+    return { env: parseEnv(readFileSync(file, 'utf8')) as Record<string, string> };
   }
   if (isObject(env)) {
     const wrong = Object.entries(env).find(([, value]) => typeof value !== 'string');
     if (wrong) throw configError(path, `"env": the value of ${wrong[0]} is not a string`);
-    return env as Record<string, string>;
+    return { env: env as Record<string, string> };
   }
   throw configError(path, '"env" is neither the path of a .env file nor an object of strings');
 }

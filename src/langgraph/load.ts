@@ -58,7 +58,8 @@ export interface GraphDefaults {
 
 /**
  * The graphs of a `langgraph.json` as agents, in its order. Its `env` is applied first (a
- * variable already set keeps its value); each graph file is imported once, however many
+ * variable already set keeps its value; a .env file it names that does not exist is one
+ * warning of `logger`, as LangGraph's CLI goes on without it); each graph file is imported once, however many
  * graphs it holds. An export may be a compiled graph, an uncompiled `StateGraph` (compiled
  * here, once, without a checkpointer), a Promise of either (awaited, as LangGraph's server
  * does), or a function, sync or async, given the run's config and answering either (called
@@ -71,6 +72,7 @@ export interface GraphDefaults {
  */
 export async function loadGraphAgents(configPath: string, options: { logger?: Logger } = {}): Promise<GraphAgent[]> {
   const config = readLangGraphJson(configPath);
+  if (config.missingEnvFile) options.logger?.warn(`${config.path}: "env" names ${config.missingEnvFile}, which does not exist; going on without it`);
   applyEnv(config.env);
   const defaults = defaultsOf(isLangGraphConfigJson(process.env.LANGGRAPH_CONFIG) ? process.env.LANGGRAPH_CONFIG : config.env.LANGGRAPH_CONFIG);
   if (options.logger) registerSdkLogger(options.logger);

@@ -7,6 +7,7 @@ import { ConfigError } from '../../src/config.js';
 import { loadGraphAgents } from '../../src/langgraph/load.js';
 import { nodeNamesOf, type GraphAgent } from '../../src/runtime/agent.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
+import { captureLogger } from '../support/chat.js';
 
 /*
  * loadGraphAgents on real graphs (test/fixtures/langgraph/): the four kinds of export, the
@@ -116,6 +117,16 @@ describe('env of a langgraph.json', () => {
     expect(process.env.LANGGRAPH_FIXTURE_GREETING).toBe('Ahoy');
     expect(await (await graphOf(byId(again, 'greeter'))).invoke({ name: 'Ada' })).toMatchObject({ greeting: 'Ahoy, Ada' });
   });
+
+  it('warns in one line naming a .env file that is not there, and loads the graphs (as the templates ship .env.example)', async () => {
+    const { logger, records } = captureLogger();
+    const config = graphsAt({ g: fixture('compiled.ts:graph') }, { env: './missing.env' });
+    const agents = await loadGraphAgents(config, { logger });
+    expect(agents.map((agent) => agent.id)).toEqual(['g']);
+    const warnings = records.filter((record) => record.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toBe(`${config}: "env" names ${join(work, 'missing.env')}, which does not exist; going on without it`);
+  });
 });
 
 /** Writes a langgraph.json of `content` (an object is written as JSON) in a folder of its own beside nothing; returns its path. */
@@ -148,7 +159,6 @@ describe('a langgraph.json that cannot be used: a one-line ConfigError of SERVIC
     ['a function that answers no graph', () => graphsAt({ g: fixture('broken.ts:notGraphFactory') }), /: what the function returns is not a graph: /],
     ['a function that throws', () => graphsAt({ g: fixture('broken.ts:throwing') }), /graph "g" \(.*broken\.ts:throwing\): throwing\(\{ configurable: \{\} \}\) threw: no key for the model$/],
     ['a module that throws', () => graphsAt({ g: fixture('throws.ts:graph') }), /graph "g" \(.*throws\.ts:graph\): .*throws\.ts threw while loading: Error: the graph module failed to load/],
-    ['an env file that is not there', () => graphsAt({}, { env: './missing.env' }), /config-\d+\.json: "env" names .*\/missing\.env, which does not exist$/],
     ['an env value that is not a string', () => graphsAt({}, { env: { PORT: 8080 } }), /"env": the value of PORT is not a string$/],
     ['an env of another type', () => graphsAt({}, { env: ['A=1'] }), /"env" is neither the path of a \.env file nor an object of strings$/],
   ];
