@@ -62,8 +62,18 @@ const duration = z
     return Number.parseInt(v, 10) * unit * 1000;
   });
 
+/** An entry of SERVICE_ALLOWED_HOSTS: a DNS name or IPv4 address, or an IPv6 address in brackets. */
+const HOST_NAME = /^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])$/;
+
 const envSchema = z.object({
-  SERVICE_HOST: z.string().min(1).default('0.0.0.0'),
+  // Unset: every interface with authentication on, loopback with SERVICE_AUTH=none (loadConfig).
+  SERVICE_HOST: optionalString,
+  // Host names answered beside the loopback ones; `*` any. Unset: any with authentication on, loopback only without.
+  SERVICE_ALLOWED_HOSTS: list.superRefine((names, ctx) => {
+    if (names.includes('*') && names.length > 1) ctx.addIssue({ code: 'custom', message: 'expected * alone, or host names' });
+    const bad = names.find((name) => name !== '*' && !HOST_NAME.test(name));
+    if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `expected host names without a port or scheme, such as api.example.com or [fd00::1]; got "${bad}"` });
+  }),
   SERVICE_PORT: int(0, 65535).default(8420),
   // The value is never echoed: it may carry a password.
   REDIS_URL: optionalString.pipe(
@@ -183,7 +193,9 @@ export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(env
 
 export type { ApiKeyEntry };
 
-export interface Config extends Omit<Env, 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_PER_KEY' | 'SERVICE_QUOTA_PER_TENANT' | 'SERVICE_API_KEYS'> {
+export interface Config extends Omit<Env, 'SERVICE_HOST' | 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_PER_KEY' | 'SERVICE_QUOTA_PER_TENANT' | 'SERVICE_API_KEYS'> {
+  /** As set, else `0.0.0.0` with authentication on and `127.0.0.1` with SERVICE_AUTH=none. */
+  SERVICE_HOST: string;
   /** Global limit per client address; null when off. */
   rateLimit: Rate | null;
   quotaPerKey: Rate | null;
@@ -220,6 +232,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config: Config = {
     ...rest,
     rateLimit: parseRate('SERVICE_RATE_LIMIT', SERVICE_RATE_LIMIT, { points: 1200, durationSec: 60 }),
+    // Without authentication, whoever reaches the port may do anything: only this machine, unless said otherwise.
+    SERVICE_HOST: rest.SERVICE_HOST ?? (rest.SERVICE_AUTH === 'none' ? '127.0.0.1' : '0.0.0.0'),
     quotaPerKey: parseRate('SERVICE_QUOTA_PER_KEY', SERVICE_QUOTA_PER_KEY, null),
     quotaPerTenant: parseRate('SERVICE_QUOTA_PER_TENANT', SERVICE_QUOTA_PER_TENANT, null),
     apiKeys: [],

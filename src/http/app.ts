@@ -7,7 +7,8 @@ import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import type { Authenticate } from './middleware/authenticate.js';
 import { clientAddressMiddleware } from './client-address.js';
-import { corsMiddleware, corsPolicy, langgraphJsonCors } from './cors.js';
+import { allowedOrigin, corsMiddleware, corsPolicy, langgraphJsonCors } from './cors.js';
+import { allowedHosts, localGuard } from './local-guard.js';
 import { langgraphAssistantRoutes } from './langgraph/assistant-routes.js';
 import { langgraphCronRoutes } from './langgraph/cron-routes.js';
 import { LANGGRAPH_TAG } from './langgraph/define.js';
@@ -116,7 +117,19 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
   );
   // Browsers of other origins: after the request context (preflights are logged and carry a
   // request id), before the consoles and the routes (a preflight is answered before auth).
-  const cors = corsPolicy(config.SERVICE_CORS_ORIGINS, config.SERVICE_LANGGRAPH_JSON ? langgraphJsonCors(config.SERVICE_LANGGRAPH_JSON) : undefined);
+  const authOff = config.SERVICE_AUTH === 'none';
+  const cors = corsPolicy(config.SERVICE_CORS_ORIGINS, config.SERVICE_LANGGRAPH_JSON ? langgraphJsonCors(config.SERVICE_LANGGRAPH_JSON) : undefined, authOff);
+  const hosts = allowedHosts(config.SERVICE_ALLOWED_HOSTS, authOff);
+  if (hosts !== undefined || authOff) {
+    app.use(
+      localGuard({
+        hosts,
+        hostsVariable: 'SERVICE_ALLOWED_HOSTS',
+        // Without authentication a page of another origin may call only when CORS allows it to.
+        ...(authOff ? { origins: (origin: string) => cors !== undefined && allowedOrigin(cors, origin) !== undefined, originsVariable: 'SERVICE_CORS_ORIGINS' } : {}),
+      }),
+    );
+  }
   if (cors) app.use(corsMiddleware(cors));
   if (config.SERVICE_SWAGGER) app.use(swaggerConsole(() => openapi));
   if (config.SERVICE_CONSOLE) {

@@ -5,10 +5,12 @@ import { ConfigError } from '../config.js';
 
 /**
  * Cross-origin requests from browsers, as LangGraph's server answers them (hono's cors with
- * the `http.cors` of its langgraph.json): without settings every origin may call the API
- * (`Access-Control-Allow-Origin: *`, no credentials), as a browser client such as agent-chat-ui
- * or a `useStream` page on another origin needs. Preflights (OPTIONS with an Origin) are answered
- * 204 before authentication: they carry no credential.
+ * the `http.cors` of its langgraph.json): without settings every origin may call an API with
+ * authentication (`Access-Control-Allow-Origin: *`, no credentials), as a browser client such as
+ * agent-chat-ui or a `useStream` page on another origin needs. Without authentication the
+ * default is pages of loopback origins only (a chat UI on localhost:3000): any other page could
+ * otherwise drive the server. Preflights (OPTIONS with an Origin) are answered 204 before
+ * authentication: they carry no credential.
  */
 
 /** `http.cors` of a `langgraph.json`, as LangGraph's server reads it. */
@@ -73,18 +75,25 @@ const DEFAULT_EXPOSE = ['content-location', 'x-pagination-total', 'x-pagination-
 /** Headers LangGraph's server always exposes, added to a list that leaves them out (as it does). */
 const ALWAYS_EXPOSED = ['content-location', 'x-pagination-total'];
 
+/** Origins of pages served by this machine: http(s) on localhost, 127.0.0.1 or [::1], any port. */
+export const LOOPBACK_ORIGINS = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/;
+
 /**
  * The policy of a process: SERVICE_CORS_ORIGINS (`*`, `off`, or a comma-separated list) for the
- * origins when set, else the langgraph.json's `http.cors`, else every origin. `undefined`: off,
- * no CORS headers at all.
+ * origins when set, else the langgraph.json's `http.cors`, else every origin, or with `loopbackOnly`
+ * (SERVICE_AUTH=none) {@link LOOPBACK_ORIGINS}. An `allow_origin_regex` must match the whole
+ * origin (as Starlette's `fullmatch` in LangGraph's Python server): `https://.*\.trusted\.com`
+ * does not allow `https://a.trusted.com.evil.net`. `undefined`: off, no CORS headers at all.
  */
-export function corsPolicy(originsSetting: string | undefined, fromFile: LangGraphCors | undefined): CorsPolicy | undefined {
+export function corsPolicy(originsSetting: string | undefined, fromFile: LangGraphCors | undefined, loopbackOnly = false): CorsPolicy | undefined {
   if (originsSetting === 'off') return undefined;
   const file = fromFile ?? {};
   let origins: CorsPolicy['origins'];
   if (originsSetting !== undefined) origins = originsSetting === '*' ? '*' : originsSetting.split(',').map((origin) => origin.trim());
-  else if (file.allow_origin_regex !== undefined) origins = new RegExp(file.allow_origin_regex);
-  else origins = file.allow_origins && !file.allow_origins.includes('*') ? file.allow_origins : '*';
+  else if (file.allow_origin_regex !== undefined) origins = new RegExp(`^(?:${file.allow_origin_regex})$`);
+  else if (file.allow_origins?.includes('*')) origins = '*';
+  else if (file.allow_origins) origins = file.allow_origins;
+  else origins = loopbackOnly ? LOOPBACK_ORIGINS : '*';
   const expose = file.expose_headers?.length ? [...new Set([...file.expose_headers.map((h) => h.toLowerCase()), ...ALWAYS_EXPOSED])] : DEFAULT_EXPOSE;
   return {
     origins,
@@ -97,7 +106,7 @@ export function corsPolicy(originsSetting: string | undefined, fromFile: LangGra
 }
 
 /** The value of Access-Control-Allow-Origin for a request from `origin`; undefined: not allowed. */
-function allowedOrigin(policy: CorsPolicy, origin: string): string | undefined {
+export function allowedOrigin(policy: CorsPolicy, origin: string): string | undefined {
   if (policy.origins === '*') return '*';
   if (origin === '') return undefined;
   if (policy.origins instanceof RegExp) {

@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { exitOnConfigError, type Config } from '../config.js';
 import { watchAgents } from '../runtime/agents-watch.js';
 import { createApiServer } from './api-server.js';
-import { bindLangGraphClient, bootProcess, exitOnStartupError, listenOrExit, listeningAt, shutdownOnSignals, uiBundlesOf } from './process.js';
+import { corsPolicy, langgraphJsonCors } from '../http/cors.js';
+import { allowedHosts } from '../http/local-guard.js';
+import { bindLangGraphClient, bootProcess, corsReach, exitOnStartupError, listenOrExit, listeningAt, openAccessLine, shutdownOnSignals, uiBundlesOf } from './process.js';
 import { securityOptions } from './security.js';
 
 /**
@@ -25,6 +27,11 @@ export async function runApi(config?: Config, options: { watch?: boolean } = {})
   const webConsole = composition.config.SERVICE_CONSOLE ? `${url}/console/` : undefined;
   const chatExample = composition.config.SERVICE_EXAMPLES ? `${url}/examples/chat/` : undefined;
   logger.info({ address, url, mode: composition.backend.mode, swagger, console: webConsole, chat_example: chatExample }, 'agentplane api listening');
+  const { config: settings } = composition;
+  if (settings.SERVICE_AUTH === 'none') {
+    const cors = corsPolicy(settings.SERVICE_CORS_ORIGINS, settings.SERVICE_LANGGRAPH_JSON ? langgraphJsonCors(settings.SERVICE_LANGGRAPH_JSON) : undefined, true);
+    logger.warn(openAccessLine('SERVICE_AUTH=none', address, allowedHosts(settings.SERVICE_ALLOWED_HOSTS, true), corsReach(cors)));
+  }
   const modulePath = composition.config.AGENTS_MODULE;
   if (options.watch && !modulePath) logger.info('--watch: no AGENTS_MODULE, nothing to watch (the built-in agents)');
   const watch = options.watch && modulePath ? watchAgents({ modulePath, registry: composition.agents, logger }) : undefined;

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Config } from '../config.js';
+import { LOOPBACK_ORIGINS, type CorsPolicy } from '../http/cors.js';
 import type { Lifecycle } from '../http/deps.js';
+import type { AllowedHosts } from '../http/local-guard.js';
 import { hostPort } from '../http/listen.js';
 import type { Agent } from '../runtime/agent.js';
 import type { HttpApp } from '../ports/http-app.js';
@@ -144,6 +146,28 @@ export function listeningAt(server: Server, host: string): { address: string; ur
   const { port } = server.address() as AddressInfo;
   const wildcard = host === '0.0.0.0' || host === '::';
   return { address: hostPort(host, port), url: `http://${hostPort(wildcard ? 'localhost' : host, port)}` };
+}
+
+/** What an operator reads of a CORS policy: which web pages of other origins may call. */
+export function corsReach(policy: CorsPolicy | undefined): string {
+  if (policy === undefined) return 'from no web page of another origin';
+  if (policy.origins === '*') return 'from web pages of any origin';
+  if (policy.origins === LOOPBACK_ORIGINS) return 'from web pages of loopback origins';
+  if (policy.origins instanceof RegExp) return `from web pages of origins matching ${policy.origins.source}`;
+  return `from web pages of ${policy.origins.join(', ') || 'no other origin'}`;
+}
+
+/**
+ * The one line a process without authentication logs at start (`setting` says why it has
+ * none): who can call it at `address`, by which Host names, and, given `pages`, from which
+ * web pages of other origins.
+ */
+export function openAccessLine(setting: string, address: string, hosts: AllowedHosts, pages?: string): string {
+  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
+  const who = loopback ? `only this machine can call ${address}` : `anyone who reaches ${address} can call it`;
+  const names = hosts === undefined || hosts === '*' ? 'by any Host name (SERVICE_ALLOWED_HOSTS=*)' : `by the Host names ${hosts.join(', ')} (SERVICE_ALLOWED_HOSTS)`;
+  return `${setting}: no authentication; ${who}, ${names}${pages ? `, ${pages} (SERVICE_CORS_ORIGINS)` : ''}`;
 }
 
 /** Wires SIGTERM and SIGINT to the ordered graceful shutdown of a process's server. */

@@ -1,10 +1,11 @@
 import { exitOnConfigError, loadConfigOrExit } from '../config.js';
 import type { Lifecycle } from '../http/deps.js';
-import { listen } from '../http/listen.js';
+import { hostPort, listen } from '../http/listen.js';
+import { allowedHosts } from '../http/local-guard.js';
 import { globalRateLimit } from '../http/middleware/rate-limit.js';
 import { loadWebhooksConfig } from '../integrations/webhook/config.js';
 import { configuredReceiver } from '../integrations/webhook/configured-receiver.js';
-import { bootProcess, shutdownOnSignals } from './process.js';
+import { bootProcess, openAccessLine, shutdownOnSignals } from './process.js';
 import { serviceApp } from './service-app.js';
 
 /**
@@ -31,13 +32,18 @@ for (const route of webhooks.routes) {
     process.exit(1);
   }
 }
-if (webhooks.insecure && webhooks.secret === '' && webhooks.signatureScheme === 'none') {
-  logger.warn('WEBHOOK_INSECURE=true: the receiver checks neither a secret nor a signature; anyone who reaches it can start runs.');
-}
+// Open: like an API without authentication, only the names of this machine and
+// SERVICE_ALLOWED_HOSTS, and no page of a browser (senders send no Origin).
+const open = webhooks.secret === '' && webhooks.signatureScheme === 'none';
+const hosts = allowedHosts(config.SERVICE_ALLOWED_HOSTS, open);
 const receiver = configuredReceiver(webhooks, composition.runs, logger, backend.deduplicator);
 const lifecycle: Lifecycle = { draining: false };
 const limit = config.rateLimit && globalRateLimit(backend.limiters({ name: 'global', ...config.rateLimit }), metrics.rateLimited);
-const app = serviceApp(composition, lifecycle, [...(limit ? [limit] : []), receiver.middleware()]);
+const app = serviceApp(composition, lifecycle, [...(limit ? [limit] : []), receiver.middleware()], {
+  hosts,
+  hostsVariable: 'SERVICE_ALLOWED_HOSTS',
+  ...(open ? { origins: () => false, originsVariable: 'webhook senders send no Origin' } : {}),
+});
 const listening = await listen(app, { port: webhooks.port, host: webhooks.host });
 logger.info(
   {
@@ -49,6 +55,7 @@ logger.info(
   },
   'agentplane webhook receiver listening on /webhook',
 );
+if (open) logger.warn(openAccessLine('WEBHOOK_INSECURE=true', hostPort(webhooks.host, listening.port), hosts) + ', and start runs: it checks neither a secret nor a signature');
 shutdownOnSignals(composition, { server: listening.server, lifecycle }, {
   delayMs: config.SERVICE_SHUTDOWN_DELAY_MS,
   timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,

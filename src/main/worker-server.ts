@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Lifecycle } from '../http/deps.js';
 import { listenOn } from '../http/listen.js';
+import { allowedHosts } from '../http/local-guard.js';
 import type { Composition } from './compose.js';
 import { serviceApp } from './service-app.js';
 
@@ -13,7 +14,8 @@ export interface WorkerServer {
 
 /**
  * A worker: executes run jobs and fires schedules of its composition, and serves its own
- * /metrics and probes on WORKER_PORT (readiness: Redis answers and no shutdown started).
+ * /metrics and probes on WORKER_PORT (readiness: Redis answers and no shutdown started), on
+ * SERVICE_HOST and to the Host names the API answers.
  */
 export function createWorker(composition: Composition): WorkerServer {
   const { config } = composition;
@@ -22,7 +24,9 @@ export function createWorker(composition: Composition): WorkerServer {
   composition.startScheduling();
   composition.startExpiring();
 
-  const server = createServer(serviceApp(composition, lifecycle).callback());
+  // The API's rule: without authentication, only loopback and SERVICE_ALLOWED_HOSTS names.
+  const hosts = allowedHosts(config.SERVICE_ALLOWED_HOSTS, config.SERVICE_AUTH === 'none');
+  const server = createServer(serviceApp(composition, lifecycle, [], { hosts, hostsVariable: 'SERVICE_ALLOWED_HOSTS' }).callback());
   return {
     server,
     lifecycle,

@@ -1,4 +1,5 @@
-import { bootProcess, listenOrExit, listeningAt, shutdownOnSignals } from './process.js';
+import { allowedHosts } from '../http/local-guard.js';
+import { bootProcess, listenOrExit, listeningAt, openAccessLine, shutdownOnSignals } from './process.js';
 import { createWorker } from './worker-server.js';
 
 /**
@@ -12,4 +13,5 @@ const worker = createWorker(composition);
 await listenOrExit({ host: 'SERVICE_HOST', port: 'WORKER_PORT' }, { host: config.SERVICE_HOST, port: config.WORKER_PORT }, () => worker.listen());
 const { address, url } = listeningAt(worker.server, config.SERVICE_HOST);
 logger.info({ address, url, concurrency: config.WORKER_CONCURRENCY, agents: agents.list().map((a) => a.id) }, 'agentplane worker started');
+if (config.SERVICE_AUTH === 'none') logger.warn(openAccessLine('SERVICE_AUTH=none', address, allowedHosts(config.SERVICE_ALLOWED_HOSTS, true)));
 shutdownOnSignals(composition, worker, { delayMs: 0, timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS + 5_000 });

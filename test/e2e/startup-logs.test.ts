@@ -83,6 +83,16 @@ describe('logs of a running API (JSON lines, LOG_LEVEL=info)', () => {
     expect(line.json).toMatchObject({ address: `0.0.0.0:${proc.port}`, url: `http://localhost:${proc.port}` });
   });
 
+  it('says in one warning line that authentication is off, and who can call it on 0.0.0.0', async () => {
+    await proc.waitForLine((l) => /SERVICE_AUTH=none/.test(String(l.json?.msg)));
+    const lines = proc.lines.filter((l) => /SERVICE_AUTH=none/.test(String(l.json?.msg)));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.json).toMatchObject({ level: 40 });
+    expect(lines[0]!.json!.msg).toBe(
+      `SERVICE_AUTH=none: no authentication; anyone who reaches 0.0.0.0:${proc.port} can call it, by the Host names localhost, 127.0.0.1, [::1] (SERVICE_ALLOWED_HOSTS), from web pages of loopback origins (SERVICE_CORS_ORIGINS)`,
+    );
+  });
+
   it.each([
     ['echo', { text: 'hi' }, 'completed', undefined],
     ['flaky', {}, 'failed', 'work needs fixed: true'],
@@ -106,6 +116,24 @@ describe('logs of a running API (JSON lines, LOG_LEVEL=info)', () => {
     await proc.waitForLine((l) => l.json?.msg === 'request' && l.json.path === '/api/sessions' && l.json.level === INFO);
     const probeLines = proc.lines.filter((l) => l.json?.msg === 'request' && PROBES.includes(String(l.json.route)));
     expect(probeLines).toEqual([]);
+  });
+});
+
+describe('the default address without authentication', () => {
+  let proc: AgentProcess;
+
+  beforeAll(async () => {
+    proc = await startProcess({ entry: API, env: { ...EMBEDDED, SERVICE_HOST: undefined, SERVICE_AUTH: undefined, LOG_LEVEL: 'info' } });
+  });
+  afterAll(() => proc?.stop());
+
+  it('listens on loopback and says that only this machine can call it', async () => {
+    const line = await proc.waitForLine((l) => l.json?.msg === 'agentplane api listening');
+    expect(line.json).toMatchObject({ address: `127.0.0.1:${proc.port}` });
+    const warning = await proc.waitForLine((l) => /SERVICE_AUTH=none/.test(String(l.json?.msg)));
+    expect(warning.json?.msg).toBe(
+      `SERVICE_AUTH=none: no authentication; only this machine can call 127.0.0.1:${proc.port}, by the Host names localhost, 127.0.0.1, [::1] (SERVICE_ALLOWED_HOSTS), from web pages of loopback origins (SERVICE_CORS_ORIGINS)`,
+    );
   });
 });
 

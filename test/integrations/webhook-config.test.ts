@@ -4,11 +4,13 @@ import { ConfigError } from '../../src/config.js';
 import { loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
 
 describe('loadWebhooksConfig', () => {
-  it('has the documented defaults (open only with WEBHOOK_INSECURE=true)', () => {
+  it('has the documented defaults (open only with WEBHOOK_INSECURE=true, and then on loopback)', () => {
+    expect(loadWebhooksConfig({ WEBHOOK_SECRET: 'shared' }).host).toBe('0.0.0.0');
+    expect(loadWebhooksConfig({ WEBHOOK_INSECURE: 'true', WEBHOOK_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     const config = loadWebhooksConfig({ WEBHOOK_INSECURE: 'true' });
     expect(config).toMatchObject({
       insecure: true,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 8422,
       secret: '',
       signatureScheme: 'none',

@@ -77,7 +77,8 @@ describe('CORS by default: every origin, without credentials, preflights before 
 
 describe('SERVICE_CORS_ORIGINS: the origins allowed, or off', () => {
   const listed = useApi({ SERVICE_CORS_ORIGINS: `${OTHER_ORIGIN}, https://b.example.org` });
-  const off = useApi({ SERVICE_CORS_ORIGINS: 'off' });
+  // With authentication on: without it a request from another origin is refused outright (test/http/local-access.test.ts).
+  const off = useApi({ SERVICE_CORS_ORIGINS: 'off', SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: 'secret-key-1' });
 
   it('a listed origin is echoed (with Vary: Origin); another gets no allow headers', async () => {
     const ok = await preflight(listed.api, '/threads/search');
@@ -120,5 +121,25 @@ describe("the langgraph.json's http.cors", () => {
     expect(answer.headers.get('access-control-expose-headers')).toBe('x-custom, content-location, x-pagination-total');
     const refused = await preflight(ctx.api, '/threads/search', 'https://example.com');
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe("http.cors.allow_origin_regex matches the whole origin", () => {
+  const folder = mkdtempSync(join(tmpdir(), 'agentplane-cors-'));
+  const file = join(folder, 'langgraph.json');
+  writeFileSync(file, JSON.stringify({ graphs: { g: './g.ts:graph' }, http: { cors: { allow_origin_regex: 'https://.*\\.trusted\\.com', allow_credentials: true } } }));
+  const ctx = useApi({ SERVICE_LANGGRAPH_JSON: file, SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: 'secret-key-1' });
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('an origin the pattern matches only in part gets no allow headers, credentials or not', async () => {
+    const ok = await preflight(ctx.api, '/threads/search', 'https://app.trusted.com');
+    expect([ok.headers.get('access-control-allow-origin'), ok.headers.get('access-control-allow-credentials')]).toEqual(['https://app.trusted.com', 'true']);
+    for (const origin of ['https://app.trusted.com.evil.net', 'https://x.trusted.comm', 'http://evil.net?https://a.trusted.com']) {
+      const res = await preflight(ctx.api, '/threads/search', origin);
+      expect(res.headers.get('access-control-allow-origin'), origin).toBeNull();
+      expect(res.headers.get('access-control-allow-credentials'), origin).toBeNull();
+      const answer = await call(`${ctx.api.url}/threads/search`, { method: 'POST', json: {}, headers: { Origin: origin, 'X-Api-Key': 'secret-key-1' } });
+      expect(answer.headers.get('access-control-allow-origin'), origin).toBeNull();
+    }
   });
 });

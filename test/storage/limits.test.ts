@@ -110,7 +110,7 @@ describe('request timeout', () => {
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.write('POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a');
+    socket.write('POST /api/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a');
     await closed;
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toMatch(/"code":"bad_request".*SERVICE_REQUEST_TIMEOUT_MS/);

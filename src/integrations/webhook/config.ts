@@ -16,6 +16,7 @@ export type SignatureScheme = 'none' | 'standard-webhooks' | 'github';
 
 /** Configuration of `npm run start:webhooks`, read by {@link loadWebhooksConfig}. */
 export interface WebhooksConfig {
+  /** WEBHOOK_HOST; unset, `0.0.0.0`, or `127.0.0.1` when neither a secret nor a signature is checked. */
   host: string;
   port: number;
   /** Shared secret expected in X-Webhook-Secret; empty when the check is off. */
@@ -65,7 +66,8 @@ export function webhookBodyLimit(maxStateBytes: number): number {
 }
 
 const envSchema = z.object({
-  WEBHOOK_HOST: z.string().min(1).default('0.0.0.0'),
+  // Unset: every interface, or loopback for a receiver that checks neither a secret nor a signature.
+  WEBHOOK_HOST: z.string().min(1).optional(),
   WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8422),
   WEBHOOK_SECRET: z.string().default(''),
   WEBHOOK_SIGNATURE: z.enum(['none', 'standard-webhooks', 'github']).default('none'),
@@ -99,8 +101,9 @@ export function loadWebhooksConfig(
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
   }
   const vars = parsed.data;
+  const open = vars.WEBHOOK_SECRET === '' && vars.WEBHOOK_SIGNATURE === 'none';
   const config: WebhooksConfig = Object.freeze({
-    host: vars.WEBHOOK_HOST,
+    host: vars.WEBHOOK_HOST ?? (open ? '127.0.0.1' : '0.0.0.0'),
     port: vars.WEBHOOK_PORT,
     secret: vars.WEBHOOK_SECRET,
     signatureScheme: vars.WEBHOOK_SIGNATURE,
