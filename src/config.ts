@@ -102,6 +102,7 @@ const envSchema = z.object({
   // At least 1 each: a tenant's assistants and their versions are bounded, as every store of a tenant is.
   SERVICE_ASSISTANTS_MAX: int(1).default(DEFAULT_ASSISTANT_LIMITS.maxPerTenant),
   SERVICE_ASSISTANT_VERSIONS_MAX: int(1).default(DEFAULT_ASSISTANT_LIMITS.maxVersions),
+  SERVICE_ASSISTANTS_MAX_BYTES: int(1).default(DEFAULT_ASSISTANT_LIMITS.maxTenantBytes),
   SERVICE_MAX_PAGE_BYTES: int(1024).default(4 * 1024 * 1024),
   SERVICE_SESSION_TTL: duration.default(0),
   SERVICE_REQUEST_TIMEOUT_MS: int(1000).default(30_000),

@@ -477,7 +477,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Count assistants matching the filters */
+        /** Count assistants matching the filters (by graph alone from an index; with a name or metadata, reading them a few at a time) */
         post: operations["countAssistants"];
         delete?: never;
         options?: never;
@@ -5101,10 +5101,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A page of assistants, ties by graph id then assistant id */
+            /** @description A page of assistants, ties by graph id then assistant id: at most `limit`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one assistant always fits) */
             200: {
                 headers: {
-                    /** @description offset of the next page, when there is one */
+                    /** @description offset of the next page, when there is one (the page reached its limit or its bytes) */
                     "X-Pagination-Next"?: string;
                     /** @description assistants matching */
                     "X-Pagination-Total"?: string;

@@ -333,6 +333,7 @@ export function clip(text: string, max: number): string {
 
 /**
  * The default bounds of stored LangGraph assistants: assistants per tenant
- * (SERVICE_ASSISTANTS_MAX) and versions per assistant (SERVICE_ASSISTANT_VERSIONS_MAX).
+ * (SERVICE_ASSISTANTS_MAX), versions per assistant (SERVICE_ASSISTANT_VERSIONS_MAX) and bytes
+ * of JSON per tenant, every version counted (SERVICE_ASSISTANTS_MAX_BYTES, 64 MiB).
  */
-export const DEFAULT_ASSISTANT_LIMITS = { maxPerTenant: 1000, maxVersions: 100 } as const;
+export const DEFAULT_ASSISTANT_LIMITS = { maxPerTenant: 1000, maxVersions: 100, maxTenantBytes: 64 * 1024 * 1024 } as const;

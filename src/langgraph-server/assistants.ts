@@ -251,37 +251,6 @@ export async function deleteStoredAssistant(deps: AssistantDeps, tenant: string,
   return assistant;
 }
 
-export interface AssistantFilters {
-  graph_id?: string | undefined;
-  name?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
-
-/** The tenant's assistants (the graphs' defaults and its stored ones) matching every filter given; metadata by JSON containment. */
-export async function matchingAssistants(deps: AssistantDeps, tenant: string, filters: AssistantFilters): Promise<Assistant[]> {
-  const all = [...deps.agents.list().map(assistantOf), ...(await deps.assistants.list(tenant))];
-  return all.filter(
-    (a) =>
-      (filters.graph_id === undefined || a.graph_id === filters.graph_id) &&
-      (filters.name === undefined || a.name.toLowerCase().includes(filters.name.toLowerCase())) &&
-      (filters.metadata === undefined || jsonContains(a.metadata, filters.metadata)),
-  );
-}
-
-export interface AssistantSort {
-  sort_by: 'assistant_id' | 'graph_id' | 'name' | 'created_at' | 'updated_at';
-  sort_order: 'asc' | 'desc';
-}
-
-/** The assistants matching `filters`, sorted (ties by graph id, then assistant id). */
-export async function searchAssistants(deps: AssistantDeps, tenant: string, filters: AssistantFilters & AssistantSort): Promise<Assistant[]> {
-  const { sort_by: by, sort_order: order } = filters;
-  const sign = order === 'asc' ? 1 : -1;
-  return (await matchingAssistants(deps, tenant, filters)).sort(
-    (a, b) => sign * a[by].localeCompare(b[by]) || a.graph_id.localeCompare(b.graph_id) || a.assistant_id.localeCompare(b.assistant_id),
-  );
-}
-
 /** A graph agent's compiled graph (with the assistant's config) and what src/langgraph/ tells about it. */
 async function introspect(agent: GraphAgent, assistant: Assistant) {
   const configurable = (assistant.config.configurable ?? {}) as Record<string, unknown>;

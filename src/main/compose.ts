@@ -213,7 +213,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     maxStateKeys: config.SERVICE_MAX_STATE_KEYS,
     checkpointsRetain: config.SERVICE_CHECKPOINTS_RETAIN,
   };
-  const assistantLimits = { maxPerTenant: config.SERVICE_ASSISTANTS_MAX, maxVersions: config.SERVICE_ASSISTANT_VERSIONS_MAX };
+  const assistantLimits = { maxPerTenant: config.SERVICE_ASSISTANTS_MAX, maxVersions: config.SERVICE_ASSISTANT_VERSIONS_MAX, maxTenantBytes: config.SERVICE_ASSISTANTS_MAX_BYTES };
   const webhookRetry = { attempts: WEBHOOK_ATTEMPTS, backoffMs: config.SERVICE_WEBHOOK_BACKOFF_MS };
   const webhookSlots = { concurrency: config.WORKER_WEBHOOK_CONCURRENCY, perTenant: config.WORKER_WEBHOOK_PER_TENANT };
   if (!config.redis) {

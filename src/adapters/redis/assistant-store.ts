@@ -7,7 +7,7 @@ import {
   type AssistantVersionRecord,
   type StoredAssistant,
 } from '../../ports/assistant-store.js';
-import { tooManyAssistants, tooManyAssistantVersions } from '../shared/assistant-limits.js';
+import { assistantsTooLarge, tooManyAssistants, tooManyAssistantVersions } from '../shared/assistant-limits.js';
 import type { RedisClient } from './connection.js';
 import { redisContext, type RedisContext } from './context.js';
 import { mapFailures } from './errors.js';
@@ -28,13 +28,13 @@ function replies(results: [Error | null, unknown][] | null): unknown[] {
   });
 }
 
-/** Answers of changeAssistant-2.lua. */
-const CHANGES: Record<number, AssistantChange | 'full'> = { 0: 'ok', 1: 'missing', 2: 'stale', 3: 'full' };
+/** Answers of changeAssistant-4.lua. */
+const CHANGES: Record<number, AssistantChange | 'full' | 'bytes'> = { 0: 'ok', 1: 'missing', 2: 'stale', 3: 'full', 4: 'bytes' };
 
 /**
  * Stored assistants on Redis under the tenant's hash tag: one hash of the tenant's assistants
- * as they read, one hash of versions per assistant; the scripts check the caps, so they hold
- * across replicas.
+ * as they read, one hash of versions per assistant, one of their graphs and a counter of their
+ * bytes; the scripts check the caps, so they hold across replicas.
  */
 class RedisAssistants implements AssistantStore {
   constructor(
@@ -44,7 +44,7 @@ class RedisAssistants implements AssistantStore {
 
   private keys(tenant: string, assistantId: string): string[] {
     const k = this.context.keys.assistants(tenant);
-    return [k.latest, k.versions(assistantId)];
+    return [k.latest, k.versions(assistantId), k.graphs, k.bytes];
   }
 
   async get(tenant: string, assistantId: string): Promise<StoredAssistant | null> {
@@ -53,9 +53,25 @@ class RedisAssistants implements AssistantStore {
     return json === null ? null : { assistant: JSON.parse(json) as AssistantRecord, versions };
   }
 
-  async list(tenant: string): Promise<AssistantRecord[]> {
-    const all = await this.context.redis.hvals(this.context.keys.assistants(tenant).latest);
-    return all.map((json) => JSON.parse(json) as AssistantRecord);
+  ids(tenant: string): Promise<string[]> {
+    return this.context.redis.hkeys(this.context.keys.assistants(tenant).latest);
+  }
+
+  async getMany(tenant: string, assistantIds: readonly string[]): Promise<(AssistantRecord | null)[]> {
+    if (assistantIds.length === 0) return [];
+    const all = await this.context.redis.hmget(this.context.keys.assistants(tenant).latest, ...assistantIds);
+    return all.map((json) => (json === null ? null : (JSON.parse(json) as AssistantRecord)));
+  }
+
+  async count(tenant: string, graphId?: string): Promise<number> {
+    const k = this.context.keys.assistants(tenant);
+    if (graphId === undefined) return this.context.redis.hlen(k.latest);
+    // Graph ids only: the assistants are not read.
+    return (await this.context.redis.hvals(k.graphs)).filter((graph) => graph === graphId).length;
+  }
+
+  async usedBytes(tenant: string): Promise<number> {
+    return Number((await this.context.redis.get(this.context.keys.assistants(tenant).bytes)) ?? 0);
   }
 
   async create(tenant: string, assistant: AssistantRecord): Promise<AssistantRecord | null> {
@@ -65,9 +81,12 @@ class RedisAssistants implements AssistantStore {
       assistant: JSON.stringify(assistant),
       version: JSON.stringify(version),
       maxPerTenant: this.limits.maxPerTenant,
+      graphId: assistant.graph_id,
+      maxTenantBytes: this.limits.maxTenantBytes,
     });
     const [code, existing] = await this.context.script<[number, string?]>('createAssistant', this.keys(tenant, assistant.assistant_id), args);
     if (code === 2) throw tooManyAssistants(this.limits.maxPerTenant);
+    if (code === 3) throw assistantsTooLarge(this.limits.maxTenantBytes);
     return code === 1 ? (JSON.parse(existing!) as AssistantRecord) : null;
   }
 
@@ -78,10 +97,13 @@ class RedisAssistants implements AssistantStore {
       version,
       versions,
       maxVersions: this.limits.maxVersions,
+      graphId: latest.graph_id,
+      maxTenantBytes: this.limits.maxTenantBytes,
     });
     const [code] = await this.context.script<[number]>('changeAssistant', this.keys(tenant, latest.assistant_id), args);
     const change = CHANGES[code] ?? 'stale';
     if (change === 'full') throw tooManyAssistantVersions(this.limits.maxVersions);
+    if (change === 'bytes') throw assistantsTooLarge(this.limits.maxTenantBytes);
     return change;
   }
 

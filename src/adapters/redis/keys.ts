@@ -251,10 +251,11 @@ export class RedisKeys {
   }
   /**
    * A tenant's stored LangGraph assistants: `assistants`, a hash of assistant id -> the assistant
-   * as it reads (JSON); per assistant, a hash of version number -> that version (JSON).
+   * as it reads (JSON); per assistant, a hash of version number -> that version (JSON); a hash
+   * of assistant id -> its graph id (what a count by graph reads); the bytes of all that JSON.
    */
   assistants(tenant: string) {
     const t = `${this.t(tenant)}:assistants`;
-    return { latest: t, versions: (assistantId: string) => `${t}:versions:${assistantId}` };
+    return { latest: t, versions: (assistantId: string) => `${t}:versions:${assistantId}`, graphs: `${t}:graphs`, bytes: `${t}:bytes` };
   }
 }

@@ -159,6 +159,6 @@ export const SCRIPT_ARGS = {
     ],
     { rest: true },
   ),
-  createAssistant: argv(['assistantId', 'assistant', 'version', 'maxPerTenant']),
-  changeAssistant: argv(['assistantId', 'assistant', 'version', 'versions', 'maxVersions']),
+  createAssistant: argv(['assistantId', 'assistant', 'version', 'maxPerTenant', 'graphId', 'maxTenantBytes']),
+  changeAssistant: argv(['assistantId', 'assistant', 'version', 'versions', 'maxVersions', 'graphId', 'maxTenantBytes']),
 } satisfies Partial<Record<ScriptName, ScriptArgs<string>>>;

@@ -37,9 +37,9 @@ const SCRIPT_FILES = [
   'putGraphItem-5',
   'deleteGraphItem-5',
   'scanGraphItems-2',
-  'createAssistant-2',
-  'changeAssistant-2',
-  'deleteAssistant-2',
+  'createAssistant-4',
+  'changeAssistant-4',
+  'deleteAssistant-4',
   'indexSessionsMetadata-2',
 ] as const;
 

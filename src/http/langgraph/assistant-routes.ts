@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { countAssistants, searchAssistants } from '../../langgraph-server/assistant-search.js';
 import { deleteAssistant } from '../../langgraph-server/assistant-threads.js';
 import {
   ASSISTANT_FIELDS,
@@ -8,15 +9,13 @@ import {
   assistantVersions,
   createAssistant,
   getAssistant,
-  matchingAssistants,
-  searchAssistants,
   setLatestVersion,
   updateAssistant,
 } from '../../langgraph-server/assistants.js';
 import type { AppDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { JsonObjectSchema, Timestamp } from '../schemas.js';
-import { defineLangGraphRoute, langgraphErrors, searchAnswer } from './define.js';
+import { defineLangGraphRoute, langgraphErrors } from './define.js';
 
 /**
  * The routes of the LangGraph Server API's assistants (src/langgraph-server/assistants.ts):
@@ -113,24 +112,32 @@ export function langgraphAssistantRoutes(deps: Pick<AppDeps, 'agents' | 'assista
       bodyExamples: { all: { summary: 'the first ten, newest first', value: { limit: 10, offset: 0, sort_by: 'created_at', sort_order: 'desc' } } },
       responses: {
         200: {
-          description: 'A page of assistants, ties by graph id then assistant id',
+          description: 'A page of assistants, ties by graph id then assistant id: at most `limit`, and no more than SERVICE_MAX_PAGE_BYTES of JSON (one assistant always fits)',
           schema: z.array(AssistantSchema.partial()),
-          headers: { 'X-Pagination-Total': 'assistants matching', 'X-Pagination-Next': 'offset of the next page, when there is one' },
+          headers: { 'X-Pagination-Total': 'assistants matching', 'X-Pagination-Next': 'offset of the next page, when there is one (the page reached its limit or its bytes)' },
         },
         ...langgraphErrors(400, 401, 403, 413, 415, 429),
       },
-      handler: async ({ body, principal }) => searchAnswer(await searchAssistants(deps, principal.tenant, body), body),
+      handler: async ({ body, principal }) => {
+        const { texts, total, next } = await searchAssistants(deps, principal.tenant, body);
+        return {
+          status: 200,
+          // The assistants' JSON as the search measured it, not serialized a second time.
+          body: `[${texts.join(',')}]`,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Pagination-Total': String(total), ...(next === undefined ? {} : { 'X-Pagination-Next': String(next) }) },
+        };
+      },
     }),
     defineLangGraphRoute({
       method: 'POST',
       path: '/assistants/count',
       operationId: 'countAssistants',
-      summary: 'Count assistants matching the filters',
+      summary: 'Count assistants matching the filters (by graph alone from an index; with a name or metadata, reading them a few at a time)',
       readOnly: true,
       body: z.strictObject(Filters),
       bodyExamples: { all: { summary: 'every assistant', value: {} } },
       responses: { 200: { description: 'How many match', schema: z.number().int() }, ...langgraphErrors(400, 401, 403, 413, 415, 429) },
-      handler: async ({ body, principal }) => ({ status: 200, body: (await matchingAssistants(deps, principal.tenant, body)).length }),
+      handler: async ({ body, principal }) => ({ status: 200, body: await countAssistants(deps, principal.tenant, body) }),
     }),
     defineLangGraphRoute({
       method: 'POST',
