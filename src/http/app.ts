@@ -3,6 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import type { AppDeps } from './deps.js';
 import { requestContext } from './middleware/request-context.js';
+import { normalPath } from './middleware/normal-path.js';
 import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
 import type { Authenticate } from './middleware/authenticate.js';
@@ -115,6 +116,8 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
       isDraining: () => deps.lifecycle.draining,
     }),
   );
+  // One path for every decision that follows (consoles, authentication, routing, the http.app).
+  app.use(normalPath());
   // Browsers of other origins: after the request context (preflights are logged and carry a
   // request id), before the consoles and the routes (a preflight is answered before auth).
   const authOff = config.SERVICE_AUTH === 'none';

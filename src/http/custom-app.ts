@@ -107,8 +107,24 @@ function requestOf(ctx: Context, maxBodyBytes: number): Request {
     else if (value !== undefined) headers.set(name, value);
   }
   const hasBody = ctx.method !== 'GET' && ctx.method !== 'HEAD' && (Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '');
-  const url = new URL(ctx.originalUrl, `${ctx.protocol}://${ctx.host || 'localhost'}`);
+  // The path the API authenticated and routed (normal already: src/http/middleware/normal-path.ts),
+  // not the request target, which may be absolute-form (`GET http://host/path`).
+  const url = new URL(`${originOf(ctx)}${ctx.path}${ctx.search}`);
   return new Request(url, { method: ctx.method, headers, ...(hasBody ? { body: lazyBody(ctx.req, maxBodyBytes), duplex: 'half' } : {}) } as RequestInit);
+}
+
+/** The origin of the request's Host header; 400 for a Host that is not a host name and port (nothing else). */
+function originOf(ctx: Context): string {
+  // The header as sent: Koa's `ctx.host` drops a user part (`user@host`) and answers '' for what it cannot parse.
+  const host = ctx.get('Host') || 'localhost';
+  let origin: string | undefined;
+  try {
+    if (!/[/\\?#@]/.test(host)) origin = new URL(`${ctx.protocol}://${host}`).origin;
+  } catch {
+    origin = undefined;
+  }
+  if (!origin) throw new AppError('bad_request', `The Host header ${JSON.stringify(host)} is not a host name and port.`);
+  return origin;
 }
 
 /** A stream over the request's body that reads nothing until it is read (the API's body parser reads it otherwise), bounded in bytes. */

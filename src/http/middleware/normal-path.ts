@@ -1,0 +1,32 @@
+import type { Middleware } from 'koa';
+import { AppError } from '../../domain/errors.js';
+
+/** `path` as the WHATWG URL standard writes it: `\` is `/`, `.` and `..` segments (`%2e` too) resolved, some characters escaped. */
+function normalForm(path: string): string | undefined {
+  if (!path.startsWith('/')) return undefined;
+  try {
+    return new URL(`http://localhost${path}`).pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses (400 `bad_request`) a request whose path is not in its normal form, before anything
+ * reads the path. Koa's router, the consoles and the public-route check match the path as sent,
+ * while an `http.app` (Hono) and anything else reading a WHATWG URL see it normalised: a path
+ * that differs between the two, `/ui/a/..\..\custom\secret`, would be public to the one and an
+ * app route to the other. Refusing those leaves one path for every decision.
+ */
+export function normalPath(): Middleware {
+  return async (ctx, next) => {
+    const { path } = ctx;
+    if (normalForm(path) !== path) {
+      throw new AppError(
+        'bad_request',
+        `The path ${JSON.stringify(path)} is not in its normal form: no "\\", no "." or ".." segments (plain or percent-encoded), and characters a URL escapes escaped.`,
+      );
+    }
+    await next();
+  };
+}
