@@ -7873,7 +7873,7 @@ export interface operations {
                 stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events") | ("values" | "updates" | "messages" | "messages-tuple" | "custom" | "debug" | "tasks" | "checkpoints" | "events")[];
             };
             header?: {
-                /** @description resume after this event id; `-1`: the whole run from its `metadata` event; absent: live events only */
+                /** @description resume after this event id; `-1`: the whole run from its `metadata` event; absent: as `-1` */
                 "Last-Event-Id"?: string;
             };
             path: {

@@ -38,7 +38,7 @@ const JoinStreamHeaders = z.object({
     .string()
     .regex(new RegExp(`^(${FROM_START}|${EVENT_ID_PATTERN.source.slice(1, -1)})$`), { error: 'expected an event id such as 1763719200000-0, or -1 for the whole run' })
     .optional()
-    .meta({ description: 'resume after this event id; `-1`: the whole run from its `metadata` event; absent: live events only' }),
+    .meta({ description: 'resume after this event id; `-1`: the whole run from its `metadata` event; absent: as `-1`' }),
 });
 
 const ThreadStreamHeaders = z.object({
