@@ -8,7 +8,9 @@ import type * as TS from 'typescript';
  * `~OutputType`, and the `context` its `invoke` options take. Subgraphs are the compiled graphs
  * given to `addNode(name, …)` in the project's own files, by node name.
  *
- * Runs in a worker thread (src/langgraph/type-schemas.ts): building a program takes seconds.
+ * Runs in a child process (src/langgraph/type-schemas.ts): building a program takes seconds.
+ * What it describes is bounded ({@link MAX_SCHEMA_NODES}): a few lines of mapped types can name
+ * more paths than memory holds, each a type the compiler builds when it is asked for.
  */
 
 export type JsonSchema = Record<string, unknown>;
@@ -33,6 +35,11 @@ export interface TypedGraphSchemas {
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 /** Nesting read before a value is described as anything (`{}`). */
 const MAX_DEPTH = 8;
+/** The values (schema nodes) one reading may describe, every graph of the program together; past it, {@link TooLargeError}. */
+export const MAX_SCHEMA_NODES = 5_000;
+
+/** The types describe more than {@link MAX_SCHEMA_NODES} values. */
+export class TooLargeError extends Error {}
 
 const COMPILER_OPTIONS = (ts: TypeScript): TS.CompilerOptions => ({
   target: ts.ScriptTarget.ES2022,
@@ -97,6 +104,9 @@ function addNodeCall(ts: TypeScript, node: TS.Node): { name: string; value: TS.E
 }
 
 class TypeReader {
+  /** Values described so far. */
+  private described = 0;
+
   constructor(
     private readonly ts: TypeScript,
     private readonly checker: TS.TypeChecker,
@@ -148,6 +158,7 @@ class TypeReader {
 
   private describe(type: TS.Type, definitions: Record<string, JsonSchema>, seen: TS.Type[], depth: number): JsonSchema | undefined {
     const { ts, checker } = this;
+    if (++this.described > MAX_SCHEMA_NODES) throw new TooLargeError(`its types describe more than ${MAX_SCHEMA_NODES} values`);
     const f = type.flags;
     if (f & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) return {};
     if (f & (ts.TypeFlags.Undefined | ts.TypeFlags.Void | ts.TypeFlags.Never | ts.TypeFlags.ESSymbolLike)) return undefined;

@@ -1,13 +1,25 @@
 import { createRequire } from 'node:module';
-import { extractTypedSchemas, type TypeScript } from './type-schemas-extract.js';
+import { extractTypedSchemas, TooLargeError, type TypedGraphSchemas, type TypeScript } from './type-schemas-extract.js';
 
 /*
- * The child process of src/langgraph/type-schemas.ts (arguments: the graph file and export):
- * reads one graph's types, sends `{ schemas }`, `{ unavailable }` (no TypeScript installed) or
- * `{ error }`, and exits.
+ * The child process of src/langgraph/type-schemas.ts (arguments: the graph file, the export and
+ * the largest answer in bytes): reads one graph's types, sends one {@link ReaderAnswer}, and
+ * exits. Its heap and time are bounded by the parent.
  */
 
-const [file = '', exportName = 'default'] = process.argv.slice(2);
+/** What the reader sends: `schemas`, `unavailable` (no TypeScript installed) or `error`; always its peak memory. */
+export interface ReaderAnswer {
+  schemas?: TypedGraphSchemas;
+  unavailable?: true;
+  error?: string;
+  /** The error is a size bound: the types describe more than a schema may hold. */
+  tooLarge?: true;
+  /** `process.resourceUsage().maxRSS`: the reader's peak resident memory, KiB. */
+  maxRssKiB: number;
+}
+
+const [file = '', exportName = 'default', maxBytesArg = ''] = process.argv.slice(2);
+const maxBytes = Number(maxBytesArg) || Infinity;
 
 /** The project's own TypeScript (beside the graph), else agentplane's when it has one. */
 function loadTypeScript(): TypeScript | undefined {
@@ -21,14 +33,18 @@ function loadTypeScript(): TypeScript | undefined {
   return undefined;
 }
 
-function answer(): object {
+function answer(): Omit<ReaderAnswer, 'maxRssKiB'> {
   const ts = loadTypeScript();
   if (!ts) return { unavailable: true };
   try {
-    return { schemas: extractTypedSchemas(ts, file, exportName) };
+    const schemas = extractTypedSchemas(ts, file, exportName);
+    const bytes = Buffer.byteLength(JSON.stringify(schemas));
+    if (bytes > maxBytes) return { error: `its schemas hold ${bytes} bytes of JSON, more than ${maxBytes}`, tooLarge: true };
+    return { schemas };
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: error instanceof Error ? error.message : String(error), ...(error instanceof TooLargeError ? { tooLarge: true as const } : {}) };
   }
 }
 
-process.send!(answer(), () => process.disconnect());
+const answered: ReaderAnswer = { ...answer(), maxRssKiB: process.resourceUsage().maxRSS };
+process.send!(answered, () => process.disconnect());

@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
@@ -5,7 +6,7 @@ import { Client as Client2 } from '@langchain/langgraph-sdk-2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { extractTypedSchemas } from '../../src/langgraph/type-schemas-extract.js';
-import { typedSchemasOf } from '../../src/langgraph/type-schemas.js';
+import { TYPE_SCHEMAS_CHANNEL, TYPE_SCHEMAS_MEMORY_MB, typedSchemasOf, type TypeSchemasReport } from '../../src/langgraph/type-schemas.js';
 import { loadAgentsAndGraphs } from '../../src/main/process.js';
 import { createLogger } from '../../src/main/logger.js';
 import { startTestApi, type TestApi } from '../support/app.js';
@@ -23,6 +24,8 @@ import { startRedis, type TestRedis } from '../support/redis.js';
 const ts = createRequire(import.meta.url)('typescript') as typeof import('typescript');
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph-types/', import.meta.url));
 const TYPED = `${FIXTURES}typed.ts`;
+/** A 12-key mapped type nine levels deep: small to write, too large to describe. */
+const DEEP = `${FIXTURES}deep.ts`;
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 const MESSAGE = 'BaseMessage<MessageStructure<MessageToolSet>,MessageType>';
 
@@ -39,6 +42,18 @@ const expectedState = {
   $schema: DRAFT_07,
 };
 const expectedContext = { type: 'object', properties: { tone: { type: 'string', enum: ['dry', 'warm'] }, limit: { type: 'number' } }, $schema: DRAFT_07 };
+
+/** What the readers report on their diagnostics channel while `body` runs. */
+async function reportsDuring<T>(body: () => Promise<T>): Promise<{ value: T; reports: TypeSchemasReport[] }> {
+  const reports: TypeSchemasReport[] = [];
+  const listener = (message: unknown) => reports.push(message as TypeSchemasReport);
+  subscribe(TYPE_SCHEMAS_CHANNEL, listener);
+  try {
+    return { value: await body(), reports };
+  } finally {
+    unsubscribe(TYPE_SCHEMAS_CHANNEL, listener);
+  }
+}
 
 describe('the types of a graph file, read by the TypeScript compiler', () => {
   it('gives the state, input, output and context of a compiled graph, and its subgraphs by node name', () => {
@@ -67,15 +82,42 @@ describe('the types of a graph file, read by the TypeScript compiler', () => {
     expect(extractTypedSchemas(ts, TYPED, 'nothing').root).toBeNull();
   });
 
-  it('reads in a child process, once per graph: a file that cannot be read gives undefined, and is tried again', async () => {
+  it('reads in a child process, once per graph: a file that cannot be read gives undefined, and so it stays', async () => {
     const first = typedSchemasOf(TYPED, 'graph');
     expect(typedSchemasOf(TYPED, 'graph')).toBe(first);
     expect((await first)?.root?.state).toEqual(expectedState);
     const missing = `${FIXTURES}not-there.ts`;
-    const none = typedSchemasOf(missing, 'graph');
-    expect(await none).toBeUndefined();
-    expect(typedSchemasOf(missing, 'graph')).not.toBe(none);
+    const { value: none, reports } = await reportsDuring(() => typedSchemasOf(missing, 'graph'));
+    expect(none).toBeUndefined();
+    expect(reports.map((r) => [r.phase, r.outcome])).toEqual([
+      ['start', undefined],
+      ['end', 'failed'],
+    ]);
+    // The failure is remembered: no second reader.
+    const again = await reportsDuring(() => typedSchemasOf(missing, 'graph'));
+    expect(again.value).toBeUndefined();
+    expect(again.reports).toEqual([]);
   });
+
+  it('a type too large to describe: the reader stops at its size bound, in bounded memory, and the failure is remembered', async () => {
+    const { value, reports } = await reportsDuring(() => typedSchemasOf(DEEP, 'graph'));
+    expect(value).toBeUndefined();
+    expect(reports.filter((r) => r.phase === 'start')).toHaveLength(1);
+    const end = reports.find((r) => r.phase === 'end')!;
+    expect(end).toMatchObject({ file: DEEP, exportName: 'graph', outcome: 'too_large' });
+    // Its own peak, as the child measured it: within the heap it is given.
+    expect(end.maxRssKiB).toBeGreaterThan(0);
+    expect(end.maxRssKiB!).toBeLessThan(TYPE_SCHEMAS_MEMORY_MB * 1024);
+    const again = await reportsDuring(() => typedSchemasOf(DEEP, 'graph'));
+    expect(again.value).toBeUndefined();
+    expect(again.reports).toEqual([]);
+  }, 60_000);
+
+  it('a reader past its heap limit is stopped by it (the process dies, the API does not), and answers undefined', async () => {
+    const { value, reports } = await reportsDuring(() => typedSchemasOf(TYPED, 'makeGraph', { memoryMb: 16 }));
+    expect(value).toBeUndefined();
+    expect(reports.find((r) => r.phase === 'end')).toMatchObject({ outcome: 'crashed' });
+  }, 60_000);
 });
 
 describe.each(['memory', 'redis'] as const)('schemas and subgraphs through the SDK (%s)', (backend) => {
@@ -117,6 +159,16 @@ describe.each(['memory', 'redis'] as const)('schemas and subgraphs through the S
     });
     expect(Object.keys(await client.assistants.getSubgraphs('typed', { namespace: 'desk' }))).toEqual(['desk']);
     expect(await client.assistants.getSubgraphs('registry')).toEqual({});
+  }, 60_000);
+
+  it('a graph whose types are too large is described by its channels, and its next request starts no reader', async () => {
+    const fallback = { type: 'object', properties: { tree: {}, note: {} } };
+    const first = await reportsDuring(() => client.assistants.getSchemas('deep'));
+    expect(first.value).toMatchObject({ graph_id: 'deep', state_schema: fallback });
+    expect(first.reports.filter((r) => r.phase === 'start').length).toBeLessThanOrEqual(1);
+    const second = await reportsDuring(() => client.assistants.getSchemas('deep'));
+    expect(second.value).toEqual(first.value);
+    expect(second.reports).toEqual([]);
   }, 60_000);
 
   it("a Zod state keeps LangGraph's registry metadata of the graph's own @langchain/langgraph", async () => {
