@@ -47,6 +47,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
+# In a container loopback reaches no one: every interface. With SERVICE_AUTH=none the API still
+# answers only the Host names localhost, 127.0.0.1, [::1] and SERVICE_ALLOWED_HOSTS.
+ENV SERVICE_HOST=0.0.0.0 WEBHOOK_HOST=0.0.0.0
 WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules

@@ -136,6 +136,13 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('listens on every interface of each container, with or without auth, an open webhook receiver included', () => {
+    for (const { name, service, role } of appServices) {
+      expect(loadConfig(containerEnv(service, exampleSettings)).SERVICE_HOST, name).toBe('0.0.0.0');
+      if (role === 'webhooks') expect(loadWebhooksConfig(containerEnv(service, withSettings({ WEBHOOK_INSECURE: 'true' }))).host, name).toBe('0.0.0.0');
+    }
+  });
+
   it('passes the auth secrets to every process when auth is on', () => {
     const jwt = withSettings({ SERVICE_AUTH: 'jwt', SERVICE_JWT_SECRET: 'a-long-enough-shared-secret-for-hs256' });
     const apikey = withSettings({ SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: 'k-1:admin:acme,k-2' });

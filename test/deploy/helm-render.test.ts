@@ -236,6 +236,19 @@ describe('helm/agentplane: the first settings', () => {
     expect(config.data.REDIS_URL).toBe('redis://rel-agentplane-redis:6379');
   });
 
+  it('every process listens on every interface of its pod, and the probes send a loopback Host, always answered', () => {
+    const objects = render('--set', 'webhooks.enabled=true', '--set-string', 'webhooks.config.WEBHOOK_INSECURE=true');
+    const config = byKind(objects, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!;
+    expect(config.data).toMatchObject({ SERVICE_HOST: '0.0.0.0', SERVICE_ALLOWED_HOSTS: '*' });
+    const webhooks = byKind(objects, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-webhooks')!;
+    expect(webhooks.data.WEBHOOK_HOST).toBe('0.0.0.0');
+    for (const component of ['api', 'worker', 'webhooks']) {
+      const probes = ['startupProbe', 'livenessProbe', 'readinessProbe'].map((probe) => container(deployment(objects, component))[probe]).filter(Boolean);
+      expect(probes.length, component).toBeGreaterThanOrEqual(2);
+      for (const probe of probes) expect(probe.httpGet.httpHeaders, component).toEqual([{ name: 'Host', value: 'localhost' }]);
+    }
+  });
+
   it('--set webhooks.enabled=true renders with a secret, a signature key, an existing secret or WEBHOOK_INSECURE', () => {
     for (const extra of [
       ['--set', 'webhooks.secrets.WEBHOOK_SECRET=hook-secret'],
