@@ -1,6 +1,6 @@
 import { splitErrorClass } from '../domain/error-class.js';
 import { AppError } from '../domain/errors.js';
-import { ACTIVE_RUN_STATUSES, TIMEOUT_ERROR, type Approval, type JsonObject, type Principal, type Run } from '../domain/types.js';
+import { ACTIVE_RUN_STATUSES, END_NODE, TIMEOUT_ERROR, type Approval, type JsonObject, type Principal, type Run } from '../domain/types.js';
 import type { LangGraphDeps } from './deps.js';
 import { cancelQuietly } from './run-rollback.js';
 import type { RunCreate } from './types.js';
@@ -30,7 +30,7 @@ export function errorOf(run: Pick<Run, 'status' | 'error'>): LangGraphError | un
 }
 
 /** A run as it stopped: with its state, and the approval it waits for when paused. */
-export interface StoppedRun extends Pick<Run, 'status' | 'error' | 'agent_id' | 'session_id'> {
+export interface StoppedRun extends Pick<Run, 'status' | 'error' | 'agent_id' | 'session_id' | 'seq_num'> {
   state?: JsonObject;
   approval?: Pick<Approval, 'id' | 'prompt' | 'payload'>;
 }
@@ -38,15 +38,24 @@ export interface StoppedRun extends Pick<Run, 'status' | 'error' | 'agent_id' | 
 /**
  * The answer of a wait or join for a run as it stands: its state (a graph's values), plus
  * `__interrupt__` when paused (a graph's interrupts `{value, id}` from its thread state; a
- * native agent's request as `{value: payload or prompt, id: approval id}`), or `{__error__}`
- * when it failed or timed out.
+ * native agent's request as `{value: payload or prompt, id: approval id}`; `[]` for a graph
+ * that stopped before or after a node, `interrupt_before`/`interrupt_after`, as LangGraph's
+ * last `values` chunk then says), or `{__error__}` when it failed or timed out.
  */
-export async function valuesOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, tenant: string, run: StoppedRun): Promise<JsonObject> {
+export async function valuesOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs' | 'store'>, tenant: string, run: StoppedRun): Promise<JsonObject> {
   const failure = errorOf(run);
   if (failure) return { __error__: failure };
   const values = run.state ?? {};
+  if (run.status === 'completed' && (await stoppedBeforeEnd(deps, tenant, run))) return { ...values, __interrupt__: [] };
   if (run.status !== 'interrupted') return values;
   return { ...values, __interrupt__: await interruptsOf(deps, tenant, run) };
+}
+
+/** Whether a graph run that completed stopped with nodes still planned: the checkpoint it stopped at is not the end. */
+async function stoppedBeforeEnd(deps: Pick<LangGraphDeps, 'agents' | 'graphs' | 'store'>, tenant: string, run: StoppedRun): Promise<boolean> {
+  if (run.seq_num === undefined || !isGraphAgent(deps.agents.get(run.agent_id)) || !deps.graphs) return false;
+  const stopped = await deps.store.sessions.getCheckpoint(tenant, run.session_id, run.seq_num);
+  return stopped !== null && stopped.node_id !== END_NODE;
 }
 
 async function interruptsOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, tenant: string, run: StoppedRun): Promise<unknown[]> {

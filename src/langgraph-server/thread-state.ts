@@ -48,10 +48,14 @@ function agentNamed(session: Pick<Session, 'agent_id' | 'metadata'>): string {
   return typeof session.metadata.graph_id === 'string' ? session.metadata.graph_id : '';
 }
 
-/** A thread's interrupts as LangGraph's server shows them: by task id, the tasks that have any. */
+/**
+ * A thread's interrupts as LangGraph's server shows them: by task id, every pending task's
+ * (`[]` for a task a static `interrupt_before`/`interrupt_after` stopped before, or one that
+ * raised none beside another that did).
+ */
 export function interruptsOf(state: JsonObject): Record<string, unknown[]> {
   const tasks = (state.tasks ?? []) as { id: string; interrupts?: unknown[] }[];
-  return Object.fromEntries(tasks.filter((task) => (task.interrupts?.length ?? 0) > 0).map((task) => [task.id, task.interrupts!]));
+  return Object.fromEntries(tasks.filter((task) => Array.isArray(task.interrupts)).map((task) => [task.id, task.interrupts!]));
 }
 
 /** The task id of a native session's next node at a checkpoint. */
