@@ -17,7 +17,8 @@ import { waitFor } from '../support/wait.js';
  * Redis: two API processes and a worker running the `chat` graph of examples/langgraph, behind
  * this test's own round-robin proxy, so one page's calls land on both replicas. The page comes
  * from another origin (a static server of this test) and is given the API with `?api=`: every
- * call is cross-origin (CORS). The fake model waits FAKE_MODEL_DELAY_MS before each chunk: the
+ * call is cross-origin (CORS; without authentication the default allows pages of loopback
+ * origins, such as this one). The fake model waits FAKE_MODEL_DELAY_MS before each chunk: the
  * answer visibly streams in, and a reload lands mid-run.
  */
 
@@ -216,9 +217,10 @@ describe('the chat page on two API replicas and a worker on Redis, behind a roun
       expect(partialAnswers(await answersShown(page), 'Paris').length).toBeGreaterThanOrEqual(3);
       expect(await seriousViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-      // Every call went to the API's origin, and each answer allowed any origin (the default CORS).
+      // Every call went to the API's origin, and each answer allowed the page's (the default CORS
+      // without authentication: pages of loopback origins, as a chat UI on localhost:3000).
       expect(allowed.length).toBeGreaterThan(4);
-      expect(new Set(allowed)).toEqual(new Set(['*']));
+      expect(new Set(allowed)).toEqual(new Set([pages!.url]));
 
       const calls = proxy!.log.filter((entry) => entry.path.startsWith(`/threads/${threadId}`));
       // Two commands (run.start, then input.respond), the rest event streams and reads; on both replicas.
