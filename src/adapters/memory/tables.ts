@@ -151,13 +151,15 @@ export class MemoryTables {
     const changes = withoutUndefined(patch);
     let bytes = record.stateBytes;
     let keys = Object.keys(base).length;
+    // UTF-8 bytes, as the Redis adapter counts them: a string's length would let two- and
+    // three-byte characters take up to three times the cap.
     for (const [key, value] of Object.entries(changes)) {
-      if (Object.hasOwn(base, key)) bytes -= JSON.stringify(base[key]).length;
+      if (Object.hasOwn(base, key)) bytes -= Buffer.byteLength(JSON.stringify(base[key]));
       else {
-        bytes += JSON.stringify(key).length + 2;
+        bytes += Buffer.byteLength(JSON.stringify(key)) + 2;
         keys += 1;
       }
-      bytes += JSON.stringify(value).length;
+      bytes += Buffer.byteLength(JSON.stringify(value));
     }
     if (bytes > this.limits.maxStateBytes) throw stateTooLarge();
     if (keys > this.limits.maxStateKeys) throw stateTooManyKeys();
