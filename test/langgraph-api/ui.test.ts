@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +48,45 @@ describe.each(['memory', 'redis'] as const)('generative UI (%s)', (backend) => {
     expect((await call(`${api.url}/ui/cards`, { method: 'POST', json: { name: 'weather' } })).status).toBe(401);
     const missing = await call(`${api.url}/ui/nope`, { method: 'POST', json: { name: 'weather' }, headers: { 'x-api-key': KEY } });
     expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
+  });
+
+  it('a component name stays a string of the onload script: it cannot leave the attribute, and the script gets it as sent', async () => {
+    const name = `x' onmouseover='alert(document.domain)' a='<b>&amp;"\\`;
+    const answer = await call(`${api.url}/ui/cards`, { method: 'POST', json: { name }, headers: { 'x-api-key': KEY } });
+    expect(answer.status).toBe(200);
+    const html = answer.body as string;
+    // The attribute's quotes are the only ones in the tag, and nothing in it is a character reference.
+    const onload = /^<script src="[^"]*" onload='([^'<>&]*)'><\/script>$/.exec(html)?.[1];
+    expect(onload, html).toBeDefined();
+    const rendered: unknown[] = [];
+    new Function('__LGUI_cards', onload!)({ render: (...args: unknown[]) => rendered.push(args) });
+    expect(rendered).toEqual([[name, '{{shadowRootId}}']]);
+  });
+
+  it('a Host header cannot leave the src attribute', async () => {
+    const { hostname, port } = new URL(api.url);
+    const html = await new Promise<string>((resolve, reject) => {
+      const body = JSON.stringify({ name: 'weather' });
+      const headers = { host: `127.0.0.1:${port}"onerror="alert(1)`, 'content-type': 'application/json', 'x-api-key': KEY };
+      const outgoing = httpRequest({ host: hostname, port, method: 'POST', path: '/ui/cards', headers, agent: false }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        response.on('end', () => resolve(text));
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+    expect(html).toBe(`<script src="//127.0.0.1:${port}&#34;onerror=&#34;alert(1)/ui/cards/entrypoint.js" onload='__LGUI_cards.render("weather", "{{shadowRootId}}")'></script>`);
+  });
+
+  it('the HTML and the bundle files say nosniff and a Content-Security-Policy that runs nothing as a page', async () => {
+    const html = await fetch(`${api.url}/ui/cards`, { method: 'POST', body: JSON.stringify({ name: 'weather' }), headers: { 'content-type': 'application/json', 'x-api-key': KEY } });
+    const file = await fetch(`${api.url}/ui/cards/entrypoint.js`);
+    for (const response of [html, file]) {
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'; sandbox");
+    }
   });
 
   it("serves the bundle's script without a credential, as a browser's <script src> loads it", async () => {

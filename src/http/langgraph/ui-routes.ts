@@ -11,6 +11,23 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 };
 
+/**
+ * What the HTML and the files say to a browser that opens them as a page (a navigation, a form
+ * post): their type as sent, nothing run. The SDK fetches the HTML and a page's `<script src>`
+ * runs the files (of the type it says): neither is hindered by these.
+ */
+const HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; sandbox" };
+
+/** `text` for an HTML attribute value in double quotes. */
+const attribute = (text: string): string => text.replace(/[&"'<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * `value` as a JavaScript string literal with none of `'`, `&`, `<`, `>` (escaped as `\u00XX`, the
+ * same string to the script), so that it stays inside a single-quoted attribute as LangGraph's
+ * server writes it, whatever the client sent.
+ */
+const scriptString = (value: string): string => JSON.stringify(value).replace(/['&<>]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 const NameParams = z.object({ name: z.string().meta({ description: 'a component bundle of langgraph.json `ui`' }) });
 
 /**
@@ -44,13 +61,13 @@ export function langgraphUiRoutes(bundles: UiBundles | undefined): AnyRoute[] {
         // As LangGraph's server: plain http on localhost, else the page's own scheme.
         const local = /^(localhost|127\.0\.0\.1)(:\d+)?$/.test(host);
         const base = `${local ? 'http:' : ''}//${host}/ui/${params.name}`;
-        const lines = files.filter((file) => extname(file.basename) === '.css').map((file) => `<link rel="stylesheet" href="${base}/${file.basename}" />`);
+        const lines = files.filter((file) => extname(file.basename) === '.css').map((file) => `<link rel="stylesheet" href="${attribute(`${base}/${file.basename}`)}" />`);
         const script = files.find((file) => extname(file.basename) === '.js');
         if (script) {
           const global = `__LGUI_${params.name.replace(/[^a-zA-Z0-9]/g, '_')}`;
-          lines.push(`<script src="${base}/${script.basename}" onload='${global}.render(${JSON.stringify(body.name)}, "{{shadowRootId}}")'></script>`);
+          lines.push(`<script src="${attribute(`${base}/${script.basename}`)}" onload='${global}.render(${scriptString(body.name)}, "{{shadowRootId}}")'></script>`);
         }
-        return { status: 200, body: lines.join('\n'), headers: { 'Content-Type': 'text/html; charset=utf-8' } };
+        return { status: 200, body: lines.join('\n'), headers: { 'Content-Type': 'text/html; charset=utf-8', ...HEADERS } };
       },
     }),
     defineLangGraphRoute({
@@ -64,7 +81,7 @@ export function langgraphUiRoutes(bundles: UiBundles | undefined): AnyRoute[] {
       handler: async ({ params }) => {
         const file = filesOf(params.name).find((candidate) => candidate.basename === params.file);
         if (!file) throw new AppError('not_found', `The generative UI "${params.name}" has no file "${params.file}".`);
-        return { status: 200, body: Buffer.from(file.contents), headers: { 'Content-Type': TYPES[extname(file.basename)] ?? 'application/octet-stream' } };
+        return { status: 200, body: Buffer.from(file.contents), headers: { 'Content-Type': TYPES[extname(file.basename)] ?? 'application/octet-stream', ...HEADERS } };
       },
     }),
   ];
