@@ -23,9 +23,9 @@ RUN npm run build
 # Production dependencies only. --ignore-scripts also keeps swagger-ui-dist's analytics
 # postinstall (@scarf/scarf) from calling home; msgpackr-extract and esbuild load their
 # prebuilt platform packages without install scripts.
-# node_modules/agentplane -> /app: an agents module anywhere under /app (AGENTS_MODULE, e.g. a
-# folder mounted at /app/agents, with or without its own package.json) resolves
-# `import { defineAgent } from 'agentplane'` to this very package.
+# node_modules/@agentplane/server -> /app: an agents module anywhere under /app (AGENTS_MODULE,
+# e.g. a folder mounted at /app/agents, with or without its own package.json) resolves
+# `import { defineAgent } from '@agentplane/server'` to this very package.
 # The LangGraph packages (optional peer dependencies of the npm package, for SERVICE_LANGGRAPH_JSON)
 # are production dependencies of the image, at the versions the lock file pins, so graphs run in
 # it as they are: they move from devDependencies to dependencies before the install.
@@ -37,7 +37,7 @@ for (const name of Object.keys(p.peerDependencies)) { p.dependencies[name] = p.d
 fs.writeFileSync('package.json', JSON.stringify(p, null, 2));" \
  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
- && ln -s .. node_modules/agentplane
+ && mkdir -p node_modules/@agentplane && ln -s ../.. node_modules/@agentplane/server
 
 FROM ${NODE_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to node and reaps zombies. node handles SIGTERM itself

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/langgraph/commands.ts`: Redis commands per LangGraph checkpointer call. On a
+ * `npx --no-install tsx bench/langgraph/commands.ts`: Redis commands per LangGraph checkpointer call. On a
  * private redis-server, a thread of checkpoints with 5 channels (one changing per step) and 2
  * writes per step, past the retention (50) so each put also prunes one; then counts, per call,
  * the round trips (EVALSHA and plain commands sent by the client) and the commands Redis runs

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/langgraph/profile-summary.ts FILE.cpuprofile [--top N]`: self time of a V8 CPU
+ * `npx --no-install tsx bench/langgraph/profile-summary.ts FILE.cpuprofile [--top N]`: self time of a V8 CPU
  * profile (`node --cpu-prof`, `npm run bench:langgraph -- --profile DIR`) by function and by
  * package or source file, largest first, as a share of the samples.
  */

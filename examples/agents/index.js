@@ -2,7 +2,7 @@
 // The agents of this package, for AGENTS_MODULE=…/index.js: the default export is the list.
 // Plain JavaScript, run as it is by `node`; `npm run check` type-checks it against
 // agentplane's own types (JSDoc below).
-import { defineAgent } from 'agentplane';
+import { defineAgent } from '@agentplane/server';
 
 /** @param {unknown} value */
 const text = (value) => (typeof value === 'string' ? value.trim() : '');

@@ -6,7 +6,7 @@ import type { MessagePort } from 'node:worker_threads';
 /*
  * Node module hooks (`module.register`) for agents modules. They run on Node's loader thread,
  * so this file imports nothing of agentplane's own. Three jobs:
- * - `agentplane` and `agentplane/…` resolve to the running package's own entry files, from
+ * - `@agentplane/server` and `@agentplane/server/…` resolve to the running package's own entry files, from
  *   wherever the importing module lives: an agents module needs no node_modules of its own,
  *   and there is one copy of the runtime, whose `defineAgent` objects the registry knows.
  * - The agents module's files (the module named by AGENTS_MODULE and the files it imports,
@@ -23,7 +23,7 @@ export const GENERATION_PARAM = 'agentplane-agents';
 
 /** What the hooks are initialised with (`module.register`'s `data`). */
 export interface AgentsHooksData {
-  /** Specifier (`agentplane`, `agentplane/client`, …) → file URL of the running package's entry. */
+  /** Specifier (`@agentplane/server`, `@agentplane/server/client`, …) → file URL of the running package's entry. */
   entries: Record<string, string>;
   /** Directories (file URLs ending in `/`) of the running package whose files are never the agents module's. */
   own: string[];

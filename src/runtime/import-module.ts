@@ -30,7 +30,7 @@ const fileListeners = new Set<(file: string) => void>();
  * afresh: the module and the files it imports are loaded again, packages are not. `.js`,
  * `.mjs` and `.ts` (`.mts`, `.cts`, `.tsx`) load alike from the sources under tsx and from the
  * compiled package with plain node (tsx is registered then, once a TypeScript module is asked
- * for). `import … from 'agentplane'` in it resolves to this running package (agents-hooks.ts).
+ * for). `import … from '@agentplane/server'` in it resolves to this running package (agents-hooks.ts).
  */
 export async function importAgentsModule(modulePath: string): Promise<ImportedModule> {
   const path = isAbsolute(modulePath) ? modulePath : resolve(process.cwd(), modulePath);
@@ -89,16 +89,16 @@ async function installHooks(typescript: boolean): Promise<void> {
 }
 
 /**
- * `agentplane` and its subpaths → the running package's entry files, from its package.json's
- * exports; under tsx the sources those files are compiled from.
+ * The package's name (`@agentplane/server`) and its subpaths → the running package's entry
+ * files, from its package.json's exports; under tsx the sources those files are compiled from.
  */
 function packageEntries(): Record<string, string> {
-  const manifest = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { exports: Record<string, string | { default: string }> };
+  const manifest = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { name: string; exports: Record<string, string | { default: string }> };
   const entries: Record<string, string> = {};
   for (const [subpath, target] of Object.entries(manifest.exports)) {
     let file = typeof target === 'string' ? target : target.default;
     if (FROM_SOURCE) file = file.replace(/^\.\/dist\/(src\/.*)\.js$/, './$1.ts');
-    entries[`agentplane${subpath.slice(1)}`] = new URL(file, ROOT).href;
+    entries[`${manifest.name}${subpath.slice(1)}`] = new URL(file, ROOT).href;
   }
   return entries;
 }

@@ -61,8 +61,13 @@ function notFound(modulePath: string, message: string, error: Error): string {
   const stack = (error as { requireStack?: string[] }).requireStack;
   const importer = pathOf(match[2] ?? stack?.[0] ?? modulePath);
   const who = importer === modulePath ? modulePath : `${modulePath}: ${importer}`;
+  // Imported, the package's own name resolves to the running package (agents-hooks.ts): only require() misses it.
+  if (/^@agentplane\/server(\/|$)/.test(missing)) {
+    return `${who} is CommonJS (require): @agentplane/server is an ES module; write import { defineAgent } from '@agentplane/server' in a .js or .mjs file`;
+  }
+  // Never advise installing `agentplane`: that name on npm is somebody else's package.
   if (/^agentplane(\/|$)/.test(missing)) {
-    return `${who} is CommonJS (require): agentplane is an ES module; write import { defineAgent } from 'agentplane' in a .js or .mjs file`;
+    return `${who} imports agentplane, which is another package on npm: this one is @agentplane/server; write import { defineAgent } from '@agentplane/server'`;
   }
   if (missing.startsWith('/') || missing.startsWith('.')) return `${who} imports ${missing}, which does not exist; fix the import`;
   const name = missing.startsWith('@') ? missing.split('/').slice(0, 2).join('/') : missing.split('/')[0]!;

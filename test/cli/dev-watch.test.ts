@@ -17,7 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'agentplane-watch-'));
 const GRAPH = fileURLToPath(new URL('../fixtures/langgraph/compiled.ts', import.meta.url));
 let dev: AgentProcess;
 
-const agents = (extra = ''): string => `import { defineAgent } from 'agentplane';
+const agents = (extra = ''): string => `import { defineAgent } from '@agentplane/server';
 import { reply } from './reply.js';
 
 export const greeter = defineAgent({

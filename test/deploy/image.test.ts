@@ -68,13 +68,13 @@ describe('Dockerfile', () => {
     expect(runtime.instructions.filter((i) => /\bnpm (ci|install)\b/.test(i))).toEqual([]);
   });
 
-  it("links node_modules/agentplane to the package, so agents mounted under /app import 'agentplane'", () => {
+  it("links node_modules/@agentplane/server to the package, so agents mounted under /app import '@agentplane/server'", () => {
     // test/packaging/pack.test.ts runs this link's layout: an agents package under the package directory.
     const deps = dockerStages.find((s) => s.instructions.some((i) => /npm ci\b.*--omit=dev/.test(i)))!;
-    expect(deps.instructions.join('\n')).toMatch(/&& ln -s \.\. node_modules\/agentplane$/m);
+    expect(deps.instructions.join('\n')).toMatch(/&& mkdir -p node_modules\/@agentplane && ln -s \.\.\/\.\. node_modules\/@agentplane\/server$/m);
     expect(deps.instructions).toContain('WORKDIR /app');
     const pkg = JSON.parse(read('package.json')) as { name: string; exports: Record<string, unknown> };
-    expect(pkg.name).toBe('agentplane');
+    expect(pkg.name).toBe('@agentplane/server');
     expect(pkg.exports).toHaveProperty('.');
   });
 

@@ -11,7 +11,7 @@ import { startProcess } from '../support/processes.js';
  * AGENTS_MODULE as a new user writes it (README, "Your own agents"), loaded by `npm start`
  * (tsx on the sources) and by the compiled entry (plain node, as the package runs it):
  * modules in a temporary directory, out of reach of any node_modules, that import
- * `agentplane`; `.js` and `.ts` in a project whose package.json says "type": "commonjs"
+ * `@agentplane/server`; `.js` and `.ts` in a project whose package.json says "type": "commonjs"
  * (what `npm init -y` writes); `agents.js` beside an `agents.ts`; and every way a module can
  * fail to load, each one line on stderr naming the file and the fix.
  */
@@ -30,7 +30,7 @@ function writeFiles(files: Record<string, string>): void {
  * An agent whose node reports whether its `defineAgent` is the running agentplane's own (the
  * module at input.runtime, a URL of the process's package): one copy of the runtime.
  */
-const agentSource = (id: string, typed: boolean): string => `import { defineAgent } from 'agentplane';
+const agentSource = (id: string, typed: boolean): string => `import { defineAgent } from '@agentplane/server';
 import { greet } from './words.js';
 
 export const agent = defineAgent({
@@ -122,13 +122,15 @@ it('npm start loads the example package of the repository, which imports agentpl
 
 describe('a module that cannot load: one line naming the file and the fix, and exit 1', () => {
   const FAILURES: [string, string, string, RegExp][] = [
-    ['a syntax error', 'broken/syntax.js', "import { defineAgent } from 'agentplane';\nexport const agent = defineAgent({ id: 'x', ;\n", /syntax\.js:2\b.*SyntaxError.*fix the syntax/],
+    ['a syntax error', 'broken/syntax.js', "import { defineAgent } from '@agentplane/server';\nexport const agent = defineAgent({ id: 'x', ;\n", /syntax\.js:2\b.*SyntaxError.*fix the syntax/],
     ['a package that is not installed', 'broken/missing.js', "import pad from 'no-such-package-for-agentplane';\nexport default [pad];\n", /missing\.js imports no-such-package-for-agentplane, which is not installed.*npm install no-such-package-for-agentplane/],
     ['a file that is not there', 'broken/relative.js', "export { agent } from './nowhere.js';\n", /relative\.js imports .*nowhere\.js, which does not exist/],
-    ['an error its code throws', 'broken/throws.js', "import { defineAgent } from 'agentplane';\nthrow new Error('no key for the model');\n", /throws\.js threw while loading: Error: no key for the model \(at .*throws\.js:2:7\)/],
-    ['an invalid agent', 'broken/invalid.ts', "import { defineAgent } from 'agentplane';\nexport const a = defineAgent({ id: 'a', description: '', entry: 'nowhere', nodes: {}, edges: {} });\n", /invalid\.ts threw while loading: .*nowhere.*\(at .*invalid\.ts:2:\d+\)/],
+    ['an error its code throws', 'broken/throws.js', "import { defineAgent } from '@agentplane/server';\nthrow new Error('no key for the model');\n", /throws\.js threw while loading: Error: no key for the model \(at .*throws\.js:2:7\)/],
+    ['an invalid agent', 'broken/invalid.ts', "import { defineAgent } from '@agentplane/server';\nexport const a = defineAgent({ id: 'a', description: '', entry: 'nowhere', nodes: {}, edges: {} });\n", /invalid\.ts threw while loading: .*nowhere.*\(at .*invalid\.ts:2:\d+\)/],
     ['no agents', 'broken/empty.js', 'export const answer = 42;\n', /empty\.js exports no agents: export them made with defineAgent, as named exports or as the default export \(an array\)/],
-    ['CommonJS that requires agentplane', 'broken/required.cjs', "const { defineAgent } = require('agentplane');\nmodule.exports = [];\n", /required\.cjs is CommonJS.*import \{ defineAgent \} from 'agentplane'/],
+    ['CommonJS that requires agentplane', 'broken/required.cjs', "const { defineAgent } = require('@agentplane/server');\nmodule.exports = [];\n", /required\.cjs is CommonJS.*import \{ defineAgent \} from '@agentplane\/server'/],
+    // `agentplane` unscoped is another package on npm: the line names ours, and does not say to install that one.
+    ['the unscoped name', 'broken/unscoped.js', "import { defineAgent } from 'agentplane';\nexport default [defineAgent];\n", /unscoped\.js imports agentplane, .*another package.*import \{ defineAgent \} from '@agentplane\/server'$/],
   ];
 
   let loaded: Promise<Map<string, { name?: string; message: string }>> | undefined;

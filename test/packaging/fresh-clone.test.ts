@@ -11,7 +11,7 @@ import { startProcess } from '../support/processes.js';
  * The first day, as README's "Your own agents" tells it: a fresh `git clone` (committed files
  * only) that has run nothing but `npm ci`, `npm pack` there (its prepack builds), the tarball
  * installed into a project made by `npm init -y` (npm 11 writes "type": "commonjs"), README's
- * agents.js beside it, and `npx agentplane dev` running its agent. Slow (an install and a
+ * agents.js beside it, and `npx --no-install agentplane dev` running its agent. Slow (an install and a
  * build): the npm cache serves the packages (`--prefer-offline`).
  */
 
@@ -34,7 +34,7 @@ function succeed(command: string, args: readonly string[], cwd: string, timeoutM
 }
 
 /** README's agents.js, as a new user copies it. */
-const README_AGENTS = `import { defineAgent } from 'agentplane';
+const README_AGENTS = `import { defineAgent } from '@agentplane/server';
 
 export const greeter = defineAgent({
   id: 'greeter',
@@ -52,7 +52,7 @@ beforeAll(async () => {
   // ssh2) are not what this test is about, and take minutes on a loaded machine.
   await succeed('npm', ['ci', '--prefer-offline', '--ignore-scripts'], clone, 1_200_000);
   await succeed('npm', ['pack'], clone, 300_000);
-  tarball = join(clone, readdirSync(clone).find((name) => /^agentplane-.*\.tgz$/.test(name)) ?? 'no-tarball');
+  tarball = join(clone, readdirSync(clone).find((name) => /^agentplane-server-.*\.tgz$/.test(name)) ?? 'no-tarball');
   mkdirSync(project);
   await succeed('npm', ['init', '-y'], project, 60_000);
   await succeed('npm', ['install', tarball, '--prefer-offline'], project, 300_000);
@@ -71,9 +71,9 @@ it('packs the built package, and the tarball is ignored by git', async () => {
   expect(await succeed('git', ['status', '--porcelain'], clone, 60_000)).toBe('');
 }, 120_000);
 
-it('runs README\'s agents.js in an `npm init -y` project with `npx agentplane dev`', async () => {
+it('runs README\'s agents.js in an `npm init -y` project with `npx --no-install agentplane dev`', async () => {
   expect((await succeed('npx', ['--no-install', 'agentplane', '--version'], project, 60_000)).trim()).toBe('0.1.0');
-  // What `npx agentplane` runs: the package's bin, linked in node_modules/.bin.
+  // What `npx --no-install agentplane` runs: the package's bin, linked in node_modules/.bin.
   const dev = await startProcess({
     cwd: project,
     entry: 'node_modules/.bin/agentplane',

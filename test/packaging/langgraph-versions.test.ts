@@ -143,7 +143,7 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
   it.each(SUPPORTED_CASES)("runs graphs on the %s supported LangGraph.js (%s, checkpoint %s): a run ends with the graph's state; Send and interrupt() resume", async (name, langgraph, checkpoint) => {
     expect(installedVersion(name, '@langchain/langgraph')).toBe(langgraph);
     expect(installedVersion(name, '@langchain/langgraph-checkpoint')).toBe(checkpoint);
-    const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env(name), readyTimeoutMs: 90_000 });
+    const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/@agentplane/server/dist/src/main/api.js', env: env(name), readyTimeoutMs: 90_000 });
     try {
       const agents = (await (await fetch(`${api.url}/api/agents`)).json()) as { agents: { id: string; nodes: string[] }[] };
       expect(agents.agents.find((agent) => agent.id === 'shouter')).toMatchObject({ nodes: ['shout', 'sign'] });
@@ -174,7 +174,7 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
 
   it("gives a TypeScript graph's schemas from its types with the project's typescript, and its channel names without one", async () => {
     for (const name of ['newest', 'oldest'] as const) {
-      const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env(name), readyTimeoutMs: 90_000 });
+      const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/@agentplane/server/dist/src/main/api.js', env: env(name), readyTimeoutMs: 90_000 });
       try {
         const schemas = (await (await fetch(`${api.url}/assistants/typed/schemas`)).json()) as { state_schema: unknown };
         expect(schemas.state_schema, name).toEqual(
@@ -193,7 +193,7 @@ describe('LangGraph.js versions, with the packed agentplane', () => {
     ['langgraph-0.4', '0.4.10'],
   ] as [Project, string][])('refuses %s (%s) at start in one line naming the installed version and the supported range: exit code 1, no stack', async (name, version) => {
     expect(installedVersion(name, '@langchain/langgraph')).toBe(version);
-    const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/agentplane/dist/src/main/api.js', env: env(name), ready: 'spawned' });
+    const api = await startProcess({ cwd: projectDir(name), plainNode: true, entry: 'node_modules/@agentplane/server/dist/src/main/api.js', env: env(name), ready: 'spawned' });
     expect(await api.exited).toBe(1);
     const installed = join(projectDir(name), 'node_modules/@langchain/langgraph');
     expect(api.lines.filter((line) => line.text.trim() !== '').map((line) => line.text)).toEqual([

@@ -11,9 +11,9 @@ import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
  * agentplane as its users get it: `npm pack`, the tarball installed into a temporary project
  * made of examples/agents, type-checked there with tsc against the package's own .d.ts, and
  * run with plain `node` (no tsx): the compiled API and worker on Redis with the example's
- * agents, `agentplane/client` driving a run to `completed`, `agentplane/integrations` and the
- * embedding factory on a Koa app of the project's own, and the image's layout (agents mounted
- * under /app with `node_modules/agentplane -> ..`, as the Dockerfile makes it) with a `.ts` module
+ * agents, `@agentplane/server/client` driving a run to `completed`, `@agentplane/server/integrations`
+ * and the embedding factory on a Koa app of the project's own, and the image's layout (agents
+ * mounted under /app with `node_modules/@agentplane/server -> ../..`, as the Dockerfile makes it) with a `.ts` module
  * and a `.ts` LangGraph graph (SERVICE_LANGGRAPH_JSON), first without its optional peer dependencies.
  */
 
@@ -58,7 +58,7 @@ const versionOf = (name: string): string =>
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 /** A TypeScript agents module, loaded by the compiled processes through tsx's tsImport; it adds the example's agents. */
-const typedAgents = (examples: string): string => `import { defineAgent, type Agent, type NodeContext } from 'agentplane';
+const typedAgents = (examples: string): string => `import { defineAgent, type Agent, type NodeContext } from '@agentplane/server';
 import examples from '${examples}';
 
 const shout = async (state: Record<string, unknown>, ctx: NodeContext) => ({ loud: String(state.text).toUpperCase(), by: ctx.agent_id });
@@ -78,14 +78,14 @@ export const graph = new StateGraph(State)
 `;
 
 /** Node's types rather than a guess: a node that returns a number is refused by tsc. */
-const MISTYPED_AGENT = `import { defineAgent } from 'agentplane';
+const MISTYPED_AGENT = `import { defineAgent } from '@agentplane/server';
 export const wrong = defineAgent({ id: 'wrong', description: '', entry: 'a', nodes: { a: () => 42 }, edges: {} });
 `;
 
-/** Drives a run of `greeter` with the typed client, and lists what `agentplane/integrations` exports. */
+/** Drives a run of `greeter` with the typed client, and lists what `@agentplane/server/integrations` exports. */
 const DRIVE = `// @ts-check
-import { createClient } from 'agentplane/client';
-import * as integrations from 'agentplane/integrations';
+import { createClient } from '@agentplane/server/client';
+import * as integrations from '@agentplane/server/integrations';
 
 const client = createClient({ baseUrl: process.argv[2] ?? '' });
 const stream = await client.runs.stream({ agent_id: 'greeter', input: { name: 'Ada' } });
@@ -107,8 +107,8 @@ console.log(JSON.stringify({ types, words, state: data.state, integrations: expo
 const EMBED = `// @ts-check
 import { createServer } from 'node:http';
 import Koa from 'koa';
-import { createAgentplane } from 'agentplane';
-import { WebhookReceiver, runBridge } from 'agentplane/integrations';
+import { createAgentplane } from '@agentplane/server';
+import { WebhookReceiver, runBridge } from '@agentplane/server/integrations';
 import agents from './index.js';
 
 const plane = await createAgentplane({ agents, env: { LOG_LEVEL: 'warn', SERVICE_SWAGGER: 'false' } });
@@ -215,12 +215,12 @@ describe('the npm package', () => {
     expect(wrong.stdout).toMatch(/typed\/wrong\.ts.*error TS2322/);
   }, 420_000);
 
-  it('runs the example agents on the compiled API and worker with plain node, driven by agentplane/client', async () => {
+  it('runs the example agents on the compiled API and worker with plain node, driven by @agentplane/server/client', async () => {
     const env = { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: uniquePrefix('pack'), AGENTS_MODULE: './index.js', LOG_LEVEL: 'info' };
     const base = { cwd: project, plainNode: true, readyTimeoutMs: 90_000 };
     const [api, worker] = await Promise.all([
-      startProcess({ ...base, entry: 'node_modules/agentplane/dist/src/main/api.js', env }),
-      startProcess({ ...base, entry: 'node_modules/agentplane/dist/src/main/worker.js', env, portVariable: 'WORKER_PORT' }),
+      startProcess({ ...base, entry: 'node_modules/@agentplane/server/dist/src/main/api.js', env }),
+      startProcess({ ...base, entry: 'node_modules/@agentplane/server/dist/src/main/worker.js', env, portVariable: 'WORKER_PORT' }),
     ]);
     try {
       const agents = (await (await fetch(`${api.url}/api/agents`)).json()) as { agents: { id: string }[] };
@@ -241,7 +241,7 @@ describe('the npm package', () => {
     }
   }, 240_000);
 
-  it('mounts the API on a Koa app of the project, beside the webhook receiver of agentplane/integrations', async () => {
+  it('mounts the API on a Koa app of the project, beside the webhook receiver of @agentplane/server/integrations', async () => {
     const out = await succeed(process.execPath, ['embed.js'], project, 90_000, plainEnv());
     const result = JSON.parse(out) as { mine: unknown; listed: { agents: { id: string }[] }; webhook: number; waited: Record<string, any> };
     expect(result.mine).toEqual({ mine: '/hello' });
@@ -254,15 +254,16 @@ describe('the npm package', () => {
     // The image: the package at /app, its production dependencies in /app/node_modules, and
     // the link the Dockerfile's deps stage makes; agents mounted at /app/agents.
     const app = join(work, 'image/app');
-    cpSync(join(project, 'node_modules/agentplane'), app, { recursive: true });
+    cpSync(join(project, 'node_modules/@agentplane/server'), app, { recursive: true });
     mkdirSync(join(app, 'node_modules'));
     for (const entry of readdirSync(join(project, 'node_modules'))) {
-      if (entry !== 'agentplane' && entry !== '.bin' && entry !== '@langchain' && !entry.startsWith('.')) {
+      if (entry !== '@agentplane' && entry !== '.bin' && entry !== '@langchain' && !entry.startsWith('.')) {
         symlinkSync(join(project, 'node_modules', entry), join(app, 'node_modules', entry));
       }
     }
-    const link = /\bln -s (\S+) (node_modules\/agentplane)\b/.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
-    expect(link, 'the Dockerfile links node_modules/agentplane to the package').not.toBeNull();
+    const link = /\bln -s (\S+) (node_modules\/@agentplane\/server)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+    expect(link, 'the Dockerfile links node_modules/@agentplane/server to the package').not.toBeNull();
+    mkdirSync(join(app, 'node_modules/@agentplane'));
     symlinkSync(link![1]!, join(app, link![2]!));
     cpSync(join(ROOT, 'examples/agents'), join(app, 'agents'), { recursive: true });
     mkdirSync(join(app, 'typed'));
