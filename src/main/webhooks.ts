@@ -55,7 +55,7 @@ logger.info(
   },
   'agentplane webhook receiver listening on /webhook',
 );
-if (open) logger.warn(openAccessLine('WEBHOOK_INSECURE=true', hostPort(webhooks.host, listening.port), hosts) + ', and start runs: it checks neither a secret nor a signature');
+if (open) logger.warn(openAccessLine('WEBHOOK_INSECURE=true', hostPort(webhooks.host, listening.port), hosts) + '; the receiver checks neither a secret nor a signature: whoever calls it starts runs');
 shutdownOnSignals(composition, { server: listening.server, lifecycle }, {
   delayMs: config.SERVICE_SHUTDOWN_DELAY_MS,
   timeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,

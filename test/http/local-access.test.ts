@@ -1,7 +1,9 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { createWorker } from '../../src/main/worker-server.js';
 import { startTestApi, type TestApi } from '../support/app.js';
+import { useRedis } from '../support/redis.js';
 
 /*
  * A server without authentication (SERVICE_AUTH=none) is for this machine: it listens on
@@ -18,7 +20,7 @@ interface Answer {
 }
 
 /** A request with a Host header of our choice (fetch does not let one set it). */
-function send(api: TestApi, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+function send(api: { url: string }, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
   const { port } = new URL(api.url);
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
@@ -150,5 +152,29 @@ describe('SERVICE_AUTH=none: web pages of other origins', () => {
     expect([ok.status, ok.headers['access-control-allow-origin']]).toEqual([200, 'https://chat.example.org']);
     const local = await send(configured.api, '/threads/search', { method: 'POST', headers: { Host: 'localhost', Origin: 'http://localhost:3000', 'Content-Type': 'application/json' }, body: '{}' });
     expect(local.status).toBe(403);
+  });
+});
+
+describe("the worker's probes and /metrics (WORKER_PORT)", () => {
+  const redis = useRedis();
+
+  it('follow the API: without authentication only loopback and SERVICE_ALLOWED_HOSTS names', async () => {
+    for (const [env, host, status] of [
+      [{}, 'rebind.evil.example', 403],
+      [{}, 'localhost:8421', 200],
+      [{ SERVICE_ALLOWED_HOSTS: 'worker.internal' }, 'worker.internal', 200],
+      [{ SERVICE_AUTH: 'apikey', SERVICE_API_KEYS: 'k1' }, 'rebind.evil.example', 200],
+    ] as const) {
+      const api = await startTestApi({ redisUrl: redis.url, env: { ...env, WORKER_PORT: '0' } });
+      try {
+        const worker = createWorker(api.composition);
+        const url = await worker.listen();
+        expect((await send({ url }, '/health/live', { headers: { Host: host } })).status, `${JSON.stringify(env)} ${host}`).toBe(status);
+        worker.server.closeAllConnections();
+        await new Promise<void>((resolve) => worker.server.close(() => resolve()));
+      } finally {
+        await api.close();
+      }
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/main/worker-server.js';
 import { call, startTestApi } from '../support/app.js';
@@ -25,6 +26,18 @@ interface WebhooksProcess {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
+}
+
+/** The status of a delivery `{}` to the receiver on `port` with these headers (fetch cannot set Host). */
+function statusOf(port: number, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/webhook', method: 'POST', headers: { 'Content-Type': 'application/json', ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end('{}');
+  });
 }
 
 function startWebhooks(env: Record<string, string>): WebhooksProcess {
@@ -103,10 +116,14 @@ describe('npm run start:webhooks', () => {
   it('starts open only with WEBHOOK_INSECURE=true, and warns that anyone can start runs', async () => {
     const port = await freePort();
     const insecure = startWebhooks({ REDIS_URL: redis.url, SERVICE_KEY_PREFIX: uniquePrefix('insecure'), WEBHOOK_PORT: String(port), WEBHOOK_INSECURE: 'true' });
-    await waitFor('the receiver to listen', () => insecure.output().includes('webhook receiver listening'), 60_000);
-    expect(insecure.output()).toMatch(/WEBHOOK_INSECURE=true: the receiver checks neither a secret nor a signature/);
+    await waitFor('the receiver to listen and warn', () => insecure.output().includes('checks neither a secret nor a signature'), 60_000);
+    expect(insecure.output()).toMatch(/WEBHOOK_INSECURE=true: no authentication; only this machine can call 127\.0\.0\.1:\d+, by the Host names localhost, 127\.0\.0\.1, \[::1\] \(SERVICE_ALLOWED_HOSTS\); the receiver checks neither a secret nor a signature/);
     const delivered = await call(`http://127.0.0.1:${port}/webhook`, { method: 'POST', json: {} });
     expect(delivered).toMatchObject({ status: 200, body: { status: 'ok', handled: 0 } });
+    // Open, it answers only this machine's names (not a DNS-rebinding one) and no browser page.
+    expect(await statusOf(port, { Host: 'rebind.evil.example' })).toBe(403);
+    expect(await statusOf(port, { Host: `localhost:${port}`, Origin: 'https://evil.example', 'Content-Type': 'text/plain' })).toBe(403);
+    expect(await statusOf(port, { Host: `localhost:${port}` })).toBe(200);
     insecure.child.kill('SIGTERM');
     expect(await insecure.exited, insecure.output()).toBe(0);
   }, PROCESS_TEST_MS);
