@@ -26,6 +26,14 @@ const registry = await loadAgentsAndGraphs(loadConfig({ SERVICE_LANGGRAPH_JSON: 
 
 const SUNNY = 'It is always sunny in Paris.';
 
+/** The frames of an event stream's text, each as its lines, as an SSE client reads them: comment lines (keep-alives) are not part of any. */
+function framesOf(text: string): string[][] {
+  return text
+    .split('\n\n')
+    .map((block) => block.split('\n').filter((line) => line !== '' && !line.startsWith(':')))
+    .filter((lines) => lines[0]?.startsWith('id: '));
+}
+
 interface Shown {
   type: string;
   text: string;
@@ -226,9 +234,7 @@ describe.each(BACKENDS)("LangGraph's streaming protocol with @langchain/react's 
     } finally {
       controller.abort();
     }
-    const frames = text.split('\n\n').filter((block) => block.startsWith('id: '));
-    const events = frames.map((block) => {
-      const [idLine, eventLine, dataLine] = block.split('\n');
+    const events = framesOf(text).map(([idLine, eventLine, dataLine]) => {
       const data = JSON.parse(dataLine!.slice('data: '.length));
       expect(idLine).toBe(`id: ${data.event_id}`);
       expect(eventLine).toBe(`event: ${data.method}`);
@@ -292,10 +298,8 @@ describe('the streaming protocol across two API replicas on one Redis', () => {
     } finally {
       controller.abort();
     }
-    return text
-      .split('\n\n')
-      .filter((block) => block.startsWith('id: '))
-      .map((block) => JSON.parse(block.split('\n')[2]!.slice('data: '.length)) as { event_id: string; seq: number })
+    return framesOf(text)
+      .map((lines) => JSON.parse(lines[2]!.slice('data: '.length)) as { event_id: string; seq: number })
       .map((event) => [event.event_id, event.seq]);
   }
 
@@ -328,7 +332,8 @@ describe('the streaming protocol routes with API keys and roles', () => {
   const keys = tenantKeys('protocol');
   let tenants: SecuredTenants | undefined;
   beforeAll(async () => {
-    tenants = await startSecuredTenants('memory', { keys, agents: new AgentRegistry(registry.list()) });
+    // Keep-alive lines far apart: what an event stream sends at once is not the heartbeat's.
+    tenants = await startSecuredTenants('memory', { keys, agents: new AgentRegistry(registry.list()), env: { SERVICE_SSE_HEARTBEAT_MS: '600000' } });
   });
   afterAll(async () => {
     await tenants?.close();
@@ -342,6 +347,9 @@ describe('the streaming protocol routes with API keys and roles', () => {
     const started = await post(keys.a, `/threads/${threadId}/commands`, start);
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     expect((await post(keys.aViewer, `/threads/${threadId}/commands`, start)).status).toBe(403);
+    const respond = { id: 3, method: 'input.respond', params: { interrupt_id: 'abc', response: true } };
+    const viewerRespond = await post(keys.aViewer, `/threads/${threadId}/commands`, respond);
+    expect([viewerRespond.status, viewerRespond.body.error.code]).toEqual([403, 'forbidden']);
     expect((await post(keys.b, `/threads/${threadId}/commands`, { id: 2, method: 'state.get', params: { namespace: [] } })).status).toBe(404);
     expect((await post(keys.b, `/threads/${threadId}/stream/events`, { channels: ['values'] })).status).toBe(404);
     const watched = new AbortController();
@@ -355,6 +363,61 @@ describe('the streaming protocol routes with API keys and roles', () => {
       expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
     } finally {
       watched.abort();
+    }
+  });
+
+  it("a viewer may read the thread's state with state.get: a read, as GET …/state is", async () => {
+    const threadId = `protocol-${randomUUID()}`;
+    const started = await post(keys.a, `/threads/${threadId}/commands`, { id: 1, method: 'run.start', params: { assistant_id: 'echo', input: { message: 'seen' } } });
+    await waitFor('the run done', async () => (await post(keys.a, `/threads/${threadId}/commands`, { id: 2, method: 'state.get', params: {} })).body.result?.values?.echoed === true);
+    const read = await post(keys.aViewer, `/threads/${threadId}/commands`, { id: 3, method: 'state.get', params: { namespace: [], keys: ['message'] } });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body).toMatchObject({ type: 'success', id: 3, result: { values: { message: 'seen' } }, meta: { thread_id: threadId } });
+    expect(started.status).toBe(200);
+  });
+
+  it('the event stream of a thread with no run answers its headers and a first line at once, not at the first keep-alive', async () => {
+    const thread = await post(keys.a, '/threads', {});
+    const controller = new AbortController();
+    try {
+      const response = await fetch(`${tenants!.app.url}/threads/${thread.body.thread_id}/stream/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-Api-Key': keys.aViewer },
+        body: JSON.stringify({ channels: ['lifecycle', 'values'] }),
+        signal: controller.signal,
+      });
+      expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+      const first = await response.body!.getReader().read();
+      expect(new TextDecoder().decode(first.value)).toBe(': keep-alive\n');
+    } finally {
+      controller.abort();
+    }
+  });
+
+  it('channel names, namespace segments and state keys are at most 256 characters: longer is 400 naming the field', async () => {
+    const thread = await post(keys.a, '/threads', {});
+    const events = `/threads/${thread.body.thread_id}/stream/events`;
+    const long = 'c'.repeat(257);
+    const channel = await post(keys.a, events, { channels: ['values', long] });
+    expect([channel.status, channel.body.error.code, channel.body.error.message]).toEqual([400, 'bad_request', expect.stringMatching(/^body\.channels\.1: /)]);
+    const namespace = await post(keys.a, events, { channels: ['values'], namespaces: [['agent', long]] });
+    expect([namespace.status, namespace.body.error.message]).toEqual([400, expect.stringMatching(/^body\.namespaces\.0\.1: /)]);
+    const key = await post(keys.a, `/threads/${thread.body.thread_id}/commands`, { id: 1, method: 'state.get', params: { keys: [long] } });
+    expect([key.status, key.body.error.message]).toEqual([400, expect.stringMatching(/^body\.params\.keys\.0: /)]);
+    // 256 is a name.
+    const fits = await post(keys.a, `/threads/${thread.body.thread_id}/commands`, { id: 2, method: 'state.get', params: { keys: ['k'.repeat(256)] } });
+    expect([fits.status, fits.body.result?.values]).toEqual([200, {}]);
+    const controller = new AbortController();
+    try {
+      const response = await fetch(`${tenants!.app.url}${events}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-Api-Key': keys.a },
+        body: JSON.stringify({ channels: [`custom:${'n'.repeat(249)}`], namespaces: [['s'.repeat(256)]] }),
+        signal: controller.signal,
+      });
+      expect(response.status).toBe(200);
+    } finally {
+      controller.abort();
     }
   });
 });

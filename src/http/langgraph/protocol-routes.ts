@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { badRequest } from '../../domain/errors.js';
-import type { JsonObject } from '../../domain/types.js';
+import { AppError, badRequest } from '../../domain/errors.js';
+import { roleAtLeast, type JsonObject, type Principal } from '../../domain/types.js';
 import { protocolState, respondToInterrupts, startProtocolRun } from '../../langgraph-server/protocol.js';
 import { MULTITASK_STRATEGIES } from '../../langgraph-server/types.js';
 import type { AppDeps } from '../deps.js';
@@ -16,7 +16,13 @@ import { RunCreateBody } from './schemas.js';
  * `@langchain/react`'s `useStream` (and the SDK's `client.threads.stream`) speak by default:
  * commands answered as JSON, and a thread's events as server-sent events. The commands a chat
  * needs are served (`run.start`, `input.respond`, `state.get`); the others are 400, named.
+ * Names a client gives (channels, namespace segments, state keys) are at most
+ * {@link MAX_NAME_LENGTH} characters.
  */
+
+/** The longest channel name, namespace segment or state key a request may give. */
+const MAX_NAME_LENGTH = 256;
+const Name = z.string().max(MAX_NAME_LENGTH);
 
 const ThreadParams = z.object({ thread_id: IdParam.meta({ description: 'thread id (the session id)' }) });
 
@@ -36,7 +42,7 @@ const RunStartParams = z.looseObject({
   multitaskStrategy: z.enum(MULTITASK_STRATEGIES).optional(),
 });
 
-const Namespace = z.array(z.string());
+const Namespace = z.array(Name);
 const Answer = z.looseObject({ interrupt_id: z.string().min(1), response: z.unknown(), namespace: Namespace.optional() });
 const RespondParams = z
   .looseObject({
@@ -53,7 +59,7 @@ const RespondParams = z
 
 const StateGetParams = z.looseObject({
   namespace: Namespace.max(0, { error: "only the root graph's state ([]): agentplane does not read a subgraph's state through the protocol" }).optional(),
-  keys: z.array(z.string()).optional(),
+  keys: z.array(Name).optional(),
 });
 
 const ProtocolSuccess = z
@@ -67,7 +73,7 @@ const ProtocolSuccess = z
 
 const EventsBody = z
   .strictObject({
-    channels: z.array(z.string().min(1)).min(1).max(20).meta({ description: '`values`, `updates`, `messages`, `lifecycle`, `input`, `custom` (or `custom:<name>`); others match nothing' }),
+    channels: z.array(Name.min(1)).min(1).max(20).meta({ description: '`values`, `updates`, `messages`, `lifecycle`, `input`, `custom` (or `custom:<name>`); others match nothing' }),
     namespaces: z.array(Namespace).max(100).optional().meta({ description: 'namespace prefixes; none: every namespace' }),
     depth: z.number().int().min(0).optional().meta({ description: 'how far below a prefix an event may be' }),
     since: z.number().int().min(0).optional().meta({ description: 'only events with a greater seq' }),
@@ -87,12 +93,23 @@ const UNSERVED: Record<string, string> = {
 
 type Command = z.infer<typeof CommandBody>;
 
+/** The commands that change the thread: where roles are enforced they need `user`; `state.get` only reads (`viewer`), as GET …/state. */
+const WRITES: ReadonlySet<string> = new Set(['run.start', 'input.respond']);
+
+function mayWrite(deps: AppDeps, principal: Principal, method: string): void {
+  const { SERVICE_RBAC, SERVICE_AUTH } = deps.config;
+  if (WRITES.has(method) && SERVICE_RBAC && SERVICE_AUTH !== 'none' && !roleAtLeast(principal.role, 'user')) {
+    throw new AppError('forbidden', `${method} changes the thread, which needs the user role (a viewer may read it with state.get).`);
+  }
+}
+
 /** What a command's params are, as the schema reads them: a 400 names the field (`body.params.assistant_id: …`). */
 function paramsOf<T>(schema: z.ZodType<T>, command: Command): T {
   return parsePart('body', z.object({ params: schema }), { params: command.params ?? {} }).params;
 }
 
-async function answer(deps: AppDeps, principal: Parameters<typeof startProtocolRun>[1], threadId: string, command: Command): Promise<JsonObject> {
+async function answer(deps: AppDeps, principal: Principal, threadId: string, command: Command): Promise<JsonObject> {
+  mayWrite(deps, principal, command.method);
   switch (command.method) {
     case 'run.start':
       return startProtocolRun(deps, principal, threadId, paramsOf(RunStartParams, command));
@@ -119,6 +136,8 @@ export function langgraphProtocolRoutes(deps: AppDeps): AnyRoute[] {
       path: '/threads/:thread_id/commands',
       operationId: 'threadCommand',
       summary: "A command of LangGraph's streaming protocol on a thread: run.start (the thread is created when it does not exist), input.respond, state.get",
+      // state.get is a read (viewer); run.start and input.respond need user, checked per command.
+      readOnly: true,
       params: ThreadParams,
       body: CommandBody,
       bodyExamples: {

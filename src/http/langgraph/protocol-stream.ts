@@ -23,6 +23,8 @@ export async function streamThreadEvents(deps: AppDeps, principal: Principal, ct
   const translator = new ProtocolTranslator();
   return followThread(deps, principal, ctx, threadId, {
     name: 'protocol event stream',
+    // A thread with no run has nothing to send until one starts: the headers go out now.
+    keepAliveFirst: true,
     // The current run: the oldest still active (one may wait behind it), else the newest.
     current: (runs) => runs.filter((run) => ACTIVE_RUN_STATUSES.includes(run.status)).at(-1) ?? runs[0],
     deliver: (stored, stream) => {
