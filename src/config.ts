@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { parseApiKeys, type ApiKeyEntry } from './auth/api-key-entries.js';
+import { parseApiKeys, type ApiKeyEntry } from './domain/api-key-entries.js';
 import { DEFAULT_SCHEDULES_PER_TENANT } from './domain/schedule-cap.js';
 import { DEFAULT_WEBHOOK_BACKOFF_MS, DEFAULT_WEBHOOK_SLOTS, DEFAULT_WEBHOOK_TIMEOUT_MS } from './domain/run-webhook.js';
 import { standardWebhooksKey } from './domain/standard-webhooks.js';
 import { DEFAULT_ASSISTANT_LIMITS, DEFAULT_EVENT_RETENTION, DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN, MIN_EVENTS_BYTES } from './domain/types.js';
-import { addressList } from './http/client-address.js';
+import { addressList } from './domain/address-list.js';
 import { hostPortList, redisConnectionOf, type RedisConnection } from './config-redis.js';
 
 /**
