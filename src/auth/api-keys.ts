@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ConfigError } from '../config.js';
 import type { Principal } from '../domain/types.js';
-import { digestKey, type ApiKeyEntry } from './api-key-entries.js';
+import { digestKey, type ApiKeyEntry } from '../domain/api-key-entries.js';
 import type { Authenticator } from './authenticator.js';
 import { unauthorized } from './errors.js';
 import { DEFAULT_API_KEY_HEADER } from './options.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { ApiKeyEntry } from './api-key-entries.js';
+import type { ApiKeyEntry } from '../domain/api-key-entries.js';
 
 export type AuthMode = 'none' | 'jwt' | 'apikey';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_TENANT, ID_PATTERN, ROLE_RANK, type Role } from '../domain/types.js';
+import { DEFAULT_TENANT, ID_PATTERN, ROLE_RANK, type Role } from './types.js';
 
 /** One parsed `SERVICE_API_KEYS` entry; the plaintext key is not kept. */
 export interface ApiKeyEntry {
@@ -9,6 +9,7 @@ export interface ApiKeyEntry {
   tenant: string;
 }
 
+/** The SHA-256 of a key: what is kept of it and compared. */
 export function digestKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }

@@ -1,28 +1,11 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP, type BlockList } from 'node:net';
 import type { Context, Middleware } from 'koa';
+import { addressList } from '../domain/address-list.js';
 
 /** Strips the IPv4-mapped IPv6 form (`::ffff:10.0.0.1`) a dual-stack socket reports. */
 function plain(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   return mapped ? mapped[1]! : address;
-}
-
-/** A BlockList of the addresses and CIDRs given (`10.0.0.0/8`, `::1`, `fd00::/8`). Throws for a bad entry. */
-export function addressList(entries: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const entry of entries) {
-    const [address = '', prefix] = entry.split('/');
-    const family = isIP(address);
-    if (family === 0) throw new Error(`"${entry}" is not an IP address or CIDR`);
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (prefix === undefined) list.addAddress(address, type);
-    else {
-      const bits = Number(prefix);
-      if (!/^\d+$/.test(prefix) || bits > (family === 4 ? 32 : 128)) throw new Error(`"${entry}" has a bad prefix length`);
-      list.addSubnet(address, bits, type);
-    }
-  }
-  return list;
 }
 
 function listed(list: BlockList, address: string): boolean {

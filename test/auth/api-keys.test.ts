@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { parseApiKeys } from '../../src/auth/api-key-entries.js';
+import { parseApiKeys } from '../../src/domain/api-key-entries.js';
 import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js';
 import { createAuthenticator } from '../../src/auth/create-authenticator.js';
 import { authOptionsFromConfig } from '../../src/auth/options.js';
