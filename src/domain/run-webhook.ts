@@ -14,7 +14,7 @@ export const DEFAULT_WEBHOOK_RETRY = Object.freeze({ attempts: WEBHOOK_ATTEMPTS,
  */
 export const DEFAULT_WEBHOOK_SLOTS = Object.freeze({ concurrency: 16, perTenant: 4 });
 
-/** Bound of one delivery attempt, connection to the answer's last byte, by default (SERVICE_WEBHOOK_TIMEOUT_MS). */
+/** Bound of one delivery attempt, connection to the answer's status, by default (SERVICE_WEBHOOK_TIMEOUT_MS). */
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** The longest run webhook URL, in bytes of its text (LangGraph's `webhook`). */

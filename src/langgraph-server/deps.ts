@@ -5,6 +5,7 @@ import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
 import type { GraphThreads } from '../runtime/graph-engine.js';
+import type { RunWebhooks } from '../runtime/run-webhooks.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { ScheduleControl } from '../runtime/schedule-control.js';
 
@@ -26,6 +27,8 @@ export interface LangGraphDeps {
   assistants: AssistantStore;
   /** The engine of graph agents (LangGraph), when the registry has any. */
   graphs?: GraphThreads;
+  /** Run webhooks: a stateless run's thread goes only once its run's delivery is queued. */
+  webhooks: Pick<RunWebhooks, 'queued'>;
   config: Pick<Config, 'SERVICE_MAX_PAGE_BYTES'>;
   logger: Pick<Logger, 'warn'>;
 }

@@ -33,6 +33,8 @@ export interface StartOptions {
   defaultModes: readonly StreamMode[];
   /** A request waits for the run to stop (see StartRunOptions.waited). */
   waited: boolean;
+  /** The new thread goes with the run, deleted by whoever ends it (StartRunRequest.temporary): a stateless run nobody waits for. */
+  temporary?: boolean;
 }
 
 /**
@@ -72,6 +74,7 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     multitask: multitaskOf(body.multitask_strategy),
     ...(isGraphAgent(agent) ? { graph: graphRequestOf(body, modes, assistant) } : { input: (body.input ?? {}) as JsonObject }),
     ...(body.webhook !== undefined ? { webhook: body.webhook } : {}),
+    ...(options.temporary && options.threadId === undefined ? { temporary: true } : {}),
     // LangGraph's after_seconds: the run stays pending (queued) until then.
     ...((body.after_seconds ?? 0) > 0 ? { delay_ms: Math.round(body.after_seconds! * 1000) } : {}),
   };

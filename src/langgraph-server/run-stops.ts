@@ -72,6 +72,7 @@ async function interruptsOf(deps: Pick<LangGraphDeps, 'agents' | 'graphs'>, tena
 const LEFT_ERROR = 'cancelled: its client disconnected (on_disconnect: cancel)';
 
 type StopDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'logger'>;
+type DiscardDeps = StopDeps & Pick<LangGraphDeps, 'webhooks'>;
 
 /** Cancels a run whose client left before it stopped (unless it ended already). */
 export async function cancelLeft(deps: StopDeps, principal: Principal, runId: string): Promise<void> {
@@ -92,12 +93,17 @@ export function afterwardsOf(body: Pick<RunCreate, 'on_completion' | 'on_disconn
   return { discard, cancelOnLeave: discard || body.on_disconnect === 'cancel' };
 }
 
-/** Removes a stateless run's thread once its run stopped (a paused run is cancelled first). */
-export async function discardThread(deps: StopDeps, principal: Principal, sessionId: string): Promise<void> {
+/**
+ * Removes a stateless run's thread once its run stopped (a paused run is cancelled first), and
+ * never before the run's webhook is queued: the delivery reads the run's input and state, which
+ * go with the thread. A delivery that could not be queued keeps the thread (logged).
+ */
+export async function discardThread(deps: DiscardDeps, principal: Principal, sessionId: string): Promise<void> {
   const { tenant } = principal;
   try {
     const latest = await deps.store.runs.latestRun(tenant, sessionId);
     if (latest && ACTIVE_RUN_STATUSES.includes(latest.status)) await cancelQuietly(deps, principal, latest.id);
+    if (latest) await deps.webhooks.queued(tenant, latest.id);
     await deps.store.sessions.deleteSession(tenant, sessionId);
   } catch (error) {
     if (error instanceof AppError && error.code === 'not_found') return;

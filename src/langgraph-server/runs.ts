@@ -31,9 +31,13 @@ export async function describeRun(deps: Pick<LangGraphDeps, 'store'>, tenant: st
   return runJsonOf(run, recordOf(await deps.store.runs.getRunInput(tenant, run.id)));
 }
 
-/** `POST /threads/{id}/runs`: starts the run and answers it, pending. */
-export async function createRun(deps: RunDeps, principal: Principal, body: RunCreate, threadId: string): Promise<LangGraphRun> {
-  const started = await startLangGraphRun(deps, principal, body, { threadId, defaultModes: ['values'], waited: false });
+/**
+ * `POST /threads/{id}/runs`, and `POST /runs` without a thread (a new one, which goes with the
+ * run once it ended unless `on_completion` is `keep`): starts the run and answers it, pending.
+ */
+export async function createRun(deps: RunDeps, principal: Principal, body: RunCreate, threadId?: string): Promise<LangGraphRun> {
+  const temporary = threadId === undefined && body.on_completion !== 'keep';
+  const started = await startLangGraphRun(deps, principal, body, { ...(threadId ? { threadId } : { temporary }), defaultModes: ['values'], waited: false });
   return describeRun(deps, principal.tenant, await threadRun(deps, principal.tenant, started.session_id, started.run_id));
 }
 

@@ -35,6 +35,7 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     graphItems: backend.graphItems,
     assistants: backend.assistants,
     ...(composition.graphs ? { graphs: composition.graphs } : {}),
+    webhooks: composition.webhooks,
     logger: composition.logger,
     metrics,
     lifecycle,

@@ -20,6 +20,7 @@ import { createReaper } from '../runtime/reaper.js';
 import { every } from '../runtime/every.js';
 import { createRunJobHandler } from '../runtime/run-job.js';
 import { RunLifecycle } from '../runtime/run-lifecycle.js';
+import { createTemporarySessions } from '../runtime/temporary-sessions.js';
 import { createRunWebhooks, type RunWebhooks } from '../runtime/run-webhooks.js';
 import { RunSignals } from '../runtime/run-signals.js';
 import { createRunTimers } from '../runtime/run-timers.js';
@@ -99,7 +100,10 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     logger,
     onRunStatus: (run) => metrics.runs.inc({ agent_id: run.agent_id, status: run.status }),
     onEvent: (event) => metrics.eventsPublished.inc({ type: event.type }),
-    onRunEnded: (tenant, run) => webhooks.ended(tenant, run),
+    onRunEnded: (tenant, run) => {
+      webhooks.ended(tenant, run);
+      temporarySessions.ended(tenant, run);
+    },
     onScheduledRunSettled: (tenant, run, scheduleId) => fireSessions.settled(tenant, run, scheduleId),
   });
   const webhooks = createRunWebhooks({
@@ -113,6 +117,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     timeoutMs: config.SERVICE_WEBHOOK_TIMEOUT_MS,
     ...(httpApp ? { loopback: async (path: string, init: RequestInit) => httpApp.fetch(new Request(new URL(path, 'http://localhost'), init)) } : {}),
   });
+  const temporarySessions = createTemporarySessions({ store, webhooks, logger });
   const fireSessions = createFireSessions({
     store,
     end: (tenant, runId, end) => lifecycle.end(tenant, runId, end),
@@ -200,6 +205,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
       stopExpiring?.();
       for (const stop of stopWorkers.splice(0)) stop();
       await webhooks.close();
+      await temporarySessions.close();
       await backend.close();
     },
   };

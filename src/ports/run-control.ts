@@ -24,6 +24,12 @@ export interface StartRunRequest {
    * Kept with the run; where it points is checked at delivery.
    */
   webhook?: string;
+  /**
+   * The session goes with the run (a LangGraph stateless background run, `on_completion:
+   * delete`): the process that ends the run deletes it once the run's webhook is queued. Kept
+   * with the run (its stored input).
+   */
+  temporary?: boolean;
 }
 
 /** What starting or resuming a run answers: the run is queued for a worker. */

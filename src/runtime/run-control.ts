@@ -96,8 +96,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
       const sessionId = request.session_id ?? newId();
       const timeoutMs = request.timeout_ms ?? options.defaultTimeoutMs ?? 0;
-      // A native run keeps its webhook as the only field of its stored input (its engine reads none).
-      const webhook = webhookOf(request, options.webhookPaths ?? false);
+      // A native run keeps its webhook and `temporary` as the only fields of its stored input (its engine reads none).
+      const kept = { ...webhookOf(request, options.webhookPaths ?? false), ...(request.temporary ? { temporary: true } : {}) };
       const { idempotency } = startOptions;
       for (let attempt = 1; ; attempt += 1) {
         const runId = newId();
@@ -110,8 +110,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
             // A graph's run starts at its START with the state as it is: the input is the
             // graph's to apply (through its reducers), kept with the run for its engine.
             ...(isGraphAgent(agent)
-              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify({ ...(request.graph ?? { input: request.input ?? {} }), ...webhook }) }
-              : { start: { node_id: agent.entry, input: request.input ?? {} }, ...(webhook.webhook ? { graph_input: JSON.stringify(webhook) } : {}) }),
+              ? { start: { node_id: GRAPH_START, input: {} }, graph_input: JSON.stringify({ ...(request.graph ?? { input: request.input ?? {} }), ...kept }) }
+              : { start: { node_id: agent.entry, input: request.input ?? {} }, ...(Object.keys(kept).length > 0 ? { graph_input: JSON.stringify(kept) } : {}) }),
             ...(timeoutMs > 0 ? { deadline_ms: clock() + timeoutMs } : {}),
             ...(request.multitask === 'enqueue' ? { behind: true } : {}),
             ...(startOptions.waited ? { waited: true } : {}),

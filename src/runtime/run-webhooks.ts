@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, isWebhookPath, webhookOrigin } from '../domain/run-webhook.js';
 import { signStandardWebhook } from '../domain/standard-webhooks.js';
-import type { JsonObject, Run } from '../domain/types.js';
+import { TERMINAL_RUN_STATUSES, type JsonObject, type Run } from '../domain/types.js';
 import type { Store } from '../ports/store.js';
 import type { WebhookJob, WebhookQueue } from '../ports/webhook-queue.js';
 import { checkedAddresses, resolveWithDns, WebhookAddressRefused, type ResolveHost } from './webhook-address.js';
@@ -17,7 +17,7 @@ export interface RunWebhooksOptions {
   signingKey?: Buffer;
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE: deliver to loopback, link-local and private addresses too. */
   allowPrivate: boolean;
-  /** Upper bound of one attempt, connection to the answer's last byte (SERVICE_WEBHOOK_TIMEOUT_MS). @defaultValue DEFAULT_WEBHOOK_TIMEOUT_MS */
+  /** Upper bound of one attempt, connection to the answer's status (SERVICE_WEBHOOK_TIMEOUT_MS). @defaultValue DEFAULT_WEBHOOK_TIMEOUT_MS */
   timeoutMs?: number;
   /** @defaultValue node's dns.lookup */
   resolve?: ResolveHost;
@@ -41,6 +41,14 @@ export interface RunWebhooks {
   ended(tenant: string, run: Run): void;
   /** Resolves once the enqueue {@link ended} started for the run is done (at once when none is under way). */
   enqueued(runId: string): Promise<void>;
+  /**
+   * Before an ended run goes (with its session): enqueues its delivery now, from the run as
+   * stored, when it was started with a webhook. A run has one delivery, so this collapses into
+   * the one {@link ended} enqueues, whichever process and whichever comes first. Resolves once
+   * it is queued (at once for a run gone, active, or without webhook); throws when the enqueue
+   * failed: the caller must then keep the run.
+   */
+  queued(tenant: string, runId: string): Promise<void>;
   /** One attempt (the consumer's handler): resolves when done for good, throws to be tried again. */
   deliver(job: WebhookJob, attempt: number): Promise<void>;
   /** A delivery whose last attempt failed (the consumer's `onFailed`). */
@@ -141,6 +149,11 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
 
     async enqueued(runId) {
       await enqueuing.get(runId);
+    },
+
+    async queued(tenant, runId) {
+      const run = await store.runs.getRun(tenant, runId);
+      if (run && TERMINAL_RUN_STATUSES.includes(run.status)) await enqueue(tenant, run);
     },
 
     async deliver(job, attempt) {

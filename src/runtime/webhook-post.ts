@@ -10,14 +10,14 @@ export interface WebhookPost {
   headers: Record<string, string>;
   /** Where to connect: the host's addresses as checked ({@link checkedAddresses}); nothing is resolved again. */
   addresses: readonly LookupAddress[];
-  /** Upper bound of the attempt, connection to the answer's last byte. */
+  /** Upper bound of the attempt, connection to the answer's status. */
   timeoutMs: number;
 }
 
 /**
- * POSTs the body and resolves with the answer's status; redirects are not followed (a 3xx is an
- * answer like any other, so a receiver cannot send the delivery on to an address never
- * checked). Rejects on a network failure or a timeout.
+ * POSTs the body and resolves with the answer's status as soon as it comes; redirects are not
+ * followed (a 3xx is an answer like any other, so a receiver cannot send the delivery on to an
+ * address never checked). Rejects on a network failure or a timeout before the status.
  */
 export function postWebhook(post: WebhookPost): Promise<number> {
   const request = post.url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -31,10 +31,10 @@ export function postWebhook(post: WebhookPost): Promise<number> {
   };
   return new Promise((resolve, reject) => {
     const outgoing = request(post.url, options, (response) => {
-      response.on('error', reject);
-      response.on('end', () => resolve(response.statusCode ?? 0));
-      // The answer's body means nothing to us: read and dropped.
-      response.resume();
+      // The status is the answer: the body means nothing to us, and a receiver's endless or
+      // huge body must neither hold the slot nor turn a delivery into a timeout (and a retry).
+      resolve(response.statusCode ?? 0);
+      response.destroy();
     });
     outgoing.on('error', reject);
     outgoing.end(post.body);

@@ -2,6 +2,9 @@ import { DEFAULT_WEBHOOK_SLOTS } from '../../domain/run-webhook.js';
 import { withTimeout } from '../../domain/timeout.js';
 import type { WebhookConsumer, WebhookHandler, WebhookJob, WebhookQueue, WebhookRetryOptions, WebhookSlots } from '../../ports/webhook-queue.js';
 
+/** Deliveries done (delivered, refused or out of attempts) whose run ids are kept to collapse a late second enqueue. */
+const DONE_KEPT = 1000;
+
 interface Ready {
   job: WebhookJob;
   attempt: number;
@@ -10,8 +13,10 @@ interface Ready {
 /**
  * The webhook queue and its consumer in one process (embedded mode): each delivery is attempted
  * as soon as a slot is free, and again on in-process timers (the pause doubling) until it is
- * done or out of attempts. A run's delivery waiting or running is not queued twice. Nothing
- * survives the process.
+ * done or out of attempts. A run's delivery is not queued twice while it waits, runs, or is
+ * among the last {@link DONE_KEPT} done (as the Redis queue keeps its finished jobs), so the
+ * process that ends a run and the one that deletes it may both enqueue it. Nothing survives
+ * the process.
  *
  * Slots ({@link WebhookSlots}): at most `concurrency` attempts at once, at most `perTenant` of
  * them one tenant's. Attempts that are due wait in one line per tenant, and a free slot goes to
@@ -19,7 +24,10 @@ interface Ready {
  * whose receiver hangs never holds the slots another tenant's delivery needs.
  */
 export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
+  /** Run ids of the deliveries waiting or running. */
   private readonly known = new Set<string>();
+  /** Run ids of the last DONE_KEPT deliveries done, oldest first. */
+  private readonly done = new Set<string>();
   /** Due attempts, one line per tenant; the map's order is the turn (a tenant served moves to the end). */
   private readonly ready = new Map<string, Ready[]>();
   /** Attempts running, per tenant. */
@@ -41,7 +49,7 @@ export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
 
   async enqueue(job: WebhookJob): Promise<void> {
     if (this.closed) throw new Error('The webhook queue is closed.');
-    if (this.known.has(job.run_id)) return;
+    if (this.known.has(job.run_id) || this.done.has(job.run_id)) return;
     this.known.add(job.run_id);
     this.due(job, 1);
   }
@@ -80,9 +88,7 @@ export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
     this.held.set(job.tenant, (this.held.get(job.tenant) ?? 0) + 1);
     const task = this.handler!(job, attempt)
       .then(
-        () => {
-          this.known.delete(job.run_id);
-        },
+        () => this.finish(job.run_id),
         (error: unknown) => this.failed(job, attempt, error instanceof Error ? error : new Error(String(error))),
       )
       .finally(() => {
@@ -96,9 +102,16 @@ export class MemoryWebhookQueue implements WebhookQueue, WebhookConsumer {
     this.running.add(task);
   }
 
+  /** A delivery is done for good: its run id moves to the ones kept done. */
+  private finish(runId: string): void {
+    this.known.delete(runId);
+    this.done.add(runId);
+    if (this.done.size > DONE_KEPT) this.done.delete(this.done.values().next().value!);
+  }
+
   private failed(job: WebhookJob, attempt: number, error: Error): void {
     if (attempt >= this.options.attempts || this.closed) {
-      this.known.delete(job.run_id);
+      this.finish(job.run_id);
       this.onFailed?.(job, error);
       return;
     }

@@ -142,6 +142,20 @@ export function langgraphRunRoutes(deps: AppDeps): AnyRoute[] {
     }),
     defineLangGraphRoute({
       method: 'POST',
+      path: '/runs',
+      operationId: 'createStatelessRun',
+      summary: 'Run on a new thread, in the background (LangGraph, stateless)',
+      body: RunCreateBody,
+      bodyExamples: STATELESS_EXAMPLES,
+      responses: { 200: { description: 'The run, pending', schema: LangGraphRunSchema, headers: { 'Content-Location': 'the run' } }, ...starts },
+      handler: async ({ body, principal, ctx }) => {
+        const run = await createRun(deps, principal, withHeaders(body, ctx));
+        const kept = body.on_completion === 'keep';
+        return { status: 200, body: run, headers: { 'Content-Location': kept ? `/threads/${run.thread_id}/runs/${run.run_id}` : `/runs/${run.run_id}` } };
+      },
+    }),
+    defineLangGraphRoute({
+      method: 'POST',
       path: '/runs/wait',
       operationId: 'waitStatelessRun',
       summary: 'Run on a new thread and answer its values once the run stops (LangGraph, stateless)',
