@@ -48,6 +48,8 @@ export interface AppOptions {
   httpApp?: HttpApp | undefined;
   /** The generative UI bundles of langgraph.json `ui`, served at /ui/{name} (src/http/langgraph/ui-routes.ts). */
   uiBundles?: UiBundles | undefined;
+  /** Endpoints that verify their callers themselves (the chat gateway's), served before the routes and the http.app. */
+  endpoints?: readonly Middleware[];
 }
 
 /** agentplane's version, in the OpenAPI document and LangGraph's GET /info. */
@@ -146,6 +148,7 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     );
   }
   if (config.SERVICE_EXAMPLES) app.use(exampleChatPage());
+  for (const endpoint of options.endpoints ?? []) app.use(endpoint);
   if (options.httpApp) {
     const publicPaths = new Set(routes.filter((route) => route.public).map((route) => route.path));
     app.use(

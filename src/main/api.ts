@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { exitOnConfigError, type Config } from '../config.js';
 import { watchAgents } from '../runtime/agents-watch.js';
 import { createApiServer } from './api-server.js';
+import { loadChatConfig } from '../integrations/gateway/config.js';
+import { startConfiguredGateway } from './chat-gateway.js';
 import { corsPolicy, langgraphJsonCors } from '../http/cors.js';
 import { allowedHosts } from '../http/local-guard.js';
 import { bindLangGraphClient, bootProcess, corsReach, exitOnStartupError, listenOrExit, listeningAt, openAccessLine, shutdownOnSignals, uiBundlesOf } from './process.js';
@@ -15,10 +17,14 @@ import { securityOptions } from './security.js';
  * agents in this process.
  */
 export async function runApi(config?: Config, options: { watch?: boolean } = {}): Promise<void> {
+  // The chat gateway's settings (SLACK_*, DISCORD_*, TELEGRAM_*): a bad one stops the process before it boots.
+  const chat = exitOnConfigError(() => loadChatConfig(process.env));
   const composition = await bootProcess({ config });
   const { logger } = composition;
   const uiBundles = await exitOnStartupError(() => uiBundlesOf(composition.config));
-  const api = exitOnConfigError(() => createApiServer(composition, { ...securityOptions(composition.config, composition.backend.limiters), uiBundles }));
+  const gateway = await exitOnStartupError(() => startConfiguredGateway(composition, chat));
+  const endpoints = gateway ? [gateway.middleware()] : [];
+  const api = exitOnConfigError(() => createApiServer(composition, { ...securityOptions(composition.config, composition.backend.limiters), uiBundles, endpoints }));
   const { SERVICE_HOST: host, SERVICE_PORT: port } = composition.config;
   await listenOrExit({ host: 'SERVICE_HOST', port: 'SERVICE_PORT' }, { host, port }, () => api.listen());
   const { address, url } = listeningAt(api.server, host);
@@ -36,7 +42,10 @@ export async function runApi(config?: Config, options: { watch?: boolean } = {})
   if (options.watch && !modulePath) logger.info('--watch: no AGENTS_MODULE, nothing to watch (the built-in agents)');
   const watch = options.watch && modulePath ? watchAgents({ modulePath, registry: composition.agents, logger }) : undefined;
   shutdownOnSignals(composition, api, {
-    closeFirst: async () => watch?.close(),
+    closeFirst: async () => {
+      await watch?.close();
+      await gateway?.close();
+    },
     delayMs: composition.config.SERVICE_SHUTDOWN_DELAY_MS,
     timeoutMs: composition.config.SERVICE_SHUTDOWN_TIMEOUT_MS,
     endStreams: () => api.deps.streams.endAll(),

@@ -1,0 +1,207 @@
+import type { Logger } from 'pino';
+import { isAppError } from '../../domain/errors.js';
+import type { StoredEvent } from '../../domain/types.js';
+import type { Deduplicator } from '../../ports/deduplicator.js';
+import type { EventBus } from '../../ports/event-bus.js';
+import type { RunControl } from '../../ports/run-control.js';
+import type { Store } from '../../ports/store.js';
+import { InFlight } from '../shared/in-flight.js';
+import { placeOf, sessionOf, type ChatPlatform, type MessageRef, type Place, type PlatformName } from './platform.js';
+import { replyOf } from './render.js';
+
+/** How long a claim on a message, a post or an edit is kept: far longer than any platform retries. */
+const CLAIM_TTL_MS = 24 * 60 * 60 * 1000;
+/** Approval messages remembered per platform for editing; the oldest are forgotten first. */
+const MAX_REFS = 10_000;
+
+export interface GatewayDeps {
+  runs: RunControl;
+  store: Store;
+  events: EventBus;
+  /** The backend's: shared by every replica on Redis, so each post and edit is made once. */
+  deduplicator: Deduplicator;
+  logger: Logger;
+}
+
+/** What a press of an approval button came to. */
+export type PressOutcome = 'decided' | 'not_allowed' | 'already_decided' | 'not_found';
+
+/** The text a refused press shows its presser. */
+export const PRESS_REFUSALS: Readonly<Record<Exclude<PressOutcome, 'decided'>, string>> = {
+  not_allowed: 'You may not decide approvals.',
+  already_decided: 'This approval was already decided.',
+  not_found: 'This approval does not exist any more.',
+};
+
+/**
+ * The platform-independent half of the chat gateway. Inbound, platforms hand it messages
+ * (started as runs of the platform's agent on the conversation's session) and button presses
+ * (decided through `RunControl.answerApproval`, as POST /api/approval/respond). Outbound, it
+ * follows the run events of each tenant: an `interrupted` run's approval is posted, an
+ * `approval_decided` (any decider: a button, the console, the API, a timeout) or a `cancelled`
+ * run edits the approval's message, a `completed` or `failed` run of a conversation posts its
+ * answer. Every replica hears every event; a claim in the backend's deduplicator lets exactly
+ * one of them act on each (post, edit, answer).
+ */
+export class GatewayCore {
+  private readonly platforms = new Map<PlatformName, ChatPlatform>();
+  /** Approval messages this replica posted or saw pressed: `<platform>:<approval id>` → where. */
+  private readonly refs = new Map<string, { ref: MessageRef; runId?: string }>();
+  private readonly tasks: InFlight;
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.tasks = new InFlight((error) => deps.logger.error({ err: error }, 'chat gateway task failed'));
+  }
+
+  /** Adds a platform; call before {@link start}. */
+  add(platform: ChatPlatform): void {
+    this.platforms.set(platform.name, platform);
+  }
+
+  /** Follows the events of every tenant a platform serves; resolves once live delivery is established. */
+  async start(): Promise<void> {
+    for (const tenant of new Set([...this.platforms.values()].map((p) => p.config.tenant))) {
+      this.unsubscribe.push(this.deps.events.subscribe(tenant, (event) => this.heard(tenant, event)));
+    }
+    await this.deps.events.ready(10_000);
+  }
+
+  /** Stops following events and waits for the posts and edits under way. */
+  async close(): Promise<void> {
+    for (const stop of this.unsubscribe.splice(0)) stop();
+    await this.tasks.drain();
+  }
+
+  /** Claims `key` once across every replica: false when another delivery or replica has it. */
+  claim(key: string): Promise<boolean> {
+    return this.deps.deduplicator.claim(`chat:${key}`, CLAIM_TTL_MS);
+  }
+
+  /** Gives up a claim whose work failed, so the platform's retry is handled. */
+  release(key: string): Promise<void> {
+    return this.deps.deduplicator.release(`chat:${key}`);
+  }
+
+  /** Whether a conversation's session exists (a thread reply without a mention continues one only). */
+  async conversationExists(platform: ChatPlatform, place: Place): Promise<boolean> {
+    return (await this.deps.store.sessions.getSession(platform.config.tenant, sessionOf(platform.name, place))) !== null;
+  }
+
+  /**
+   * A user's message: starts a run of the platform's agent on the conversation's session, after
+   * a run still active there (`multitask: enqueue`). Its answer is posted when it ends.
+   */
+  async converse(platform: ChatPlatform, place: Place, text: string): Promise<void> {
+    const { agent, tenant } = platform.config;
+    if (agent === undefined) return;
+    const session_id = sessionOf(platform.name, place);
+    const ticket = await this.deps.runs.startRun(tenant, {
+      agent_id: agent,
+      session_id,
+      input: { messages: [{ role: 'user', content: text }] },
+      multitask: 'enqueue',
+    });
+    this.deps.logger.info({ platform: platform.name, session_id, run_id: ticket.run_id }, 'chat message started a run');
+  }
+
+  /**
+   * A press of Approve or Reject by `userId` on the message `ref`: refused unless the user is an
+   * approver; else decided with `decided_by: "<platform>:<user id>"`. A second press or a replay
+   * is `already_decided` and changes nothing. The message is edited when the decision is heard.
+   */
+  async press(platform: ChatPlatform, approvalId: string, approved: boolean, userId: string, ref: MessageRef): Promise<PressOutcome> {
+    const role = platform.config.approvers.get(userId);
+    if (role === undefined) return 'not_allowed';
+    // Remembered before deciding, so that this replica, hearing the decision, can edit the message.
+    this.remember(platform.name, approvalId, { ref });
+    try {
+      await this.deps.runs.answerApproval(platform.config.tenant, approvalId, { approved, comment: '', decided_by: `${platform.name}:${userId}` });
+    } catch (error) {
+      if (isAppError(error) && error.code === 'conflict') return 'already_decided';
+      if (isAppError(error) && error.code === 'not_found') return 'not_found';
+      throw error;
+    }
+    this.deps.logger.info({ platform: platform.name, approval_id: approvalId, approved, user: userId, role }, 'chat approval decided');
+    return 'decided';
+  }
+
+  private heard(tenant: string, stored: StoredEvent): void {
+    const { event } = stored;
+    for (const platform of this.platforms.values()) {
+      if (platform.config.tenant !== tenant) continue;
+      if (event.type === 'interrupted' && event.approval_id) void this.tasks.run(() => this.postApproval(platform, event.approval_id!, event.session));
+      if (event.type === 'approval_decided' && event.approval_id) void this.tasks.run(() => this.showOutcome(platform, event.approval_id!));
+      if (event.type === 'cancelled') {
+        for (const [key, entry] of this.refs) {
+          if (entry.runId === event.run_id && key.startsWith(`${platform.name}:`)) void this.tasks.run(() => this.showOutcome(platform, key.slice(platform.name.length + 1)));
+        }
+      }
+      if (event.type === 'completed' || event.type === 'failed') void this.tasks.run(() => this.answer(platform, tenant, stored));
+    }
+  }
+
+  /** Where a run's approval goes on `platform`: its conversation, else the approvals channel unless another platform's conversation has it. */
+  private approvalPlace(platform: ChatPlatform, sessionId: string): Place | undefined {
+    const owner = placeOf(sessionId);
+    if (owner && owner.platform === platform.name) return owner.place;
+    if (owner && this.platforms.get(owner.platform)?.config.tenant === platform.config.tenant) return undefined;
+    return platform.config.approvalsTarget === undefined ? undefined : { channel: platform.config.approvalsTarget };
+  }
+
+  private async postApproval(platform: ChatPlatform, approvalId: string, sessionId: string): Promise<void> {
+    if (platform.config.approvers.size === 0) return;
+    const place = this.approvalPlace(platform, sessionId);
+    if (!place) return;
+    const key = `${platform.name}:post:${approvalId}`;
+    if (!(await this.claim(key))) return;
+    const approval = await this.deps.store.approvals.getApproval(platform.config.tenant, approvalId);
+    if (approval?.status !== 'pending') return;
+    let ref: MessageRef;
+    try {
+      ref = await platform.postApproval(place, approval);
+    } catch (error) {
+      await this.release(key);
+      throw error;
+    }
+    this.remember(platform.name, approvalId, { ref, runId: approval.run_id });
+    // Decided while it was being posted: the decision's event found no message to edit.
+    const now = await this.deps.store.approvals.getApproval(platform.config.tenant, approvalId);
+    if (now && now.status !== 'pending') await this.showOutcome(platform, approvalId);
+  }
+
+  private async showOutcome(platform: ChatPlatform, approvalId: string): Promise<void> {
+    const key = `${platform.name}:${approvalId}`;
+    const entry = this.refs.get(key);
+    if (!entry) return;
+    const approval = await this.deps.store.approvals.getApproval(platform.config.tenant, approvalId);
+    if (!approval || approval.status === 'pending') return;
+    this.refs.delete(key);
+    if (!(await this.claim(`${platform.name}:edit:${approvalId}`))) return;
+    await platform.showOutcome(entry.ref, approval);
+  }
+
+  private async answer(platform: ChatPlatform, tenant: string, stored: StoredEvent): Promise<void> {
+    const { event } = stored;
+    const owner = placeOf(event.session);
+    if (!owner || owner.platform !== platform.name) return;
+    if (!(await this.claim(`${platform.name}:answer:${event.run_id}`))) return;
+    if (event.type === 'failed') {
+      await platform.postReply(owner.place, `The agent failed: ${event.error ?? 'unknown error'}`);
+      return;
+    }
+    const run = await this.deps.store.runs.getRun(tenant, event.run_id);
+    const checkpoint = await this.deps.store.sessions.getCheckpoint(tenant, event.session, run?.seq_num);
+    const reply = replyOf(checkpoint?.state);
+    if (reply !== undefined) await platform.postReply(owner.place, reply);
+  }
+
+  private remember(platform: PlatformName, approvalId: string, entry: { ref: MessageRef; runId?: string }): void {
+    const key = `${platform}:${approvalId}`;
+    const known = this.refs.get(key);
+    // Re-inserted, so the newest are forgotten last.
+    this.refs.delete(key);
+    this.refs.set(key, { ...known, ...entry });
+    if (this.refs.size > MAX_REFS) this.refs.delete(this.refs.keys().next().value!);
+  }
+}
