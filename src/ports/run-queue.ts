@@ -1,6 +1,7 @@
+import type { TenantQueueDepth } from '../domain/fair-share.js';
 import type { RunJob } from '../domain/types.js';
 
-export type { RunJob };
+export type { RunJob, TenantQueueDepth };
 
 /** Executes one job; throws only for infrastructure failures (the queue retries those). */
 export type RunHandler = (job: RunJob) => Promise<void>;
@@ -8,10 +9,29 @@ export type RunHandler = (job: RunJob) => Promise<void>;
 /**
  * The queue between API replicas and workers. Enqueueing the same job twice is harmless: job
  * ids derive from the run (and approval), and the executor ignores runs already finished.
+ *
+ * Jobs wait per tenant and are admitted to worker slots by one rule (the same on every
+ * adapter): free slots go to the tenants with waiting jobs in turn, a tenant of weight w taking
+ * w jobs per turn, skipping a tenant at its running cap; within a tenant, `start` jobs in
+ * arrival order, `resume` jobs (a run continuing) before them. A tenant alone gets every slot.
  */
 export interface RunQueue {
-  /** Queues the job; with `delayMs`, a worker takes it no sooner than that (a delayed start). */
+  /**
+   * Queues the job; with `delayMs`, it waits for its turn only from then on (a delayed start).
+   * Never refuses for a full queue: a start checks {@link checkRoom} before it stores its run.
+   */
   enqueue(job: RunJob, options?: { delayMs?: number }): Promise<void>;
+  /**
+   * Rejects with `rate_limited` (Retry-After) when the tenant has as many jobs waiting as its
+   * queued cap allows. A probe, not a reservation: starts racing past it may each be queued.
+   */
+  checkRoom(tenant: string): Promise<void>;
+  /** Takes the run's waiting jobs out of the queue (the run ended before its turn): their turn and count go back. */
+  withdraw(run: { tenant: string; id: string; approval_id?: string }): Promise<void>;
+  /** Where the tenant's queue stands. */
+  depth(tenant: string): Promise<TenantQueueDepth>;
+  /** The tenants with jobs waiting or admitted, most waiting first, at most `limit` of them. */
+  depths(limit: number): Promise<TenantQueueDepth[]>;
   /**
    * True when a job of the run (its start, a resume, or the resume after `approval_id`) is
    * waiting, delayed or active: a run with none and not interrupted is stuck.

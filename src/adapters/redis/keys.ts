@@ -259,3 +259,18 @@ export class RedisKeys {
     return { latest: t, versions: (assistantId: string) => `${t}:versions:${assistantId}`, graphs: `${t}:graphs`, bytes: `${t}:bytes` };
   }
 }
+
+/**
+ * The keys of the run queue's admission step (lua/includes/admitRuns.lua says what each holds),
+ * under BullMQ's key prefix ({@link RedisKeys.queuePrefix}): on a cluster they share the runs
+ * queue's hash tag, so the admission scripts touch one slot. `pending` prefixes each tenant's
+ * list of waiting job ids (the tenant name follows).
+ */
+export function admissionKeys(queuePrefix: string) {
+  const a = `${queuePrefix}:admission`;
+  return {
+    keys: [`${a}:jobs`, `${a}:ring`, `${a}:credit`, `${a}:queued`, `${a}:running`, `${a}:admitted`, `${a}:delayed`, `${a}:workers`],
+    pending: `${a}:pending:`,
+    reconcileLock: `${a}:reconcile-lock`,
+  };
+}

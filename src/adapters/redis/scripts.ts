@@ -41,6 +41,11 @@ const SCRIPT_FILES = [
   'changeAssistant-4',
   'deleteAssistant-4',
   'indexSessionsMetadata-2',
+  'enqueueRun-8',
+  'admitRuns-8',
+  'releaseRun-8',
+  'withdrawRun-8',
+  'reconcileRuns-8',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

@@ -1,0 +1,28 @@
+--[[
+  Queues a run job for its turn, then admits jobs while worker slots are free. A job id already
+  waiting or admitted is not queued again (a job is never admitted twice).
+
+  KEYS[1] jobs   KEYS[2] ring   KEYS[3] credit   KEYS[4] queued   KEYS[5] running
+  KEYS[6] admitted   KEYS[7] delayed   KEYS[8] workers   (includes/admitRuns.lua says what each holds)
+
+  ARGV[1] prefix of the tenants' pending lists   ARGV[2] policy (JSON)
+  ARGV[3] job id   ARGV[4] job JSON (its tenant and kind are read from it)
+  ARGV[5] delay (ms): above 0, the job waits its turn only from then on
+
+  Returns {1 when queued, 0 when it was there already, then the JSON of each job admitted…}.
+]]
+--@include admitRuns
+local prefix, now, policy = ARGV[1], server_now(), cjson.decode(ARGV[2])
+local id, data, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
+if redis.call('HEXISTS', KEYS[1], id) == 1 or redis.call('HEXISTS', KEYS[6], id) == 1 then return {0} end
+local job = cjson.decode(data)
+redis.call('HSET', KEYS[1], id, data)
+redis.call('HINCRBY', KEYS[4], job.tenant, 1)
+if delay > 0 then
+  redis.call('ZADD', KEYS[7], now + delay, id)
+else
+  push_pending(prefix, policy, id, job)
+end
+local reply = admit(prefix, now, policy)
+table.insert(reply, 1, 1)
+return reply

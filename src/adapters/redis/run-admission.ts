@@ -1,0 +1,139 @@
+import type { Queue } from 'bullmq';
+import { queueFull, shareOf, type FairShare, type TenantQueueDepth } from '../../domain/fair-share.js';
+import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
+import type { RunJob } from '../../domain/types.js';
+import type { RedisClient } from './connection.js';
+import { admissionKeys } from './keys.js';
+import { loadScripts, type ScriptCaller } from './scripts.js';
+
+/** BullMQ options of every run job (retries of infrastructure failures, what is kept of finished ones). */
+export interface RunJobOptions {
+  attempts: number;
+  backoff: { type: 'exponential'; delay: number };
+  removeOnComplete: { count: number };
+  removeOnFail: { count: number };
+}
+
+/**
+ * The Redis side of the run queue's admission rule (lua/includes/admitRuns.lua): jobs wait in
+ * per-tenant lists until a script admits them to a worker slot, then they are added to the
+ * BullMQ `runs` queue (with the run's job id, so adding one twice is harmless) where the
+ * workers take them. Producers and workers both hold one.
+ */
+export class RunAdmission {
+  private readonly script: ScriptCaller;
+  private readonly keys;
+  private readonly policy: string;
+
+  constructor(
+    private readonly redis: RedisClient,
+    queuePrefix: string,
+    private readonly queue: Queue,
+    private readonly jobOptions: RunJobOptions,
+    private readonly fair: FairShare,
+  ) {
+    this.script = loadScripts(redis);
+    this.keys = admissionKeys(queuePrefix);
+    this.policy = policyJson(fair);
+  }
+
+  /** Queues the job for its turn (after `delayMs`), then hands the jobs it admitted to BullMQ. */
+  async enqueue(job: RunJob, delayMs = 0): Promise<void> {
+    const [, ...admitted] = await this.script<[number, ...string[]]>('enqueueRun', this.keys.keys, [
+      this.keys.pending,
+      this.policy,
+      runJobId(job),
+      JSON.stringify(job),
+      Math.max(0, Math.round(delayMs)),
+    ]);
+    await this.dispatch(admitted);
+  }
+
+  /** The admission step, with a worker's heartbeat (`slots` for `lastsMs`; 0 ms removes it). */
+  async admit(worker?: { id: string; slots: number; lastsMs: number }): Promise<void> {
+    const member = worker ? `${worker.id} ${worker.slots}` : '';
+    const admitted = await this.script<string[]>('admitRuns', this.keys.keys, [this.keys.pending, this.policy, member, worker?.lastsMs ?? 0]);
+    await this.dispatch(admitted);
+  }
+
+  /** Gives a job's slot back (it is done for good) and hands the jobs then admitted to BullMQ. */
+  async release(jobId: string): Promise<void> {
+    await this.dispatch(await this.script<string[]>('releaseRun', this.keys.keys, [this.keys.pending, this.policy, jobId]));
+  }
+
+  async withdraw(run: { id: string; approval_id?: string }): Promise<void> {
+    await this.script('withdrawRun', this.keys.keys, [this.keys.pending, ...liveJobIds(run)]);
+  }
+
+  async checkRoom(tenant: string): Promise<void> {
+    const { maxQueued } = shareOf(this.fair, tenant);
+    if (maxQueued <= 0) return;
+    const queued = Number((await this.redis.hget(this.keys.keys[3]!, tenant)) ?? 0);
+    if (queued >= maxQueued) throw queueFull(queued, maxQueued);
+  }
+
+  /** Whether one of the ids is waiting or admitted (not yet released). */
+  async holds(ids: readonly string[]): Promise<boolean> {
+    const [jobs, , , , , admitted] = this.keys.keys;
+    const found = await Promise.all(ids.flatMap((id) => [this.redis.hexists(jobs!, id), this.redis.hexists(admitted!, id)]));
+    return found.some((n) => n === 1);
+  }
+
+  async depth(tenant: string): Promise<TenantQueueDepth> {
+    const [queued, running] = await Promise.all([this.redis.hget(this.keys.keys[3]!, tenant), this.redis.hget(this.keys.keys[4]!, tenant)]);
+    return { tenant, queued: Number(queued ?? 0), running: Number(running ?? 0) };
+  }
+
+  /** Every tenant with jobs waiting or admitted (the hashes hold no others), most waiting first, at most `limit`. */
+  async depths(limit: number): Promise<TenantQueueDepth[]> {
+    const [queued, running] = await Promise.all([this.redis.hgetall(this.keys.keys[3]!), this.redis.hgetall(this.keys.keys[4]!)]);
+    const tenants = new Set([...Object.keys(queued), ...Object.keys(running)]);
+    return [...tenants]
+      .map((tenant) => ({ tenant, queued: Number(queued[tenant] ?? 0), running: Number(running[tenant] ?? 0) }))
+      .sort((a, b) => b.queued - a.queued || b.running - a.running || a.tenant.localeCompare(b.tenant))
+      .slice(0, limit);
+  }
+
+  /**
+   * Repairs what a crash or a failover can leave behind, one process at a time (a lock that
+   * lapses): a job admitted but absent from BullMQ (its admitter died before adding it) is
+   * added; one BullMQ finished whose release was lost is released; the counts and the ring
+   * are recomputed from the jobs themselves. Returns how many jobs it added and released.
+   */
+  async reconcile(lockMs: number): Promise<{ added: number; released: number }> {
+    const taken = await this.redis.set(this.keys.reconcileLock, '1', 'PX', lockMs, 'NX');
+    if (taken !== 'OK') return { added: 0, released: 0 };
+    const admitted = await this.redis.hgetall(this.keys.keys[5]!);
+    const lost: string[] = [];
+    let released = 0;
+    for (const [id, data] of Object.entries(admitted)) {
+      const state = await this.queue.getJobState(id);
+      if (state === 'unknown') lost.push(data);
+      else if (state === 'completed' || state === 'failed') {
+        await this.release(id);
+        released += 1;
+      }
+    }
+    await this.dispatch(lost);
+    await this.script('reconcileRuns', this.keys.keys, [this.keys.pending, this.policy]);
+    return { added: lost.length, released };
+  }
+
+  private async dispatch(admitted: readonly string[]): Promise<void> {
+    if (admitted.length === 0) return;
+    const jobs = admitted.map((data) => JSON.parse(data) as RunJob);
+    await this.queue.addBulk(jobs.map((job) => ({ name: job.kind, data: job, opts: { ...this.jobOptions, jobId: runJobId(job) } })));
+  }
+}
+
+/** The policy as the scripts read it: `{"d": [weight, max running], "t": {tenant: [weight, max running]}}`. */
+function policyJson(fair: FairShare): string {
+  const pair = (tenant: string) => {
+    const share = shareOf(fair, tenant);
+    return [share.weight, share.maxRunning];
+  };
+  return JSON.stringify({
+    d: [fair.defaults.weight, fair.defaults.maxRunning],
+    t: Object.fromEntries(Object.keys(fair.tenants).map((tenant) => [tenant, pair(tenant)])),
+  });
+}

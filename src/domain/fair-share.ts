@@ -1,0 +1,53 @@
+import { AppError } from './errors.js';
+
+/** How a tenant shares the worker slots with the others. */
+export interface TenantShare {
+  /** Runs admitted per turn of the tenant ring (a weight of 2 gets twice the slots of 1 under contention). */
+  weight: number;
+  /** Most runs of the tenant admitted (running) at once; 0 for no cap beyond the fair share. */
+  maxRunning: number;
+  /** Most runs of the tenant waiting for a slot; a start past it is refused (429). 0 for no cap. */
+  maxQueued: number;
+}
+
+/**
+ * The admission rule's settings: every tenant's share, with overrides by tenant name
+ * (SERVICE_TENANT_MAX_QUEUED, SERVICE_TENANT_MAX_RUNNING, SERVICE_TENANTS).
+ */
+export interface FairShare {
+  defaults: TenantShare;
+  tenants: Readonly<Record<string, Partial<TenantShare>>>;
+}
+
+/** A shared deployment's defaults: equal weights, no running cap beyond the fair share, 1,000 queued runs per tenant. */
+export const DEFAULT_FAIR_SHARE: FairShare = Object.freeze({
+  defaults: Object.freeze({ weight: 1, maxRunning: 0, maxQueued: 1000 }),
+  tenants: Object.freeze({}),
+});
+
+/** Seconds a start refused for a full queue is told to wait (Retry-After). */
+export const QUEUE_FULL_RETRY_AFTER_S = 5;
+
+/** A tenant's share: its overrides over the defaults. */
+export function shareOf(fair: FairShare, tenant: string): TenantShare {
+  return { ...fair.defaults, ...fair.tenants[tenant] };
+}
+
+/**
+ * The refusal of a start when the tenant already has `queued` runs waiting and its cap is
+ * `maxQueued`: 429 `rate_limited` with Retry-After, before anything is stored.
+ */
+export function queueFull(queued: number, maxQueued: number): AppError {
+  return new AppError(
+    'rate_limited',
+    `The tenant already has ${queued} runs waiting for a worker (its cap is ${maxQueued}); retry in ${QUEUE_FULL_RETRY_AFTER_S} s.`,
+    { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_S) } },
+  );
+}
+
+/** Where a tenant's queue stands: runs waiting for a slot (delayed ones included) and runs admitted. */
+export interface TenantQueueDepth {
+  tenant: string;
+  queued: number;
+  running: number;
+}

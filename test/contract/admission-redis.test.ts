@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { Queue } from 'bullmq';
+import { admissionKeys } from '../../src/adapters/redis/keys.js';
+import { RunAdmission } from '../../src/adapters/redis/run-admission.js';
+import { BullRunConsumer, BullRunQueue, RUNS_QUEUE } from '../../src/adapters/redis/run-queue.js';
+import { DEFAULT_FAIR_SHARE } from '../../src/domain/fair-share.js';
+import { loadScripts } from '../../src/adapters/redis/scripts.js';
+import { runJobId } from '../../src/domain/run-jobs.js';
+import type { RunJob } from '../../src/domain/types.js';
+import { uniquePrefix, useRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+
+const redis = useRedis();
+
+const job = (tenant: string): RunJob => ({ kind: 'start', tenant, run_id: randomUUID(), session_id: randomUUID(), agent_id: 'echo' });
+const POLICY = JSON.stringify({ d: [1, 0], t: {} });
+
+/** What only the Redis adapter can meet: a process dying inside the admission, counts drifting. */
+describe('RunQueue admission on Redis: crashes and drift', () => {
+  const setUp = () => {
+    const prefix = uniquePrefix('admission');
+    const connection = () => redis.connect({ maxRetriesPerRequest: null });
+    const queue = new BullRunQueue({ connection: connection(), prefix });
+    const consumer = new BullRunConsumer({ connection: connection(), prefix, concurrency: 2, lockDurationMs: 30_000 });
+    onTestFinished(async () => {
+      await consumer.close(2_000);
+      await queue.close();
+    });
+    return { prefix, queue, consumer, keys: admissionKeys(prefix), client: redis.connect() };
+  };
+
+  it('adds a job admitted by a process that died before handing it to BullMQ (the reconcile pass)', async () => {
+    const { queue, consumer, keys, client } = setUp();
+    const lost = job('a');
+    const script = loadScripts(client);
+    // A live worker's slot, then the admission as a dying API replica runs it: admitted, never added.
+    await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
+    const [queued, ...admitted] = await script<[number, ...string[]]>('enqueueRun', keys.keys, [keys.pending, POLICY, runJobId(lost), JSON.stringify(lost), 0]);
+    expect([queued, admitted.length]).toEqual([1, 1]);
+    expect(await queue.hasLiveJob({ id: lost.run_id })).toBe(true);
+    const seen: string[] = [];
+    consumer.start(async (j) => void seen.push(j.run_id));
+    await waitFor('the lost job delivered', () => seen.includes(lost.run_id), 20_000);
+    await waitFor('its slot given back', async () => (await queue.depth('a')).running === 0);
+    expect(seen).toEqual([lost.run_id]);
+  });
+
+  it('recomputes counts and the ring that drifted (a failover lost writes) from the jobs themselves', async () => {
+    const { prefix, queue, consumer, keys, client } = setUp();
+    const jobs = [job('a'), job('a')];
+    for (const j of jobs) await queue.enqueue(j);
+    await client.hset(keys.keys[3]!, 'a', 40, 'ghost', 7);
+    await client.hset(keys.keys[4]!, 'a', 9);
+    await client.del(keys.keys[1]!, keys.keys[2]!);
+    expect(await queue.depth('a')).toEqual({ tenant: 'a', queued: 40, running: 9 });
+    const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
+    onTestFinished(() => bull.close());
+    const admission = new RunAdmission(client, prefix, bull, { attempts: 1, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { count: 10 }, removeOnFail: { count: 10 } }, DEFAULT_FAIR_SHARE);
+    await admission.reconcile(1_000);
+    expect(await queue.depths(10)).toEqual([{ tenant: 'a', queued: 2, running: 0 }]);
+    // The ring holds the tenant again: its jobs get their turn.
+    const seen: string[] = [];
+    consumer.start(async (j) => void seen.push(j.run_id));
+    await waitFor('both jobs delivered', () => seen.length === 2);
+    expect(seen.sort()).toEqual(jobs.map((j) => j.run_id).sort());
+  });
+});
