@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
-import { type Agent, type GraphAgent } from './agent.js';
+import type { Agent, GraphAgent } from '../runtime/agent.js';
 
 const INSTALL = 'graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core';
 

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { builtInAgents } from '../agents/index.js';
 import { ConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Config } from '../config.js';
 import { LOOPBACK_ORIGINS, type CorsPolicy } from '../http/cors.js';
 import type { Lifecycle } from '../http/deps.js';
@@ -11,10 +12,10 @@ import { hostPort } from '../http/listen.js';
 import type { Agent } from '../runtime/agent.js';
 import type { HttpApp } from '../ports/http-app.js';
 import type { UiBundles } from '../ports/ui-bundles.js';
-import { loadGraphs, withGraphs } from '../runtime/graphs.js';
 import { AgentsModuleError } from '../runtime/load-error.js';
 import { AgentRegistry, loadAgents } from '../runtime/registry.js';
 import { compose, type Composition } from './compose.js';
+import { loadGraphs, withGraphs } from './graphs.js';
 import { createLogger } from './logger.js';
 import { createShutdown, onTerminationSignals } from './shutdown.js';
 
@@ -79,8 +80,9 @@ export async function loadAgentsAndGraphs(config: Config, given?: readonly Agent
  * The agents of AGENTS_MODULE; a path with no file, or a module that cannot load or exports
  * no agents, is a ConfigError naming the setting, in one line saying what to change.
  */
-async function loadAgentsOf(modulePath: string | undefined): ReturnType<typeof loadAgents> {
-  if (modulePath && !existsSync(resolve(modulePath))) {
+async function loadAgentsOf(modulePath: string | undefined): Promise<AgentRegistry> {
+  if (!modulePath) return new AgentRegistry(builtInAgents);
+  if (!existsSync(resolve(modulePath))) {
     throw new ConfigError('AGENTS_MODULE', `no file at ${resolve(modulePath)}`);
   }
   try {

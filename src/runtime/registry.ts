@@ -1,4 +1,3 @@
-import { builtInAgents } from '../agents/index.js';
 import { isGraphAgent, type Agent, type GraphAgent, type NativeAgent } from './agent.js';
 import { importAgentsModule } from './import-module.js';
 import { AgentsModuleError, describeLoadError } from './load-error.js';
@@ -55,13 +54,13 @@ function isAgent(value: unknown): value is NativeAgent {
 }
 
 /**
- * The built-in agents, or those of AGENTS_MODULE: a `.js`, `.mjs` or `.ts` module whose
- * default export is an array of agents (made with `defineAgent`) or whose named exports are agents.
- * A module that cannot load, or exports no agents, is an {@link AgentsModuleError} (one line);
- * an error of the module's own settings (a ConfigError it throws) is thrown as it is.
+ * The agents of AGENTS_MODULE: a `.js`, `.mjs` or `.ts` module whose default export is an
+ * array of agents (made with `defineAgent`) or whose named exports are agents. A module that
+ * cannot load, or exports no agents, is an {@link AgentsModuleError} (one line); an error of
+ * the module's own settings (a ConfigError it throws) is thrown as it is. Without a module, a
+ * process serves the built-in agents its composition root gives it (src/main/process.ts).
  */
-export async function loadAgents(modulePath: string | undefined): Promise<AgentRegistry> {
-  if (!modulePath) return new AgentRegistry(builtInAgents);
+export async function loadAgents(modulePath: string): Promise<AgentRegistry> {
   return new AgentRegistry(await loadAgentsModule(modulePath));
 }
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { builtInAgents } from '../../src/agents/index.js';
 import { ConfigError } from '../../src/config.js';
 import type { GraphAgent } from '../../src/runtime/agent.js';
-import { missingLangGraph, withGraphs } from '../../src/runtime/graphs.js';
+import { missingLangGraph, withGraphs } from '../../src/main/graphs.js';
 
 const work = mkdtempSync(join(tmpdir(), 'agentplane-peers-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
