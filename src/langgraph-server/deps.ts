@@ -4,7 +4,7 @@ import type { AssistantStore } from '../ports/assistant-store.js';
 import type { GraphItemStore } from '../ports/graph-storage.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { Store } from '../ports/store.js';
-import type { GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphThreads } from '../ports/graph-threads.js';
 import type { RunWebhooks } from '../runtime/run-webhooks.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import type { ScheduleControl } from '../runtime/schedule-control.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
 import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, type JsonObject, type Session } from '../domain/types.js';
 import { isGraphAgent } from '../runtime/agent.js';
-import type { GraphSuperstep } from '../runtime/graph-engine.js';
+import type { GraphSuperstep } from '../ports/graph-threads.js';
 import type { LangGraphDeps } from './deps.js';
 import { graphAgentOf, threadSession } from './thread-state.js';
 import { ThreadFacts, threadMetadata, type Thread } from './thread-facts.js';

@@ -4,7 +4,7 @@ import { nowIso } from '../domain/time.js';
 import { withErrorClass } from '../domain/error-class.js';
 import { clip, END_NODE, errorMessage, MAX_ERROR_CHARS, MAX_STREAM_EVENT_BYTES, type JsonObject, type Run } from '../domain/types.js';
 import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
-import type { GraphRunInput } from '../runtime/graph-engine.js';
+import type { GraphRunInput } from '../ports/graph-threads.js';
 import type { RunAttempt } from '../runtime/run/run-attempt.js';
 import type { RunEngine } from '../runtime/run/run-engine.js';
 import type { AnyGraph, GraphLoader } from './graph-loader.js';

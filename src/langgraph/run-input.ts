@@ -1,7 +1,7 @@
 import { Command, Send } from '@langchain/langgraph';
 import type { StateSnapshot } from '@langchain/langgraph';
 import type { Approval } from '../domain/types.js';
-import type { GraphRunInput } from '../runtime/graph-engine.js';
+import type { GraphRunInput } from '../ports/graph-threads.js';
 import { isApprovalExpiry, isTimeoutAction, type PauseRequest } from '../runtime/run/run-attempt.js';
 import { promptOf, toJson } from './values.js';
 

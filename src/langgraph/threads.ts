@@ -1,6 +1,7 @@
 import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.js';
-import type { GraphEngineDeps, GraphRunInput, GraphSource, GraphStateEdit, GraphSuperstep, GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphRunInput, GraphStateEdit, GraphSuperstep, GraphThreads } from '../ports/graph-threads.js';
+import type { GraphEngineDeps, GraphSource } from '../runtime/graph-engine.js';
 import { streamInputOf } from './run-input.js';
 import type { GraphLoader } from './graph-loader.js';
 import { ThreadStateCache } from './state-cache.js';

@@ -9,7 +9,8 @@ import { runJsonOf } from '../langgraph-server/run-json.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
-import { graphEngineOf, type GraphThreads } from '../runtime/graph-engine.js';
+import type { GraphThreads } from '../ports/graph-threads.js';
+import { graphEngineOf } from '../runtime/graph-engine.js';
 import { createNativeEngine } from '../runtime/native/engine.js';
 import { createRunDriver } from '../runtime/run/run-driver.js';
 import { startExpiring } from '../runtime/expiry.js';
@@ -231,6 +232,8 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       eventsMaxBytes: config.SERVICE_EVENTS_MAX_BYTES,
       eventsRunMaxBytes: config.SERVICE_EVENTS_RUN_MAX_BYTES,
       concurrency: config.WORKER_CONCURRENCY,
+    fairShare: config.fairShare,
+      fairShare: config.fairShare,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
       webhookRetry,
       webhookSlots,
@@ -246,6 +249,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     eventsMaxBytes: config.SERVICE_EVENTS_MAX_BYTES,
     eventsRunMaxBytes: config.SERVICE_EVENTS_RUN_MAX_BYTES,
     concurrency: config.WORKER_CONCURRENCY,
+    fairShare: config.fairShare,
     lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
     jobAttempts: config.RUN_JOB_ATTEMPTS,
     maxStalledCount: config.WORKER_MAX_STALLS,
