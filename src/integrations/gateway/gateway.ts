@@ -3,7 +3,9 @@ import { ConfigError } from '../../config.js';
 import type { ChatConfig } from './config.js';
 import { GatewayCore, type GatewayDeps } from './gateway-core.js';
 import { chain, type ChatPlatform } from './platform.js';
+import { DiscordChat } from './discord-chat.js';
 import { SlackChat } from './slack-chat.js';
+import { TelegramChat } from './telegram-chat.js';
 
 /** The chat gateway of a process: its platforms' endpoints, and its following of run events. */
 export interface ChatGateway {
@@ -26,6 +28,8 @@ export async function startChatGateway(config: ChatConfig, deps: GatewayDeps, kn
   const core = new GatewayCore(deps);
   const platforms: ChatPlatform[] = [];
   if (config.slack) platforms.push(new SlackChat(config.slack, core, deps.logger));
+  if (config.discord) platforms.push(new DiscordChat(config.discord, core, deps.logger));
+  if (config.telegram) platforms.push(new TelegramChat(config.telegram, core, deps.logger));
   for (const platform of platforms) core.add(platform);
   await core.start();
   deps.logger.info({ platforms: platforms.map((p) => p.name) }, 'chat gateway started');

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { RecordingServer, type RecordedCall } from './recording-server.js';
 
 /**
@@ -26,4 +26,45 @@ export function slackHeaders(secret: string, body: string, timestamp = Math.floo
 /** The body of calls to `method` (path suffix) of a fake, in arrival order. */
 export function bodiesOf(fake: RecordingServer, method: string): Record<string, any>[] {
   return fake.callsTo(method).map((call: RecordedCall) => call.body as Record<string, any>);
+}
+
+/**
+ * A fake Discord API for the chat gateway: POST /channels/{id}/messages (answers a fresh
+ * message id) and PATCH /channels/{id}/messages/{id}, each needing `Authorization: Bot <botToken>`.
+ */
+export async function startFakeDiscordApi(botToken: string): Promise<RecordingServer> {
+  let id = 9_000;
+  return RecordingServer.start((call) => {
+    if (call.headers.authorization !== `Bot ${botToken}`) return { status: 401, body: { message: '401: Unauthorized', code: 0 } };
+    const channel = /^\/channels\/(\d+)\/messages(?:\/(\d+))?$/.exec(call.path);
+    if (channel && call.method === 'POST' && !channel[2]) return { status: 200, body: { id: String(++id), channel_id: channel[1] } };
+    if (channel && call.method === 'PATCH' && channel[2]) return { status: 200, body: { id: channel[2], channel_id: channel[1] } };
+    return { status: 404, body: { message: 'Unknown', code: 0 } };
+  });
+}
+
+/** Discord's Ed25519 headers for `body`, signed with `privateKey` at `timestamp` (seconds; default now). */
+export function discordHeaders(privateKey: KeyObject, body: string, timestamp = Math.floor(Date.now() / 1000)): Record<string, string> {
+  return { 'X-Signature-Ed25519': sign(null, Buffer.from(`${timestamp}${body}`), privateKey).toString('hex'), 'X-Signature-Timestamp': String(timestamp) };
+}
+
+/** A Discord application's key pair: the public key as DISCORD_PUBLIC_KEY wants it (hex). */
+export function discordKeys(): { publicHex: string; privateKey: KeyObject } {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { publicHex: Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex'), privateKey };
+}
+
+/**
+ * A fake Telegram Bot API for the chat gateway: sendMessage (answers a fresh message_id),
+ * editMessageText and answerCallbackQuery at `/bot<token>/<method>`.
+ */
+export async function startFakeTelegramApi(botToken: string): Promise<RecordingServer> {
+  let id = 700;
+  return RecordingServer.start((call) => {
+    const method = call.path.startsWith(`/bot${botToken}/`) ? call.path.slice(`/bot${botToken}/`.length) : undefined;
+    const body = (call.body ?? {}) as { chat_id?: number };
+    if (method === 'sendMessage') return { status: 200, body: { ok: true, result: { message_id: ++id, chat: { id: body.chat_id }, date: 1 } } };
+    if (method === 'editMessageText' || method === 'answerCallbackQuery') return { status: 200, body: { ok: true, result: true } };
+    return { status: 404, body: { ok: false, error_code: 404, description: 'Not Found' } };
+  });
 }

@@ -1,0 +1,128 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { badRequest } from '../../domain/errors.js';
+import type { Approval } from '../../domain/types.js';
+import { constantTimeEqual } from '../shared/constant-time-equal.js';
+import { postEndpoint } from '../shared/post-endpoint.js';
+import { parseJsonBody } from '../shared/read-raw-body.js';
+import { unauthorized } from '../shared/respond-error.js';
+import { TelegramApi } from '../telegram/telegram-api.js';
+import type { TelegramMessage, TelegramUpdate } from '../telegram/telegram-types.js';
+import type { TelegramChatConfig } from './config.js';
+import { PRESS_REFUSALS, type GatewayCore } from './gateway-core.js';
+import type { ChatPlatform, MessageRef, Place } from './platform.js';
+import { approvalLines, outcomeLine, platformUser } from './render.js';
+
+const BUTTON = /^apv:([yn]):(.+)$/;
+/** Telegram's limit of a message's text. */
+const MAX_TEXT = 4096;
+
+/**
+ * Telegram in the chat gateway, pushed at `POST /telegram/webhook` (register it with setWebhook
+ * and TELEGRAM_SECRET_TOKEN; a request without that token in X-Telegram-Bot-Api-Secret-Token is
+ * 401 and its body is not read). A person's text message starts or continues the session of
+ * its chat, answered there; an inline keyboard press is decided for TELEGRAM_APPROVERS (Telegram
+ * user ids) and answered with answerCallbackQuery, and the message is edited (editMessageText)
+ * once the decision is heard. Each update_id is handled once, whatever replica Telegram retries on.
+ */
+export class TelegramChat implements ChatPlatform {
+  readonly name = 'telegram' as const;
+  private readonly api: TelegramApi;
+  private readonly endpoint: Middleware;
+
+  constructor(
+    readonly config: TelegramChatConfig,
+    private readonly core: GatewayCore,
+    private readonly logger: Logger,
+  ) {
+    this.api = new TelegramApi({ botToken: config.botToken, apiBaseUrl: config.apiUrl, timeoutMs: 10_000, fetch });
+    this.endpoint = postEndpoint({
+      path: '/telegram/webhook',
+      name: 'Telegram gateway',
+      stopped: () => false,
+      authorize: (ctx) => {
+        if (!constantTimeEqual(ctx.get('X-Telegram-Bot-Api-Secret-Token'), config.secretToken)) throw unauthorized('Missing or wrong X-Telegram-Bot-Api-Secret-Token.');
+      },
+      handle: (ctx, body) => this.update(ctx, body),
+    });
+  }
+
+  middleware(): Middleware {
+    return this.endpoint;
+  }
+
+  async postApproval(place: Place, approval: Approval): Promise<MessageRef> {
+    const sent = await this.api.call<TelegramMessage>('sendMessage', {
+      chat_id: Number(place.channel),
+      text: this.describe(approval),
+      reply_markup: {
+        inline_keyboard: [
+          [
+            { text: 'Approve', callback_data: `apv:y:${approval.id}` },
+            { text: 'Reject', callback_data: `apv:n:${approval.id}` },
+          ],
+        ],
+      },
+    });
+    return { channel: place.channel, message: String(sent.message_id) };
+  }
+
+  async showOutcome(ref: MessageRef, approval: Approval): Promise<void> {
+    const outcome = outcomeLine(approval, (by) => {
+      const user = platformUser(by, 'telegram');
+      return user === undefined ? by : `user ${user}`;
+    });
+    // Without reply_markup the keyboard goes with the edit.
+    await this.api.call('editMessageText', { chat_id: Number(ref.channel), message_id: Number(ref.message), text: cut(`${this.describe(approval)}\n\n${outcome}`) });
+  }
+
+  async postReply(place: Place, text: string): Promise<void> {
+    await this.api.call('sendMessage', { chat_id: Number(place.channel), text: cut(text) });
+  }
+
+  private describe(approval: Approval): string {
+    const { prompt, context, payload } = approvalLines(approval);
+    return cut(`Approval requested: ${prompt}\n${payload === undefined ? '' : `${payload}\n`}${context}`);
+  }
+
+  private async update(ctx: Context, body: Buffer): Promise<void> {
+    const update = parseJsonBody(body) as TelegramUpdate | null;
+    if (typeof update?.update_id !== 'number') throw badRequest('A Telegram update needs its update_id.');
+    ctx.body = '';
+    const key = `telegram:update:${update.update_id}`;
+    if (!(await this.core.claim(key))) return;
+    try {
+      await this.handle(update);
+    } catch (error) {
+      // Not acknowledged: Telegram pushes the update again, and the retry is handled.
+      await this.core.release(key);
+      throw error;
+    }
+  }
+
+  private async handle(update: TelegramUpdate): Promise<void> {
+    const query = update.callback_query;
+    if (query) {
+      const button = BUTTON.exec(query.data ?? '');
+      if (!button || !query.message) return this.answer(query.id, 'This button is not an approval.');
+      const ref = { channel: String(query.message.chat.id), message: String(query.message.message_id) };
+      const outcome = await this.core.press(this, button[2]!, button[1] === 'y', String(query.from.id), ref);
+      return this.answer(query.id, outcome === 'decided' ? (button[1] === 'y' ? 'Approved.' : 'Rejected.') : PRESS_REFUSALS[outcome]);
+    }
+    const message = update.message;
+    if (!message || message.from === undefined || typeof message.text !== 'string' || message.text.trim() === '') return;
+    if ((message.from as { is_bot?: boolean }).is_bot === true) return;
+    await this.core.converse(this, { channel: String(message.chat.id) }, message.text.trim());
+  }
+
+  /** Tells the presser the outcome; the decision stands even when this fails. */
+  private async answer(queryId: string, text: string): Promise<void> {
+    await this.api.call('answerCallbackQuery', { callback_query_id: queryId, text }).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Telegram callback query was not answered');
+    });
+  }
+}
+
+function cut(text: string): string {
+  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text;
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { call } from '../support/app.js';
+import { startGatewayStack } from '../support/chat-gateway.js';
+import { bodiesOf, discordHeaders, discordKeys, startFakeDiscordApi, startFakeTelegramApi } from '../support/fake-platforms/fake-chat.js';
+import { useRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+
+const redis = useRedis();
+const DISCORD_TOKEN = 'discord-bot';
+const TELEGRAM_TOKEN = '42:gateway-bot';
+const SECRET_TOKEN = 'telegram_secret-1';
+const APPROVALS_CHAT = -100_555;
+
+async function setup(backend: 'embedded' | 'redis') {
+  const discord = await startFakeDiscordApi(DISCORD_TOKEN);
+  onTestFinished(() => discord.close());
+  const telegram = await startFakeTelegramApi(TELEGRAM_TOKEN);
+  onTestFinished(() => telegram.close());
+  const keys = discordKeys();
+  const stack = await startGatewayStack(
+    {
+      DISCORD_BOT_TOKEN: DISCORD_TOKEN,
+      DISCORD_PUBLIC_KEY: keys.publicHex,
+      DISCORD_API_URL: discord.url,
+      DISCORD_AGENT: 'chat-agent',
+      DISCORD_APPROVERS: '111:user',
+      TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,
+      TELEGRAM_SECRET_TOKEN: SECRET_TOKEN,
+      TELEGRAM_API_URL: telegram.url,
+      TELEGRAM_AGENT: 'chat-agent',
+      TELEGRAM_APPROVALS_CHAT: String(APPROVALS_CHAT),
+      TELEGRAM_APPROVERS: '501:admin',
+    },
+    backend === 'redis' ? redis.url : undefined,
+  );
+  const urls = stack.replicas.map((replica) => replica.url);
+  return { discord, telegram, keys, urls, at: (n: number) => urls[n % urls.length]! };
+}
+
+describe.each(['embedded', 'redis'] as const)('Discord and Telegram chat gateway (%s)', (backend) => {
+  it('Discord: PING, a command answered in its channel, an approval refused (bad signature, stale, not allowed) then decided once and edited', async () => {
+    const { discord, keys, urls, at } = await setup(backend);
+    const post = (url: string, interaction: object, headers?: Record<string, string>) => {
+      const body = JSON.stringify(interaction);
+      return call(`${url}/discord/interactions`, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...(headers ?? discordHeaders(keys.privateKey, body)) } });
+    };
+    expect((await post(at(0), { type: 1 })).body).toEqual({ type: 1 });
+    const ask = (id: string, text: string) => ({ type: 2, id, application_id: '1', token: 't', channel_id: '300', member: { user: { id: '111' } }, data: { name: 'ask', options: [{ name: 'text', value: text }] } });
+    const asked = await post(at(1), ask('i1', 'hello'));
+    expect(asked.body).toMatchObject({ type: 4, data: { content: '<@111>: hello' } });
+    await waitFor('the answer', () => bodiesOf(discord, '/channels/300/messages').find((body) => body.content === 'turn 1: hello'));
+
+    expect((await post(at(0), ask('i2', 'deploy it'))).status).toBe(200);
+    const posted = await waitFor('the approval message', () => discord.callsTo('/channels/300/messages').find((entry) => (entry.body as any).components));
+    const approvalId = ((posted.body as any).components[0].components[0].custom_id as string).slice('apv:y:'.length);
+    const messageId = String(9_000 + discord.callsTo('/channels/300/messages').indexOf(posted) + 1);
+    const pressBody = (user: string, choice: 'y' | 'n') => ({ type: 3, id: `p-${user}-${choice}`, application_id: '1', token: 't', channel_id: '300', member: { user: { id: user } }, message: { id: messageId }, data: { custom_id: `apv:${choice}:${approvalId}`, component_type: 2 } });
+    const raw = JSON.stringify(pressBody('111', 'y'));
+    expect((await post(at(1), pressBody('111', 'y'), discordHeaders(discordKeys().privateKey, raw))).status).toBe(401);
+    expect((await post(at(0), pressBody('111', 'y'), discordHeaders(keys.privateKey, raw, Math.floor(Date.now() / 1000) - 301))).status).toBe(401);
+    expect((await post(at(1), pressBody('222', 'y'))).body).toEqual({ type: 4, data: { content: 'You may not decide approvals.', flags: 64 } });
+    expect((await call(`${urls[0]}/api/approvals/${approvalId}`)).body.status).toBe('pending');
+
+    expect((await post(at(0), pressBody('111', 'y'))).body).toEqual({ type: 6 });
+    expect((await call(`${urls[0]}/api/approvals/${approvalId}`)).body).toMatchObject({ status: 'approved', decided_by: 'discord:111' });
+    const edit = await waitFor('the edit', () => bodiesOf(discord, `/channels/300/messages/${messageId}`)[0]);
+    expect(edit.content).toContain('**Approved by <@111>**');
+    expect(edit.components).toEqual([]);
+    await waitFor('the answer after the approval', () => bodiesOf(discord, '/channels/300/messages').find((body) => body.content === 'deployed'));
+    // The replay and a second press change nothing.
+    expect((await post(at(1), pressBody('111', 'y'))).body).toMatchObject({ data: { content: 'This approval was already decided.' } });
+    expect((await post(at(0), pressBody('111', 'n'))).body).toMatchObject({ data: { content: 'This approval was already decided.' } });
+    expect(discord.callsTo(`/messages/${messageId}`)).toHaveLength(1);
+  });
+
+  it('Telegram: a chat is a session; an approval refused without the secret token or for a user not allowed, decided once; one decided through the API is edited', async () => {
+    const { telegram, urls, at } = await setup(backend);
+    const push = (url: string, update: object, token = SECRET_TOKEN) =>
+      call(`${url}/telegram/webhook`, { method: 'POST', json: update, headers: { 'X-Telegram-Bot-Api-Secret-Token': token } });
+    const text = (updateId: number, words: string) => ({ update_id: updateId, message: { message_id: updateId, chat: { id: 77 }, from: { id: 501, is_bot: false }, date: 1, text: words } });
+    expect((await push(at(0), text(1, 'hello'))).status).toBe(200);
+    expect((await push(at(1), text(1, 'hello'))).status).toBe(200);
+    expect((await push(at(1), text(2, 'again'))).status).toBe(200);
+    await waitFor('two answers', () => bodiesOf(telegram, 'sendMessage').length === 2);
+    expect(bodiesOf(telegram, 'sendMessage').map((body) => [body.chat_id, body.text])).toEqual([
+      [77, 'turn 1: hello'],
+      [77, 'turn 2: again'],
+    ]);
+
+    expect((await push(at(0), text(3, 'deploy now'))).status).toBe(200);
+    const posted = await waitFor('the approval', () => bodiesOf(telegram, 'sendMessage').find((body) => body.reply_markup));
+    expect(posted.chat_id).toBe(77);
+    const approvalId = (posted.reply_markup.inline_keyboard[0][0].callback_data as string).slice('apv:y:'.length);
+    const messageId = 700 + bodiesOf(telegram, 'sendMessage').indexOf(posted) + 1;
+    const pressUpdate = (updateId: number, user: number, choice: 'y' | 'n') => ({
+      update_id: updateId,
+      callback_query: { id: `q${updateId}`, from: { id: user, is_bot: false }, message: { message_id: messageId, chat: { id: 77 }, date: 1 }, data: `apv:${choice}:${approvalId}` },
+    });
+    expect((await push(at(1), pressUpdate(10, 501, 'y'), 'wrong')).status).toBe(401);
+    expect((await push(at(0), pressUpdate(11, 999, 'y'))).status).toBe(200);
+    expect(bodiesOf(telegram, 'answerCallbackQuery').at(-1)).toMatchObject({ callback_query_id: 'q11', text: 'You may not decide approvals.' });
+    expect((await push(at(1), pressUpdate(12, 501, 'y'))).status).toBe(200);
+    expect((await call(`${urls[0]}/api/approvals/${approvalId}`)).body).toMatchObject({ status: 'approved', decided_by: 'telegram:501' });
+    const edit = await waitFor('the edit', () => bodiesOf(telegram, 'editMessageText')[0]);
+    expect(edit).toMatchObject({ chat_id: 77, message_id: messageId });
+    expect(edit.text).toMatch(/Approved by user 501$/);
+    // Telegram's retry of the press (same update_id) and a second press change nothing.
+    expect((await push(at(0), pressUpdate(12, 501, 'y'))).status).toBe(200);
+    expect((await push(at(0), pressUpdate(13, 501, 'n'))).status).toBe(200);
+    expect(bodiesOf(telegram, 'answerCallbackQuery').at(-1)).toMatchObject({ callback_query_id: 'q13', text: 'This approval was already decided.' });
+    await waitFor('the answer after the approval', () => bodiesOf(telegram, 'sendMessage').find((body) => body.text === 'deployed'));
+    expect(telegram.callsTo('editMessageText')).toHaveLength(1);
+
+    // A run not started from a chat: posted in the approvals chat, decided through the API, edited.
+    const started = await call(`${urls[0]}/api/runs`, { method: 'POST', json: { agent_id: 'human-review', input: {} } });
+    expect(started.status).toBe(202);
+    const asked = await waitFor('the approvals chat post', () => bodiesOf(telegram, 'sendMessage').find((body) => body.chat_id === APPROVALS_CHAT));
+    const otherId = (asked.reply_markup.inline_keyboard[0][1].callback_data as string).slice('apv:n:'.length);
+    expect((await call(`${urls.at(-1)}/api/approval/respond`, { method: 'POST', json: { id: otherId, approved: true } })).status).toBe(200);
+    const second = await waitFor('the second edit', () => bodiesOf(telegram, 'editMessageText').find((body) => body.chat_id === APPROVALS_CHAT));
+    expect(second.text).toMatch(/\n\nApproved by .+$/);
+    expect(telegram.callsTo('editMessageText')).toHaveLength(2);
+  });
+});
