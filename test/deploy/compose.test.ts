@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
+import { CHAT_CONFIG_VARIABLES, loadChatConfig } from '../../src/integrations/gateway/config.js';
 
 /*
  * Static checks of docker-compose.yml and .env.example: the file parses, every variable a
@@ -86,6 +87,7 @@ function withSettings(overrides: Record<string, string>): Map<string, string> {
 }
 
 function allowedVariables(role: Role): Set<string> {
+  if (role === 'api') return new Set([...CONFIG_VARIABLES, ...CHAT_CONFIG_VARIABLES]);
   return new Set(role === 'webhooks' ? [...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES] : CONFIG_VARIABLES);
 }
 
@@ -132,6 +134,12 @@ describe('docker-compose.yml', () => {
         expect(() => loadWebhooksConfig(env), name).toThrow(/WEBHOOK_SECRET/);
         expect(() => loadWebhooksConfig(containerEnv(service, withSettings({ WEBHOOK_SECRET: 'hook-secret' }))), name).not.toThrow();
         expect(loadWebhooksConfig(containerEnv(service, withSettings({ WEBHOOK_INSECURE: 'true' }))).insecure, name).toBe(true);
+      }
+      if (role === 'api') {
+        // The chat gateway is off until a bot token is set, and on with one and its secret.
+        expect(loadChatConfig(env), name).toEqual({});
+        const slack = loadChatConfig(containerEnv(service, withSettings({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'signing' }))).slack;
+        expect(slack?.tenant, name).toBe('DefaultTenant');
       }
     }
   });
@@ -210,7 +218,7 @@ describe('.env.example', () => {
   });
 
   it('names only process variables, besides the compose-only AGENTPLANE_* ones', () => {
-    const processVariables = new Set([...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES]);
+    const processVariables = new Set([...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES, ...CHAT_CONFIG_VARIABLES]);
     const strays = [...exampleSettings.keys()].filter((k) => !k.startsWith('AGENTPLANE_') && !processVariables.has(k));
     expect(strays).toEqual([]);
     const shadowing = [...exampleSettings.keys()].filter((k) => k.startsWith('AGENTPLANE_') && processVariables.has(k));
