@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
+import { CHAT_CONFIG_VARIABLES } from '../../src/integrations/gateway/config.js';
 
 /*
  * Static checks of helm/agentplane: the values files are validated against values.schema.json
@@ -218,6 +219,13 @@ describe('helm/agentplane: environment variables', () => {
     expect(missing, 'add them to config (or secrets) in values.schema.json so operators can set them').toEqual([]);
     expect([...configKeys, ...secretKeys].filter((name) => chartManaged.has(name))).toEqual([]);
     expect(configKeys.filter((name) => secretKeys.includes(name))).toEqual([]);
+  });
+
+  it('lets every chat gateway variable be set, only on the API pods', () => {
+    const chat = [...propertyNames(schema.properties.chat.properties.config), ...propertyNames(schema.properties.chat.properties.secrets)];
+    expect([...chat].sort()).toEqual([...CHAT_CONFIG_VARIABLES].sort());
+    expect(template('api-deployment.yaml')).toMatch(/-chat\n/);
+    for (const other of ['worker-deployment.yaml', 'webhooks-deployment.yaml']) expect(template(other)).not.toMatch(/-chat\b/);
   });
 
   it('lets every webhook variable be set', () => {
