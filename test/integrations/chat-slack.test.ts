@@ -93,6 +93,17 @@ describe.each(['embedded', 'redis'] as const)('Slack chat gateway (%s)', (backen
     const challenge = JSON.stringify({ type: 'url_verification', challenge: 'c-123' });
     const verified = await call(`${at(1)}/slack/events`, { method: 'POST', body: challenge, headers: { 'Content-Type': 'application/json', ...slackHeaders(SECRET, challenge) } });
     expect(verified.body).toEqual({ challenge: 'c-123' });
+
+    // Direct messages outside a thread are one conversation, answered in the channel.
+    const direct = (ts: string, text: string) => ({ type: 'message', channel_type: 'im', channel: 'D1', user: 'U0123', text, ts });
+    expect((await sendEvent(at(0), direct('300.000001', 'hi'), 'Ev5')).status).toBe(200);
+    await waitFor('the first direct answer', () => bodiesOf(fake, 'chat.postMessage').find((body) => body.channel === 'D1'));
+    expect((await sendEvent(at(1), direct('300.000002', 'more'), 'Ev6')).status).toBe(200);
+    await waitFor('the second direct answer', () => bodiesOf(fake, 'chat.postMessage').find((body) => body.channel === 'D1' && body.text === 'turn 2: more'));
+    expect(bodiesOf(fake, 'chat.postMessage').filter((body) => body.channel === 'D1').map((body) => [body.thread_ts, body.text])).toEqual([
+      [undefined, 'turn 1: hi'],
+      [undefined, 'turn 2: more'],
+    ]);
   });
 
   it('an approval in the thread: refused for a bad signature, a stale timestamp, a user not allowed; decided once by an approver; the message edited', async () => {

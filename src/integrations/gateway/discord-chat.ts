@@ -59,7 +59,7 @@ export class DiscordChat implements ChatPlatform {
     this.endpoint = postEndpoint({
       path: '/discord/interactions',
       name: 'Discord gateway',
-      stopped: () => false,
+      stopped: () => core.closing,
       signature: discordSignature(config.publicKey),
       handle: (ctx, body) => this.interaction(ctx, body),
     });

@@ -49,6 +49,8 @@ export class GatewayCore {
   private readonly refs = new Map<string, { ref: MessageRef; runId?: string }>();
   private readonly tasks: InFlight;
   private readonly unsubscribe: (() => void)[] = [];
+  /** Set by {@link close}: the platforms' endpoints answer 503 from then on. */
+  closing = false;
 
   constructor(private readonly deps: GatewayDeps) {
     this.tasks = new InFlight((error) => deps.logger.error({ err: error }, 'chat gateway task failed'));
@@ -67,8 +69,9 @@ export class GatewayCore {
     await this.deps.events.ready(10_000);
   }
 
-  /** Stops following events and waits for the posts and edits under way. */
+  /** Refuses new requests (503), stops following events and waits for the posts and edits under way. */
   async close(): Promise<void> {
+    this.closing = true;
     for (const stop of this.unsubscribe.splice(0)) stop();
     await this.tasks.drain();
   }

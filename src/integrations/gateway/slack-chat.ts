@@ -15,8 +15,8 @@ const BUTTONS_BLOCK = 'agentplane_approval';
 
 /**
  * Slack in the chat gateway. `POST /slack/events` (Events API): a mention of the bot or a direct
- * message starts or continues the session of its thread, a reply in a thread that already is a
- * session continues it; the bot's own posts, edits and other subtypes are ignored, and a message
+ * message starts or continues the session of its thread (a direct message outside a thread: of
+ * the direct message channel), a reply in a thread that already is a session continues it; the bot's own posts, edits and other subtypes are ignored, and a message
  * is handled once however often Slack redelivers it (or sends it as both `app_mention` and
  * `message`). `POST /slack/interactions`: Approve / Reject presses. Both verify Slack's v0
  * signature with the signing secret (timestamps older than five minutes refused: 401).
@@ -31,7 +31,7 @@ export class SlackChat implements ChatPlatform {
     private readonly logger: Logger,
   ) {
     const signature = slackSignature(config.signingSecret);
-    const stopped = (): boolean => false;
+    const stopped = (): boolean => core.closing;
     this.endpoints = chain([
       postEndpoint({ path: '/slack/events', name: 'Slack gateway', stopped, signature, handle: (ctx, body) => this.event(ctx, body) }),
       postEndpoint({ path: '/slack/interactions', name: 'Slack gateway', stopped, signature, handle: (ctx, body) => this.interaction(ctx, body) }),
@@ -101,7 +101,7 @@ export class SlackChat implements ChatPlatform {
     if (envelope?.type !== 'event_callback' || typeof envelope.event !== 'object' || envelope.event === null) return;
     const message = userMessage(envelope.event);
     if (!message) return;
-    const place: Place = { channel: message.channel, thread: message.thread };
+    const place: Place = { channel: message.channel, ...(message.thread === undefined ? {} : { thread: message.thread }) };
     // A reply in a channel thread without a mention continues a conversation, never starts one.
     if (message.kind === 'reply' && !(await this.core.conversationExists(this, place))) return;
     const key = `slack:message:${message.channel}:${message.ts}`;
@@ -171,7 +171,8 @@ interface UserMessage {
   kind: 'mention' | 'direct' | 'reply';
   channel: string;
   ts: string;
-  thread: string;
+  /** The thread answered in; undefined for a direct message outside a thread. */
+  thread: string | undefined;
   text: string;
 }
 
@@ -185,7 +186,8 @@ function userMessage(event: Record<string, unknown>): UserMessage | undefined {
   const clean = text.replace(/<@[A-Z0-9]+>/g, '').trim();
   if (type === 'app_mention') return { kind: 'mention', channel, ts, thread, text: clean };
   if (type !== 'message') return undefined;
-  if (channelType === 'im') return { kind: 'direct', channel, ts, thread, text: clean };
+  // A direct message channel is one conversation unless the person opens a thread in it.
+  if (channelType === 'im') return { kind: 'direct', channel, ts, thread: typeof threadTs === 'string' ? threadTs : undefined, text: clean };
   return typeof threadTs === 'string' ? { kind: 'reply', channel, ts, thread, text: clean } : undefined;
 }
 

@@ -39,7 +39,7 @@ export class TelegramChat implements ChatPlatform {
     this.endpoint = postEndpoint({
       path: '/telegram/webhook',
       name: 'Telegram gateway',
-      stopped: () => false,
+      stopped: () => core.closing,
       authorize: (ctx) => {
         if (!constantTimeEqual(ctx.get('X-Telegram-Bot-Api-Secret-Token'), config.secretToken)) throw unauthorized('Missing or wrong X-Telegram-Bot-Api-Secret-Token.');
       },
