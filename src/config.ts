@@ -192,6 +192,9 @@ type Env = z.infer<typeof envSchema>;
 /** Every environment variable agentplane reads (deployment files are checked against it). */
 export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
+/** The schema of those variables: the settings reference (`npm run docs:settings`) is rendered from it. */
+export const CONFIG_SCHEMA = envSchema;
+
 export type { ApiKeyEntry };
 
 export interface Config extends Omit<Env, 'SERVICE_HOST' | 'SERVICE_RATE_LIMIT' | 'SERVICE_QUOTA_PER_KEY' | 'SERVICE_QUOTA_PER_TENANT' | 'SERVICE_API_KEYS'> {

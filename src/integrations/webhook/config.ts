@@ -80,6 +80,9 @@ const envSchema = z.object({
 /** Every environment variable {@link loadWebhooksConfig} reads (the worker reads src/config.ts's too). */
 export const WEBHOOK_CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
+/** The schema of those variables, for the settings reference. */
+export const WEBHOOK_CONFIG_SCHEMA = envSchema;
+
 /**
  * Reads and validates the webhook worker's variables from `env` (the worker passes
  * `process.env`). WEBHOOK_ROUTES is a comma-separated list of `<event type>=<agent id>`, the
