@@ -111,7 +111,8 @@ function handle(route: AnyRoute): Middleware {
     const input = {
       query: route.query ? parsePart('query', route.query, ctx.query) : undefined,
       params: route.params ? parsePart('params', route.params, ctx.params) : undefined,
-      body: route.body ? parsePart('body', route.body, (ctx.request as { body?: unknown }).body) : undefined,
+      // Our own routes name an unknown body field and guess the one meant; the LangGraph routes answer as LangGraph's server.
+      body: route.body ? parsePart('body', route.body, (ctx.request as { body?: unknown }).body, route.path.startsWith('/api/')) : undefined,
       headers: route.headers ? parsePart('headers', route.headers, ctx.headers) : undefined,
       principal: (ctx.state.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL,
       ctx,
