@@ -6,8 +6,17 @@ export function runEvent(run: Pick<Run, 'id' | 'session_id' | 'agent_id'>, body:
   return { ...body, session: run.session_id, run_id: run.id, agent_id: run.agent_id, ts };
 }
 
-/** The root span of a run that ended with `status` (its `span_id` is the run id). */
-export function rootSpan(run: Pick<Run, 'id' | 'agent_id' | 'created_at'>, status: string, error?: string, end = nowIso()): Span {
+/**
+ * The root span of a run that ended with `status` (its `span_id` is the run id); `exported`:
+ * the ids of the OpenTelemetry span of the attempt that ended it, when tracing is on.
+ */
+export function rootSpan(
+  run: Pick<Run, 'id' | 'agent_id' | 'created_at'>,
+  status: string,
+  error?: string,
+  end = nowIso(),
+  exported?: Pick<Span, 'trace_id' | 'trace_span_id'>,
+): Span {
   return {
     span_id: run.id,
     parent_id: '',
@@ -15,5 +24,6 @@ export function rootSpan(run: Pick<Run, 'id' | 'agent_id' | 'created_at'>, statu
     start: run.created_at,
     end,
     attributes: { agent_id: run.agent_id, run_id: run.id, status, ...(error ? { error } : {}) },
+    ...exported,
   };
 }

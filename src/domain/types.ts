@@ -41,6 +41,10 @@ export interface Span {
   start: string;
   end: string;
   attributes: JsonObject;
+  /** The OpenTelemetry trace id it was exported under (32 hex), when tracing is on. */
+  trace_id?: string;
+  /** The OpenTelemetry span id it was exported as (16 hex), when tracing is on. */
+  trace_span_id?: string;
 }
 
 export type RunStatus = 'queued' | 'running' | 'interrupted' | 'completed' | 'failed' | 'cancelled';
@@ -91,6 +95,14 @@ export interface RunJob {
   agent_id: string;
   /** The decided approval whose answer the interrupted node receives on resume. */
   approval_id?: string;
+  /** The W3C trace context of whoever queued the job (tracing on): the worker's spans continue it. */
+  trace?: TraceCarrier;
+}
+
+/** A W3C trace context as it travels in a job: its `traceparent` and `tracestate` headers. */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
 }
 
 /** `cancelled`: closed without an answer (its run was cancelled or failed). */

@@ -3,6 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import type { AppDeps } from './deps.js';
 import { requestContext } from './middleware/request-context.js';
+import { serverSpans } from './middleware/server-span.js';
 import { normalPath } from './middleware/normal-path.js';
 import { buildOpenApi } from './openapi.js';
 import type { AnyRoute } from './route.js';
@@ -107,6 +108,8 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
   });
 
   const app = new Koa({ proxy: false });
+  const spans = serverSpans();
+  if (spans) app.use(spans);
   app.use(clientAddressMiddleware(config.SERVICE_TRUST_PROXY, config.SERVICE_TRUSTED_PROXIES));
   app.silent = true;
   app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'unhandled koa error'));

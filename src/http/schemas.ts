@@ -67,6 +67,8 @@ export const SpanSchema = z
     start: Timestamp,
     end: Timestamp,
     attributes: JsonObjectSchema,
+    trace_id: z.string().optional().meta({ description: 'OpenTelemetry trace id it was exported under, when tracing is on' }),
+    trace_span_id: z.string().optional().meta({ description: 'OpenTelemetry span id it was exported as, when tracing is on' }),
   })
   .meta({ id: 'Span' });
 

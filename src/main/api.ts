@@ -19,7 +19,7 @@ import { securityOptions } from './security.js';
 export async function runApi(config?: Config, options: { watch?: boolean } = {}): Promise<void> {
   // The chat gateway's settings (SLACK_*, DISCORD_*, TELEGRAM_*): a bad one stops the process before it boots.
   const chat = exitOnConfigError(() => loadChatConfig(process.env));
-  const composition = await bootProcess({ config });
+  const composition = await bootProcess({ config, role: 'api' });
   const { logger } = composition;
   const uiBundles = await exitOnStartupError(() => uiBundlesOf(composition.config));
   const gateway = await exitOnStartupError(() => startConfiguredGateway(composition, chat));

@@ -17,6 +17,7 @@ import { startExpiring } from '../runtime/expiry.js';
 import { isGraphAgent } from '../runtime/agent.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
+import { withTraceContext } from '../runtime/traced-run-queue.js';
 import { createReaper } from '../runtime/reaper.js';
 import { every } from '../runtime/every.js';
 import { createRunJobHandler } from '../runtime/run-job.js';
@@ -126,7 +127,8 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     logger,
   });
   const webhookPaths = httpApp !== undefined;
-  const runs = createRunControl({ store, queue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS, webhookPaths });
+  // Jobs carry the trace context of the request that queued them (when tracing is on).
+  const runs = createRunControl({ store, queue: withTraceContext(queue), agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS, webhookPaths });
   const schedules = createScheduleControl({ store, scheduler, agents, maxPerTenant: config.SERVICE_SCHEDULES_MAX_PER_TENANT, webhookPaths });
   // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
   const graphEngine = graphEngineOf(agents)?.({

@@ -6,6 +6,7 @@ import type { AnyRoute } from '../http/route.js';
 import type { Agent } from '../runtime/agent.js';
 import { createApiServer } from './api-server.js';
 import { compose, type Composition } from './compose.js';
+import { startTracing, stopTracing } from '../observability/tracing.js';
 import { createLogger } from './logger.js';
 import { httpAppOf, loadAgentsAndGraphs, uiBundlesOf } from './process.js';
 import { securityOptions } from './security.js';
@@ -52,6 +53,8 @@ export interface Agentplane {
 export async function createAgentplane(options: AgentplaneOptions = {}): Promise<Agentplane> {
   const config = loadConfig(options.env ?? process.env);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  // Before anything it instruments; off unless the process's OTEL_* variables ask for traces.
+  startTracing(config.redis ? 'api' : 'embedded');
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const httpApp = await httpAppOf(config);
@@ -68,6 +71,7 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
       (closing ??= (async () => {
         api.deps.streams.endAll();
         await composition.close();
+        await stopTracing();
       })()),
   };
 }

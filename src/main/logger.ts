@@ -1,12 +1,14 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { PinoPretty } from 'pino-pretty';
+import { logTraceIds } from '../observability/log-trace.js';
 
 /** How log lines are written: JSON lines (for collectors) or pino-pretty's text (for a terminal). */
 export type LogFormat = 'json' | 'pretty';
 
 /**
  * The process logger. Credentials never reach it: request logs carry no headers, and these
- * paths are redacted should an error object carry them. `pretty` formats synchronously, so the
+ * paths are redacted should an error object carry them. A line written inside a traced span
+ * carries its `trace_id` and `span_id`. `pretty` formats synchronously, so the
  * last line before an exit is never lost; colours only on a terminal.
  */
 export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
@@ -24,6 +26,7 @@ export function createLogger(level: string, destination?: DestinationStream, for
     {
       level,
       base: { pid: process.pid },
+      mixin: logTraceIds,
       redact: {
         paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'config.SERVICE_JWT_SECRET'],
         censor: '[redacted]',

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { builtInAgents } from '../agents/index.js';
-import { ConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Config } from '../config.js';
+import { ConfigError, exitOnConfigError, LEGACY_LANGGRAPH_CONFIG_WARNING, loadConfigOrExit, type Config } from '../config.js';
 import { LOOPBACK_ORIGINS, type CorsPolicy } from '../http/cors.js';
 import type { Lifecycle } from '../http/deps.js';
 import type { AllowedHosts } from '../http/local-guard.js';
@@ -16,6 +16,7 @@ import { AgentsModuleError } from '../runtime/load-error.js';
 import { AgentRegistry, loadAgents } from '../runtime/registry.js';
 import { compose, type Composition } from './compose.js';
 import { loadGraphs, withGraphs } from './graphs.js';
+import { startTracing, stopTracing, type TracingRole } from '../observability/tracing.js';
 import { createLogger } from './logger.js';
 import { createShutdown, onTerminationSignals } from './shutdown.js';
 
@@ -25,13 +26,16 @@ import { createShutdown, onTerminationSignals } from './shutdown.js';
  * `needsRedis` set, a process that cannot work without Redis says why and exits 1 when
  * REDIS_URL is unset.
  */
-export async function bootProcess(options: { needsRedis?: string; config?: Config } = {}): Promise<Composition> {
+export async function bootProcess(options: { needsRedis?: string; config?: Config; role?: TracingRole } = {}): Promise<Composition> {
   const config = options.config ?? loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   if (options.needsRedis && !config.redis) {
     logger.fatal(options.needsRedis);
     process.exit(1);
   }
+  // Before anything it instruments (OTEL_* variables; off and free without them).
+  const role = options.role === 'api' && !config.redis ? 'embedded' : (options.role ?? 'api');
+  if (exitOnConfigError(() => startTracing(role))) logger.info({ role }, 'OpenTelemetry tracing on');
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config, undefined, logger));
@@ -190,6 +194,8 @@ export function shutdownOnSignals(
       close: async () => {
         await options.closeFirst?.();
         await composition.close();
+        // Last: the spans of the drain itself are exported too.
+        await stopTracing();
       },
     }),
   );

@@ -5,6 +5,7 @@ import type { Lifecycle } from '../http/deps.js';
 import { localGuard, type LocalGuardOptions } from '../http/local-guard.js';
 import { anonymous } from '../http/middleware/authenticate.js';
 import { requestContext } from '../http/middleware/request-context.js';
+import { serverSpans } from '../http/middleware/server-span.js';
 import { buildRouter } from '../http/router.js';
 import { probeRoutes } from '../http/routes/probes.js';
 import type { Composition } from './compose.js';
@@ -23,6 +24,8 @@ export function serviceApp(composition: Composition, lifecycle: Lifecycle, middl
     maxBodyBytes: 1024,
   });
   const app = new Koa({ proxy: false });
+  const spans = serverSpans();
+  if (spans) app.use(spans);
   app.silent = true;
   app.use(clientAddressMiddleware(config.SERVICE_TRUST_PROXY, config.SERVICE_TRUSTED_PROXIES));
   app.use(requestContext({ logger, metrics, replicaId: config.SERVICE_REPLICA_ID ?? hostname(), isDraining: () => lifecycle.draining }));

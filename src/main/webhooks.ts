@@ -22,6 +22,7 @@ const serviceConfig = loadConfigOrExit();
 const webhooks = exitOnConfigError(() => loadWebhooksConfig(process.env, serviceConfig.SERVICE_MAX_STATE_BYTES));
 const composition = await bootProcess({
   config: serviceConfig,
+  role: 'webhooks',
   // In memory mode the runs would live and die in this process, unseen by the API.
   needsRedis: 'The webhook receiver needs REDIS_URL, shared with the API and the workers that execute its runs.',
 });

@@ -7,7 +7,7 @@ import { createWorker } from './worker-server.js';
  * stops taking jobs, lets running ones finish within SERVICE_SHUTDOWN_TIMEOUT_MS, hands back
  * the rest, exits 0.
  */
-const composition = await bootProcess({ needsRedis: 'The worker needs REDIS_URL; without it `npm start` runs API and worker in one process.' });
+const composition = await bootProcess({ role: 'worker', needsRedis: 'The worker needs REDIS_URL; without it `npm start` runs API and worker in one process.' });
 const { config, logger, agents } = composition;
 const worker = createWorker(composition);
 await listenOrExit({ host: 'SERVICE_HOST', port: 'WORKER_PORT' }, { host: config.SERVICE_HOST, port: config.WORKER_PORT }, () => worker.listen());

@@ -1,4 +1,5 @@
 import { rootSpan, runEvent } from '../../domain/run-events.js';
+import { activeExportedIds } from '../../observability/tracer.js';
 import { nowIso } from '../../domain/time.js';
 import { END_NODE, type Checkpoint, type Run, type RunEvent } from '../../domain/types.js';
 import type { EventBus } from '../../ports/event-bus.js';
@@ -42,7 +43,7 @@ export class MemoryRunJournal implements RunJournal {
     }
     const completed = await this.store.runs.updateRun(tenant, run.id, { status: 'completed', from: ['running'] });
     const end = nowIso();
-    await this.store.sessions.addSpan(tenant, run.session_id, rootSpan(completed, 'completed', undefined, end));
+    await this.store.sessions.addSpan(tenant, run.session_id, rootSpan(completed, 'completed', undefined, end, activeExportedIds()));
     await publish(runEvent(run, { type: 'completed' }, end));
     return { checkpoint, completed, published };
   }

@@ -1,5 +1,6 @@
 import { newId, nowIso } from '../../domain/time.js';
 import { rootSpan, runEvent } from '../../domain/run-events.js';
+import { activeExportedIds } from '../../observability/tracer.js';
 import { DEFAULT_EVENT_RETENTION, END_NODE, type Checkpoint, type JsonObject, type Run, type RunEvent } from '../../domain/types.js';
 import type { NodeStep, RunJournal, StepResult } from '../../ports/run-journal.js';
 import type { StorageLimits } from '../../ports/store.js';
@@ -119,7 +120,7 @@ export class RedisRunJournal implements RunJournal {
           spans: lines(step.ended.map(({ span }) => span)),
           nodeEnds: lines(ends),
           nextEvents: lines(next),
-          rootSpan: completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts)) : '',
+          rootSpan: completes ? JSON.stringify(rootSpan(run, 'completed', undefined, ts, activeExportedIds())) : '',
           runIndexPrefix: keys.runIndexPrefix(tenant),
           ...this.eventBytes(),
         },

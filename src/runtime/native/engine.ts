@@ -42,9 +42,11 @@ async function drive(attempt: RunAttempt, options: NativeEngineOptions): Promise
     if (steps >= options.stepLimit) return attempt.fail(`The run exceeded the step limit of ${options.stepLimit} nodes.`);
     const node = checkpoint.node_id;
     const base = replayBase ?? `${run.id}.${checkpoint.seq_num}`;
-    const outcome = await runNode(attempt, agent, checkpoint, base, replayBase !== undefined);
+    const traced = attempt.startTrace(`node ${node}`, node);
+    const replay = replayBase !== undefined;
+    const outcome = await attempt.inTrace(traced, () => runNode(attempt, agent, checkpoint, base, replay));
     replayBase = undefined;
-    const stopped = () => attempt.stopped(attempt.span(node, outcome.start, 'cancelled'));
+    const stopped = () => attempt.stopped(attempt.span(node, outcome.start, 'cancelled', { traced }));
     if (outcome.kind === 'cancelled') return stopped();
     if (outcome.kind === 'interrupted') {
       const { request, index } = outcome.signal;
@@ -56,20 +58,20 @@ async function drive(attempt: RunAttempt, options: NativeEngineOptions): Promise
           payload: request.payload,
           ...(request.expires_in_ms ? { expiresInMs: request.expires_in_ms } : {}),
           ...(request.on_timeout ? { onTimeout: request.on_timeout } : {}),
-          span: attempt.span(node, outcome.start, 'interrupted'),
+          span: attempt.span(node, outcome.start, 'interrupted', { traced }),
         },
       ]);
       return paused.kind === 'paused' ? paused.run : stopped();
     }
     const failed = async (message: string, runError = message) => {
-      await attempt.addSpan(attempt.span(node, outcome.start, 'error', { error: message }));
+      await attempt.addSpan(attempt.span(node, outcome.start, 'error', { error: message, traced }));
       await attempt.publish({ type: 'node_end', node, status: 'error' });
       return attempt.fail(runError);
     };
     if (outcome.kind === 'error') return failed(outcome.message);
     // One step: the checkpoint (the patch alone, O(patch); only while this run still runs),
     // the span, node_end, then node_start of the next node or the run's completion.
-    const step = await attempt.step({ ended: [{ node, span: attempt.span(node, outcome.start, 'ok') }], patch: outcome.patch, next: outcome.next });
+    const step = await attempt.step({ ended: [{ node, span: attempt.span(node, outcome.start, 'ok', { traced }) }], patch: outcome.patch, next: outcome.next });
     if (step.kind === 'stopped') return stopped();
     if (step.kind === 'refused') return failed(step.message, `Node "${node}": ${step.message}`);
     const { result } = step;

@@ -1,3 +1,4 @@
+import { context, trace, type Span as TraceSpan } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { tryExpected } from '../../domain/errors.js';
 import { newId, nowIso } from '../../domain/time.js';
@@ -11,6 +12,7 @@ import {
   type RunJob,
   type Span,
 } from '../../domain/types.js';
+import { exportedIds, failSpan, tracer } from '../../observability/tracer.js';
 import type { NodeStep, RunJournal, StepResult } from '../../ports/run-journal.js';
 import type { Store } from '../../ports/store.js';
 import type { EventBody, RunLifecycle } from '../run-lifecycle.js';
@@ -103,17 +105,51 @@ export class RunAttempt {
     return this.deps.lifecycle.publish(this.tenant, this.run, body);
   }
 
-  /** The span of a node of the run, from `start` to `end`, with its status (and error, and more attributes). */
-  span(node: string, start: string, status: string, more: { error?: string | undefined; attributes?: JsonObject; end?: string } = {}): Span {
+  /**
+   * The span of a node of the run, from `start` to `end`, with its status (and error, and more
+   * attributes). Given the node's OpenTelemetry span (`traced`, from {@link startTrace}), ends
+   * it with that status and carries the ids it is exported under.
+   */
+  span(
+    node: string,
+    start: string,
+    status: string,
+    more: { error?: string | undefined; attributes?: JsonObject; end?: string; traced?: TraceSpan | undefined } = {},
+  ): Span {
     const { run } = this;
+    const end = more.end ?? nowIso();
+    const { traced } = more;
+    if (traced) {
+      traced.setAttribute('agentplane.node.status', status);
+      if (status === 'error') failSpan(traced, more.error ?? 'error', 'node_error');
+      traced.end(new Date(end));
+    }
     return {
       span_id: newId(),
       parent_id: run.id,
       name: node,
       start,
-      end: more.end ?? nowIso(),
+      end,
       attributes: { agent_id: run.agent_id, run_id: run.id, node_id: node, status, ...(more.error ? { error: more.error } : {}), ...more.attributes },
+      ...exportedIds(traced),
     };
+  }
+
+  /**
+   * Starts the OpenTelemetry span of a node (`name`: `node <id>`, `task <name>`) under the
+   * attempt's, or under `parent`; undefined when tracing is off. {@link span} ends it.
+   */
+  startTrace(name: string, node: string, options: { parent?: TraceSpan | undefined; startMs?: number } = {}): TraceSpan | undefined {
+    const traces = tracer();
+    if (!traces) return undefined;
+    const parent = options.parent ? trace.setSpan(context.active(), options.parent) : context.active();
+    const attributes = { 'agentplane.run.id': this.run.id, 'agentplane.node.id': node };
+    return traces.startSpan(name, { attributes, ...(options.startMs === undefined ? {} : { startTime: options.startMs }) }, parent);
+  }
+
+  /** Runs `fn` with `traced` as the active span (model calls and logs inside it nest there); just `fn` when tracing is off. */
+  inTrace<T>(traced: TraceSpan | undefined, fn: () => Promise<T>): Promise<T> {
+    return traced ? context.with(trace.setSpan(context.active(), traced), fn) : fn();
   }
 
   /** Records a span on the run's session. */
@@ -191,6 +227,7 @@ export class RunAttempt {
       if (!created.ok) return { kind: 'stopped' };
       const approvalId = created.value.id;
       if (request.span) await this.addSpan(request.span);
+      if (tracer()) trace.getActiveSpan()?.addEvent('agentplane.interrupted', { 'agentplane.node.id': request.node, 'agentplane.approval.id': approvalId });
       await this.publish({ type: 'interrupted', node: request.node, approval_id: approvalId });
       paused = { ...this.run, status: 'interrupted', approval_id: approvalId };
     }

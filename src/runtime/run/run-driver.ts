@@ -5,8 +5,10 @@ import type { RunJournal } from '../../ports/run-journal.js';
 import type { Store } from '../../ports/store.js';
 import type { RunLifecycle } from '../run-lifecycle.js';
 import type { RunSignals } from '../run-signals.js';
+import { tracer } from '../../observability/tracer.js';
 import { RunAttempt } from './run-attempt.js';
 import type { RunEngine } from './run-engine.js';
+import { tracedAttempt } from './run-trace.js';
 
 export interface RunDriverOptions {
   store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
@@ -36,7 +38,12 @@ export function createRunDriver(options: RunDriverOptions): Execute {
   const { journal, lifecycle, signals, logger } = options;
   const deps = { store: options.store, journal, lifecycle, logger, clock: options.clock ?? Date.now };
 
-  return async function execute(job: RunJob): Promise<Run | undefined> {
+  return function execute(job: RunJob): Promise<Run | undefined> {
+    const traces = tracer();
+    return traces ? tracedAttempt(traces, job, () => run(job)) : run(job);
+  };
+
+  async function run(job: RunJob): Promise<Run | undefined> {
     const engine = options.engineOf(job.agent_id);
     const taken = await take(job, engine?.announcesNext ?? false);
     if (!taken) return undefined;
@@ -52,7 +59,7 @@ export function createRunDriver(options: RunDriverOptions): Execute {
     } finally {
       signals.release(taken.run.id, controller);
     }
-  };
+  }
 
   /** The run taken (and its session's next node announced when `announce`), or undefined when it is not to run. */
   async function take(job: RunJob, announce: boolean): Promise<{ run: Run; checkpoint?: Checkpoint } | undefined> {

@@ -1,0 +1,41 @@
+import { context, SpanKind, trace, type Link, type Tracer } from '@opentelemetry/api';
+import type { Run, RunJob } from '../../domain/types.js';
+import { contextOf, failSpan } from '../../observability/tracer.js';
+
+/**
+ * Runs one attempt at a job's run inside its OpenTelemetry span, `run <agent id>` (a consumer
+ * span: the job came through the run queue), so the engine's node, task and model spans nest
+ * under it. A start continues the trace of whoever queued the job (`job.trace`: the API
+ * request, a schedule fire). A resume after an approval begins a trace of its own linked to the
+ * approver's request, whose trace the job carries: the run's first attempt and its approval may
+ * be days apart. The span ends with the run's status (`failed` is an error, with its class).
+ */
+export function tracedAttempt(tracer: Tracer, job: RunJob, attempt: () => Promise<Run | undefined>): Promise<Run | undefined> {
+  const approved = job.kind === 'resume' && job.approval_id !== undefined;
+  const queued = contextOf(job.trace);
+  const by = trace.getSpanContext(queued);
+  const links: Link[] = approved && by ? [{ context: by, attributes: { 'agentplane.link': 'approval', 'agentplane.approval.id': job.approval_id! } }] : [];
+  const parent = approved ? context.active() : queued;
+  const attributes = {
+    'agentplane.run.id': job.run_id,
+    'agentplane.run.kind': job.kind,
+    'agentplane.session.id': job.session_id,
+    'agentplane.agent.id': job.agent_id,
+    'gen_ai.agent.name': job.agent_id,
+    'gen_ai.conversation.id': job.session_id,
+    ...(job.approval_id ? { 'agentplane.approval.id': job.approval_id } : {}),
+  };
+  return tracer.startActiveSpan(`run ${job.agent_id}`, { kind: SpanKind.CONSUMER, attributes, links, root: approved }, parent, async (span) => {
+    try {
+      const run = await attempt();
+      span.setAttribute('agentplane.run.status', run?.status ?? 'not_run');
+      if (run?.status === 'failed') failSpan(span, run.error ?? 'failed', 'run_failed');
+      return run;
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
