@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './domain/api-key-entries.js';
 import { DEFAULT_SCHEDULES_PER_TENANT } from './domain/schedule-cap.js';
@@ -222,6 +224,18 @@ export const LEGACY_LANGGRAPH_CONFIG_WARNING =
   'LANGGRAPH_CONFIG names a langgraph.json: that is the old name of SERVICE_LANGGRAPH_JSON, read for one more release; rename it (LANGGRAPH_CONFIG means what it means to LangGraph: per-graph default config and context as JSON)';
 
 /**
+ * SERVICE_LANGGRAPH_JSON as the file to read: a project's folder stands for the langgraph.json in
+ * it (as `langgraph dev` run in that folder reads it); a folder without one is a ConfigError
+ * that names the file to set. Anything else is left for the graphs' loader to check.
+ */
+function langgraphJsonFile(setting: string): string {
+  if (!statSync(setting, { throwIfNoEntry: false })?.isDirectory()) return setting;
+  const file = join(setting, 'langgraph.json');
+  if (existsSync(file)) return file;
+  throw new ConfigError('SERVICE_LANGGRAPH_JSON', `${setting} is a folder with no langgraph.json in it: set SERVICE_LANGGRAPH_JSON to the project's langgraph.json (e.g. ${file})`);
+}
+
+/**
  * Reads and validates the environment once. Throws {@link ConfigError} naming the first bad
  * variable; the entry points print it and exit 1. The result is frozen.
  */
@@ -249,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     config.SERVICE_LANGGRAPH_JSON = config.LANGGRAPH_CONFIG;
     config.legacyLangGraphConfig = true;
   }
+  if (config.SERVICE_LANGGRAPH_JSON !== undefined) config.SERVICE_LANGGRAPH_JSON = langgraphJsonFile(config.SERVICE_LANGGRAPH_JSON);
   validateAuth(config, SERVICE_API_KEYS);
   try {
     config.apiKeys = parseApiKeys(SERVICE_API_KEYS);

@@ -2,6 +2,9 @@ import type { LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_URL_FULL } from '@opentelemetry/semantic-conventions';
+import { failSpan, tracer } from '../observability/tracer.js';
 
 /** One POST of a webhook body. */
 export interface WebhookPost {
@@ -17,9 +20,33 @@ export interface WebhookPost {
 /**
  * POSTs the body and resolves with the answer's status as soon as it comes; redirects are not
  * followed (a 3xx is an answer like any other, so a receiver cannot send the delivery on to an
- * address never checked). Rejects on a network failure or a timeout before the status.
+ * address never checked). Rejects on a network failure or a timeout before the status. With
+ * tracing on, the POST is a client span (`POST`, the URL without its query) of the active trace
+ * and sends its `traceparent`/`tracestate`.
  */
 export function postWebhook(post: WebhookPost): Promise<number> {
+  const traces = tracer();
+  if (!traces) return send(post);
+  const url = `${post.url.origin}${post.url.pathname}`;
+  const attributes = { [ATTR_HTTP_REQUEST_METHOD]: 'POST', [ATTR_URL_FULL]: url, [ATTR_SERVER_ADDRESS]: post.url.hostname };
+  return traces.startActiveSpan('POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const headers: Record<string, string> = { ...post.headers };
+    propagation.inject(context.active(), headers);
+    try {
+      const status = await send({ ...post, headers });
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+      if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR }).setAttribute('error.type', String(status));
+      return status;
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function send(post: WebhookPost): Promise<number> {
   const request = post.url.protocol === 'https:' ? httpsRequest : httpRequest;
   const options: RequestOptions = {
     method: 'POST',

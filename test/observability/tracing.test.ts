@@ -1,3 +1,5 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flushTracing, startTracing, stopTracing } from '../../src/observability/tracing.js';
 import { startTestApi, type TestApi } from '../support/app.js';
@@ -42,7 +44,7 @@ describe('OpenTelemetry traces (embedded, OTLP http/protobuf)', () => {
     process.env.OTEL_SERVICE_NAME = 'agentplane-test';
     process.env.OTEL_RESOURCE_ATTRIBUTES = 'deployment.environment.name=test';
     expect(startTracing('embedded')).toBe(true);
-    app = await startTestApi();
+    app = await startTestApi({ env: { SERVICE_WEBHOOK_ALLOW_PRIVATE: 'true' } });
   });
   afterAll(async () => {
     await app.close();
@@ -72,6 +74,32 @@ describe('OpenTelemetry traces (embedded, OTLP http/protobuf)', () => {
     expect(stored.find((span) => span.span_id === run.id)).toMatchObject({ trace_id: CALLER_TRACE, trace_span_id: attempt.spanId });
     // Log lines inside the request carry its trace.
     expect(app.logs.find((line) => line.msg === 'request' && line.route === '/api/runs/wait')).toMatchObject({ trace_id: CALLER_TRACE });
+  });
+
+  it("posts a run's webhook as a client span of the run's trace, with its traceparent", async () => {
+    const deliveries: IncomingHttpHeaders[] = [];
+    const hook = createServer((req, res) => {
+      deliveries.push(req.headers);
+      req.resume();
+      res.end();
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = hook.address() as AddressInfo;
+      const response = await fetch(`${app.url}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+        body: JSON.stringify({ assistant_id: 'echo', input: {}, webhook: `http://127.0.0.1:${port}/hook` }),
+      });
+      expect(response.status, await response.clone().text()).toBe(200);
+      const delivery = await waitFor('the webhook delivery', () => deliveries[0]);
+      const post = await received('the webhook client span', (span) => span.name === 'POST' && span.kind === 3);
+      expect(post.traceId).toBe(CALLER_TRACE);
+      expect(delivery.traceparent).toBe(`00-${CALLER_TRACE}-${post.spanId}-01`);
+      expect(post.attributes).toMatchObject({ 'url.full': `http://127.0.0.1:${port}/hook`, 'http.response.status_code': 200 });
+    } finally {
+      await new Promise<void>((resolve) => hook.close(() => resolve()));
+    }
   });
 
   it('begins a trace for a request without traceparent', async () => {
