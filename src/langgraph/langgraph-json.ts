@@ -94,7 +94,12 @@ function graphEntry(path: string, folder: string, id: string, entry: unknown): G
   if (typeof spec !== 'string' || at < 1 || at === spec.length - 1) {
     throw configError(path, `graph "${id}": ${JSON.stringify(spec ?? null)} is not of the form "./path/file.ts:exportName"`);
   }
-  return { id, spec, file: resolve(folder, spec.slice(0, at)), exportName: spec.slice(at + 1), description };
+  const file = resolve(folder, spec.slice(0, at));
+  // `langgraph dev` serves Python graphs too: say so rather than fail to import the file as JavaScript.
+  if (/\.py$/i.test(file)) {
+    throw configError(path, `graph "${id}" (${spec}) is a Python graph (${file}): agentplane serves LangGraph.js graphs only (a .ts, .mts, .js or .mjs file); serve Python graphs with LangGraph's Python server (langgraph dev)`);
+  }
+  return { id, spec, file, exportName: spec.slice(at + 1), description };
 }
 
 function envOf(path: string, folder: string, env: unknown): Pick<LangGraphJson, 'env' | 'missingEnvFile'> {
