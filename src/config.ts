@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { parseApiKeys, type ApiKeyEntry } from './domain/api-key-entries.js';
 import { DEFAULT_SCHEDULES_PER_TENANT } from './domain/schedule-cap.js';
+import { DEFAULT_FAIR_SHARE, type FairShare } from './domain/fair-share.js';
 import { DEFAULT_WEBHOOK_BACKOFF_MS, DEFAULT_WEBHOOK_SLOTS, DEFAULT_WEBHOOK_TIMEOUT_MS } from './domain/run-webhook.js';
 import { standardWebhooksKey } from './domain/standard-webhooks.js';
 import { DEFAULT_ASSISTANT_LIMITS, DEFAULT_EVENT_RETENTION, DEFAULT_GRAPH_ITEMS_MAX_BYTES, DEFAULT_STORAGE_LIMITS, ID_PATTERN, MIN_EVENTS_BYTES } from './domain/types.js';
@@ -117,6 +118,11 @@ const envSchema = z.object({
   SERVICE_APPROVALS: bool.default(true),
   SERVICE_SCHEDULES: bool.default(true),
   SERVICE_SCHEDULES_MAX_PER_TENANT: int(1).default(DEFAULT_SCHEDULES_PER_TENANT),
+  // Fair share of the worker slots (0: no cap); SERVICE_TENANTS: per-tenant overrides and weights (JSON).
+  SERVICE_TENANT_MAX_QUEUED: int(0).default(DEFAULT_FAIR_SHARE.defaults.maxQueued),
+  SERVICE_TENANT_MAX_RUNNING: int(0).default(DEFAULT_FAIR_SHARE.defaults.maxRunning),
+  SERVICE_TENANTS: optionalString,
+  SERVICE_METRICS_TENANTS: int(0, 1000).default(20),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
   SERVICE_EVENTS_RETAIN: int(1).default(DEFAULT_EVENT_RETENTION.count),
   SERVICE_EVENTS_MAX_BYTES: int(MIN_EVENTS_BYTES).default(DEFAULT_EVENT_RETENTION.bytes),
@@ -207,6 +213,8 @@ export interface Config extends Omit<Env, 'SERVICE_HOST' | 'SERVICE_RATE_LIMIT' 
   quotaPerKey: Rate | null;
   quotaPerTenant: Rate | null;
   apiKeys: readonly ApiKeyEntry[];
+  /** How tenants share the worker slots (SERVICE_TENANT_MAX_QUEUED, SERVICE_TENANT_MAX_RUNNING, SERVICE_TENANTS). */
+  fairShare: FairShare;
   /** Redis of every process (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS); undefined in the embedded mode. */
   redis: RedisConnection | undefined;
   /**
@@ -255,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaPerKey: parseRate('SERVICE_QUOTA_PER_KEY', SERVICE_QUOTA_PER_KEY, null),
     quotaPerTenant: parseRate('SERVICE_QUOTA_PER_TENANT', SERVICE_QUOTA_PER_TENANT, null),
     apiKeys: [],
+    fairShare: fairShareOf(rest),
     redis: redisConnectionOf(parsed.data, (variable, detail) => {
       throw new ConfigError(variable, detail);
     }),
@@ -271,6 +280,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('SERVICE_API_KEYS', (error as Error).message);
   }
   return Object.freeze(config);
+}
+
+const tenantShareSchema = z.strictObject({
+  weight: z.number().int().min(1).max(100).optional(),
+  max_running: z.number().int().min(0).optional(),
+  max_queued: z.number().int().min(0).optional(),
+});
+
+/** The admission settings: the defaults, and SERVICE_TENANTS (`{"<tenant>": {"weight", "max_running", "max_queued"}}`) over them. */
+function fairShareOf(env: Pick<Env, 'SERVICE_TENANT_MAX_QUEUED' | 'SERVICE_TENANT_MAX_RUNNING' | 'SERVICE_TENANTS'>): FairShare {
+  const defaults = { ...DEFAULT_FAIR_SHARE.defaults, maxQueued: env.SERVICE_TENANT_MAX_QUEUED, maxRunning: env.SERVICE_TENANT_MAX_RUNNING };
+  if (env.SERVICE_TENANTS === undefined) return { defaults, tenants: {} };
+  let json: unknown;
+  try {
+    json = JSON.parse(env.SERVICE_TENANTS);
+  } catch {
+    throw new ConfigError('SERVICE_TENANTS', 'expected a JSON object such as {"acme": {"weight": 2, "max_running": 8, "max_queued": 5000}}');
+  }
+  const parsed = z.record(z.string().regex(ID_PATTERN), tenantShareSchema).safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError('SERVICE_TENANTS', `${issue.path.join('.') || 'the value'}: ${issue.message}`);
+  }
+  const tenants = Object.fromEntries(
+    Object.entries(parsed.data).map(([tenant, share]) => [
+      tenant,
+      {
+        ...(share.weight === undefined ? {} : { weight: share.weight }),
+        ...(share.max_running === undefined ? {} : { maxRunning: share.max_running }),
+        ...(share.max_queued === undefined ? {} : { maxQueued: share.max_queued }),
+      },
+    ]),
+  );
+  return { defaults, tenants };
 }
 
 function validateAuth(config: Config, apiKeys: string | undefined): void {

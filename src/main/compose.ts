@@ -234,7 +234,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       eventsMaxBytes: config.SERVICE_EVENTS_MAX_BYTES,
       eventsRunMaxBytes: config.SERVICE_EVENTS_RUN_MAX_BYTES,
       concurrency: config.WORKER_CONCURRENCY,
-    fairShare: config.fairShare,
+      fairShare: config.fairShare,
       fairShare: config.fairShare,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
       webhookRetry,

@@ -1,3 +1,4 @@
+import type { TenantQueueDepth } from '../domain/fair-share.js';
 import type { IdempotentStart } from '../domain/idempotency.js';
 import type { Approval, JsonObject, Multitask, Run, RunStatus } from '../domain/types.js';
 import type { ApprovalDecision } from './store.js';
@@ -75,4 +76,6 @@ export interface RunControl {
    * `not_found`, or `conflict` naming the status when the run already ended.
    */
   cancelRun(tenant: string, runId: string, by: string, error?: string): Promise<Run>;
+  /** Where the tenant's runs stand in the run queue: waiting for a worker slot, and admitted. */
+  queueDepth(tenant: string): Promise<TenantQueueDepth>;
 }

@@ -99,6 +99,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
       // A native run keeps its webhook and `temporary` as the only fields of its stored input (its engine reads none).
       const kept = { ...webhookOf(request, options.webhookPaths ?? false), ...(request.temporary ? { temporary: true } : {}) };
       const { idempotency } = startOptions;
+      // Past the tenant's queued cap nothing is stored: 429 with Retry-After.
+      await queue.checkRoom(tenant);
       for (let attempt = 1; ; attempt += 1) {
         const runId = newId();
         let run: CreatedRun;
@@ -156,6 +158,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
       }
       if (latest?.status === 'running') throw new AppError('conflict', 'A run of this session is running.');
       if (latest?.status === 'interrupted') throw new AppError('conflict', 'An approval of this session is pending.');
+      await queue.checkRoom(tenant);
       const run = await store.runs.createRun(tenant, { run_id: newId(), session_id: sessionId, agent_id: session.agent_id });
       return enqueue({ kind: 'resume', tenant, run_id: run.id, session_id: sessionId, agent_id: run.agent_id });
     },
@@ -189,6 +192,8 @@ export function createRunControl(options: RunControlOptions): RunControl {
       if (!run) throw notFound('The run');
       throw new AppError('conflict', `The run is already ${run.status}.`);
     },
+
+    queueDepth: (tenant: string) => queue.depth(tenant),
   };
   return control;
 }

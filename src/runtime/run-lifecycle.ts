@@ -93,6 +93,10 @@ export class RunLifecycle {
     // Not in `from`: already ended, or ended by someone else first.
     if (!updated.ok) return null;
     const run = updated.value;
+    // A run ended before its turn gives the turn back (a failure leaves a job that ends at once).
+    await this.options.queue.withdraw({ tenant, id: run.id, ...(run.approval_id ? { approval_id: run.approval_id } : {}) }).catch((err: unknown) => {
+      this.options.logger.warn({ err, run_id: run.id }, 'could not take an ended run out of the run queue');
+    });
     // The worker executing a cancelled run aborts its node.
     if (run.status === 'cancelled') await this.options.events.signalCancel({ tenant, run_id: run.id, reason: end.error });
     if (end.announce) await this.publish(tenant, run, end.announce);

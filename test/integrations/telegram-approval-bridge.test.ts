@@ -39,6 +39,7 @@ function scriptedRunControl(decide: (id: string, decision: ApprovalDecision) => 
     startRun: () => Promise.reject(new Error('not used')),
     resumeSession: () => Promise.reject(new Error('not used')),
     cancelRun: () => Promise.reject(new Error('not used')),
+    queueDepth: () => Promise.reject(new Error('not used')),
     answerApproval: async (tenant, id, decision) => {
       decisions.push([tenant, id, decision]);
       return decide(id, decision);

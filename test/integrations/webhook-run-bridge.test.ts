@@ -25,6 +25,7 @@ function scriptedRunControl(): RunControl & { started: [string, StartRunRequest]
     },
     resumeSession: () => Promise.reject(new Error('not used')),
     cancelRun: () => Promise.reject(new Error('not used')),
+    queueDepth: () => Promise.reject(new Error('not used')),
     answerApproval: () => Promise.reject(new Error('not used')),
   };
 }

@@ -11,6 +11,7 @@ import type { AssistantLimits } from '../../ports/assistant-store.js';
 import { memoryLimiterFactory } from './limiter.js';
 import { MemoryRunJournal } from './run-journal.js';
 import { MemoryRunQueue } from './run-queue.js';
+import type { FairShare } from '../../domain/fair-share.js';
 import { MemoryScheduler } from './scheduler.js';
 import { MemoryStore } from './store.js';
 import { MemoryWebhookQueue } from './webhook-queue.js';
@@ -24,6 +25,8 @@ export interface MemoryBackendOptions {
   eventsRunMaxBytes?: number;
   /** Run jobs executed at once. */
   concurrency: number;
+  /** How tenants share those slots. @defaultValue DEFAULT_FAIR_SHARE */
+  fairShare?: FairShare;
   /** Longest wait for running jobs and fires at close. */
   shutdownTimeoutMs: number;
   limits: StorageLimits;
@@ -51,7 +54,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): Backend {
     ...(options.eventsMaxBytes ? { maxBytes: options.eventsMaxBytes } : {}),
     ...(options.eventsRunMaxBytes ? { runMaxBytes: options.eventsRunMaxBytes } : {}),
   });
-  const queue = new MemoryRunQueue({ concurrency: options.concurrency });
+  const queue = new MemoryRunQueue({ concurrency: options.concurrency, ...(options.fairShare ? { fairShare: options.fairShare } : {}) });
   const scheduler = new MemoryScheduler();
   const webhooks = new MemoryWebhookQueue(options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, options.webhookSlots);
   let closing: Promise<void> | undefined;

@@ -18,6 +18,7 @@ import { redisContext } from './context.js';
 import { RedisKeys } from './keys.js';
 import { RedisRunJournal } from './run-journal.js';
 import { BullRunConsumer, BullRunQueue } from './run-queue.js';
+import type { FairShare } from '../../domain/fair-share.js';
 import { BullScheduleConsumer, BullScheduler } from './scheduler.js';
 import { RedisStore } from './store.js';
 import { BullWebhookConsumer, BullWebhookQueue } from './webhook-queue.js';
@@ -35,6 +36,8 @@ export interface RedisBackendOptions {
   eventsRunMaxBytes?: number;
   /** Run jobs executed at once by this process's consumer. */
   concurrency: number;
+  /** How tenants share the workers' slots. @defaultValue DEFAULT_FAIR_SHARE */
+  fairShare?: FairShare;
   /** How long a run job's lock lives without renewal (a dead worker's job is taken over after it). */
   lockDurationMs: number;
   /** Tries of a run job that fails for infrastructure reasons (RUN_JOB_ATTEMPTS). */
@@ -113,6 +116,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       connection: bull,
       prefix: queuePrefix,
       durable: durable(bull),
+      fairShare: options.fairShare,
       ...(options.jobAttempts ? { attempts: options.jobAttempts } : {}),
     }),
   );
@@ -149,6 +153,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
         connection: open(forever('worker')),
         prefix: queuePrefix,
         concurrency: options.concurrency,
+        fairShare: options.fairShare,
         lockDurationMs: options.lockDurationMs,
         ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
         onError: (error) => options.onError?.('run queue worker error', error),

@@ -25,6 +25,10 @@ export const RunSchema = z
     approval_id: z.string().optional().meta({ description: 'the latest approval request that paused this run' }),
     deadline_at: Timestamp.optional().meta({ description: 'when the run is cancelled with `error: "timeout"` if still active (`timeout_ms`)' }),
     seq_num: z.number().int().optional().meta({ description: 'the seq_num of the session checkpoint the run stopped at (once paused or ended)' }),
+    queue: z
+      .object({ tenant_queued: z.number().int(), tenant_running: z.number().int() })
+      .optional()
+      .meta({ description: 'a queued run (GET only): its tenant’s runs waiting for a worker slot, and running' }),
   })
   .meta({ id: 'Run' });
 
@@ -273,7 +277,9 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
       handler: async ({ params, principal }) => {
         const run = await store.runs.getRun(principal.tenant, params.id);
         if (!run) throw notFound('The run');
-        return { status: 200, body: run };
+        if (run.status !== 'queued') return { status: 200, body: run };
+        const depth = await runs.queueDepth(principal.tenant);
+        return { status: 200, body: { ...run, queue: { tenant_queued: depth.queued, tenant_running: depth.running } } };
       },
     }),
   ];
