@@ -455,10 +455,6 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
     group: "Fair share between tenants",
     text: "Per-tenant weights and caps over the two above, as JSON: `{\"acme\": {\"weight\": 2, \"max_running\": 8, \"max_queued\": 5000}}` (weight 1–100, default 1). Slots go to tenants in turn, in proportion to their weights.",
   },
-  SERVICE_METRICS_TENANTS: {
-    group: "Fair share between tenants",
-    text: "Tenants with their own label in the per-tenant metrics (the busiest ones); the others are summed under one label. `0`: no per-tenant labels.",
-  },
   DISCORD_BOT_TOKEN: {
     group: "Chat gateway",
     shown: "empty",
