@@ -25,6 +25,11 @@ export interface AppDeps extends Omit<LangGraphDeps, 'config' | 'logger'> {
   lifecycle: Lifecycle;
   /** Checks run by /health/ready, by name (`redis`, `memory`). */
   readiness: Readonly<Record<string, ReadinessCheck>>;
+  /**
+   * The workers alive, for the `workers` check of /health/ready ("ok", or "none": runs queued
+   * wait); absent where this process executes runs itself (embedded). Never makes it 503.
+   */
+  liveWorkers?: () => Promise<number>;
   /** The open SSE streams and held waits of this process (ended at shutdown). */
   streams: SseHub;
   /** Tells the waits and run streams of this process when their run vanished with its session. */

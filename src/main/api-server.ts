@@ -40,6 +40,8 @@ export function createApiServer(composition: Composition, options: AppOptions): 
     metrics,
     lifecycle,
     readiness: backend.readiness,
+    // On Redis runs execute in worker processes: ready says whether one is alive.
+    ...(composition.embedded ? {} : { liveWorkers: () => backend.queue.liveWorkers() }),
     streams: new SseHub({
       heartbeatMs: config.SERVICE_SSE_HEARTBEAT_MS,
       onCount: (open) => metrics.sseConnections.set(open),

@@ -18,6 +18,7 @@ import { isGraphAgent } from '../runtime/agent.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
 import { withTraceContext } from '../runtime/traced-run-queue.js';
+import { warnWithoutWorkers } from '../runtime/workerless-warning.js';
 import { createReaper } from '../runtime/reaper.js';
 import { every } from '../runtime/every.js';
 import { createRunJobHandler } from '../runtime/run-job.js';
@@ -127,8 +128,10 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     logger,
   });
   const webhookPaths = httpApp !== undefined;
-  // Jobs carry the trace context of the request that queued them (when tracing is on).
-  const runs = createRunControl({ store, queue: withTraceContext(queue), agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS, webhookPaths });
+  // Jobs carry the trace context of the request that queued them (when tracing is on). On
+  // Redis, runs wait for worker processes: a run queued while none is alive is a warning.
+  const runQueue = backend.mode === 'memory' ? withTraceContext(queue) : warnWithoutWorkers(withTraceContext(queue), logger);
+  const runs = createRunControl({ store, queue: runQueue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS, webhookPaths });
   const schedules = createScheduleControl({ store, scheduler, agents, maxPerTenant: config.SERVICE_SCHEDULES_MAX_PER_TENANT, webhookPaths });
   // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
   const graphEngine = graphEngineOf(agents)?.({

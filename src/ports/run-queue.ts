@@ -37,6 +37,11 @@ export interface RunQueue {
    * waiting, delayed or active: a run with none and not interrupted is stuck.
    */
   hasLiveJob(run: { id: string; approval_id?: string }): Promise<boolean>;
+  /**
+   * How many workers take this queue's jobs now: on Redis, those whose heartbeat has not lapsed
+   * (of any process); in one process, 1 once its consumer started, until it closes.
+   */
+  liveWorkers(): Promise<number>;
   close(): Promise<void>;
 }
 

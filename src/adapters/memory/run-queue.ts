@@ -106,6 +106,10 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     return liveJobIds(run).some((id) => this.known.has(id));
   }
 
+  async liveWorkers(): Promise<number> {
+    return this.handler && !this.closed ? 1 : 0;
+  }
+
   /** Jobs of the tenant waiting for a slot, delayed ones included. */
   private queued(tenant: string): number {
     let delayed = 0;

@@ -84,6 +84,12 @@ export class RunAdmission {
     return { tenant, queued: Number(queued ?? 0), running: Number(running ?? 0) };
   }
 
+  /** The workers whose heartbeat has not lapsed by Redis's clock (the one the scripts read). */
+  async liveWorkers(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return this.redis.zcount(this.keys.keys[7]!, Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), '+inf');
+  }
+
   /** Every tenant with jobs waiting or admitted (the hashes hold no others), most waiting first, at most `limit`. */
   async depths(limit: number): Promise<TenantQueueDepth[]> {
     const [queued, running] = await Promise.all([this.redis.hgetall(this.keys.keys[3]!), this.redis.hgetall(this.keys.keys[4]!)]);

@@ -88,6 +88,10 @@ export class BullRunQueue implements RunQueue {
     return states.some((state) => LIVE_STATES.has(state));
   }
 
+  liveWorkers(): Promise<number> {
+    return this.admission.liveWorkers();
+  }
+
   close(): Promise<void> {
     return (this.closing ??= this.queue.close());
   }

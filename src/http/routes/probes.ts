@@ -6,7 +6,7 @@ import { HealthSchema, ReadySchema } from '../schemas.js';
 const READY_TIMEOUT_MS = 1000;
 
 /** Liveness, readiness and metrics: always public, never rate limited. */
-export function probeRoutes(deps: Pick<AppDeps, 'readiness' | 'lifecycle' | 'metrics'>): AnyRoute[] {
+export function probeRoutes(deps: Pick<AppDeps, 'readiness' | 'lifecycle' | 'metrics' | 'liveWorkers'>): AnyRoute[] {
   const live = (path: string, operationId: string) =>
     defineRoute({
       method: 'GET',
@@ -36,11 +36,16 @@ export function probeRoutes(deps: Pick<AppDeps, 'readiness' | 'lifecycle' | 'met
       },
       handler: async () => {
         const names = Object.keys(deps.readiness);
-        const results = await Promise.allSettled(names.map((name) => withTimeout(deps.readiness[name]!(), READY_TIMEOUT_MS)));
+        const [results, workers] = await Promise.all([
+          Promise.allSettled(names.map((name) => withTimeout(deps.readiness[name]!(), READY_TIMEOUT_MS))),
+          deps.liveWorkers && workersCheck(deps.liveWorkers),
+        ]);
         const checks: Record<string, string> = {};
         names.forEach((name, i) => {
           checks[name] = results[i]!.status === 'fulfilled' ? 'ok' : 'unavailable';
         });
+        // Informational: without workers this replica still serves everything but the runs' execution.
+        if (workers) checks.workers = workers;
         if (deps.lifecycle.draining) checks.shutdown = 'draining';
         const ready = !deps.lifecycle.draining && results.every((r) => r.status === 'fulfilled');
         return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'unavailable', checks } };
@@ -61,4 +66,12 @@ export function probeRoutes(deps: Pick<AppDeps, 'readiness' | 'lifecycle' | 'met
       },
     }),
   ];
+}
+
+/** `ok` with a worker alive, `none` without (queued runs wait), `unavailable` when it cannot be told. */
+function workersCheck(liveWorkers: () => Promise<number>): Promise<string> {
+  return withTimeout(liveWorkers(), READY_TIMEOUT_MS).then(
+    (count) => (count > 0 ? 'ok' : 'none'),
+    () => 'unavailable',
+  );
 }
