@@ -199,7 +199,7 @@ function section(cells: Cell[], m: Machine, source: string): string {
     '',
     table,
     '',
-    `Goal (issue 34): each LangGraph read within ${GOAL} × of its native twin (req/s).`,
+    `Goal: each LangGraph read within ${GOAL} × of its native twin (req/s).`,
     '',
     ...verdicts,
     end,

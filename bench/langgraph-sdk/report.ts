@@ -119,8 +119,8 @@ export function section(cells: SdkCell[], m: Machine, o: SdkBenchOptions, comman
     '',
     table(cells, o),
     '',
-    `Goals: the SDK on the compatibility layer within ${GOAL_RATIO} × of the native routes' runs/s (issue 27); a run on a stored assistant within ` +
-      `${ASSISTANT_GOAL_RATIO} × of the same run on the graph id (issue 33) — ` +
+    `Goals: the SDK on the compatibility layer within ${GOAL_RATIO} × of the native routes' runs/s; a run on a stored assistant within ` +
+      `${ASSISTANT_GOAL_RATIO} × of the same run on the graph id — ` +
       `${r.every((x) => x.met) ? '**met** in every configuration' : `**not met** in ${r.filter((x) => !x.met).length} of ${r.length} comparisons`}.`,
     '',
     ...r.map((x) => x.line),

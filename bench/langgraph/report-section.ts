@@ -96,7 +96,7 @@ function approvalPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBen
     '',
     table(cells, o, 'approval'),
     '',
-    `Goal (issue 34): the LangGraph human-review's round trips/s within ${GOAL_RATIO} × of the native one's — ${verdict(r)}.`,
+    `Goal: the LangGraph human-review's round trips/s within ${GOAL_RATIO} × of the native one's — ${verdict(r)}.`,
     '',
     ...r.map((x) => x.line),
     '',
