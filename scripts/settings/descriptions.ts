@@ -445,15 +445,15 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   },
   SERVICE_TENANT_MAX_QUEUED: {
     group: "Fair share between tenants",
-    text: "Runs one tenant may have waiting for a worker slot; one more start is refused (429). `0`: no cap. Per-tenant values in `SERVICE_TENANTS`.",
+    text: "Runs one tenant may have waiting for a worker slot (delayed starts included); a start past it is 429 `rate_limited` with `Retry-After: 5`, nothing stored; `0`: no cap.",
   },
   SERVICE_TENANT_MAX_RUNNING: {
     group: "Fair share between tenants",
-    text: "Runs of one tenant executing at once across the workers; its others wait while other tenants take the free slots. `0`: no cap.",
+    text: "Runs one tenant may have admitted to worker slots at once; `0`: no cap beyond its fair share.",
   },
   SERVICE_TENANTS: {
     group: "Fair share between tenants",
-    text: "Per-tenant weights and caps over the two above, as JSON: `{\"acme\": {\"weight\": 2, \"max_running\": 8, \"max_queued\": 5000}}` (weight 1–100, default 1). Slots go to tenants in turn, in proportion to their weights.",
+    text: "Per-tenant overrides as JSON, `{\"acme\": {\"weight\": 2, \"max_running\": 8, \"max_queued\": 5000}}` (weight 1–100, default 1); set it alike on every process; a bad value stops the start naming it.",
   },
   DISCORD_BOT_TOKEN: {
     group: "Chat gateway",

@@ -46,6 +46,8 @@ export interface Step {
   /** Whether it is run: curl commands are, others (`open`) are only shown. */
   runs: boolean;
   expect?: Expectation;
+  /** The comment lines under (or beside) the command, `# ` left out: a CLI command's output. */
+  comments: string[];
 }
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*(\S*)/;
@@ -95,11 +97,15 @@ function splitComment(text: string): [code: string, comment: string | undefined]
 /** The text of a comment: what follows `#` and one space. */
 const commentText = (comment: string): string => comment.replace(/^ /, '');
 
-function blockSteps(lines: string[], firstLine: number, section: string): Step[] {
+/** The commands of one shell block whose first line is line `firstLine` of its page. */
+export function blockSteps(lines: string[], firstLine: number, section: string): Step[] {
   const steps: Step[] = [];
   let current: { step: Step; comments: string[] } | undefined;
   const close = () => {
-    if (current) current.step.expect = expectation(current.comments, current.step);
+    if (current) {
+      current.step.expect = expectation(current.comments, current.step);
+      current.step.comments = current.comments;
+    }
     current = undefined;
   };
   for (let i = 0; i < lines.length; i += 1) {
@@ -117,7 +123,7 @@ function blockSteps(lines: string[], firstLine: number, section: string): Step[]
       command += `\n${splitComment(lines[i]!)[0]}`;
     }
     const [, last] = splitComment(lines[i]!);
-    const step: Step = { line: firstLine + start, section, command: command.trim(), runs: /^curl\s/.test(command.trim()) };
+    const step: Step = { line: firstLine + start, section, command: command.trim(), runs: /^curl\s/.test(command.trim()), comments: [] };
     steps.push(step);
     current = { step, comments: last === undefined ? [] : [commentText(last)] };
   }
