@@ -238,7 +238,6 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       eventsRunMaxBytes: config.SERVICE_EVENTS_RUN_MAX_BYTES,
       concurrency: config.WORKER_CONCURRENCY,
       fairShare: config.fairShare,
-      fairShare: config.fairShare,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
       webhookRetry,
       webhookSlots,
