@@ -11,6 +11,7 @@ import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
 import { clientChunkOf } from './stream-chunks.js';
 import { SuperstepRecorder, type TaskChunk } from './superstep-recorder.js';
+import { TraceCallbacks } from './trace-callbacks.js';
 import { ENGINE_MODES, streamsMessages } from './stream-modes.js';
 import { eventData, nodeIdOf, StateMirror } from './values.js';
 
@@ -115,7 +116,9 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
   const onCancel = () => halt.abort(signal.reason);
   if (signal.aborted) onCancel();
   else signal.addEventListener('abort', onCancel, { once: true });
-  const steps = new SuperstepRecorder(attempt);
+  // Tracing on: tasks, model and tool calls as spans under the attempt's (LangChain's callbacks).
+  const traced = TraceCallbacks.forAttempt(run.id);
+  const steps = new SuperstepRecorder(attempt, traced);
   /** The last checkpoint (nothing next): the run completes with it once the graph is done. */
   let last: { patch: JsonObject } | undefined;
   let next: string[] = [];
@@ -145,6 +148,7 @@ async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | un
       // Model tokens (`messages`) when the graph can have messages or the client asked for them.
       streamMode: [...new Set([...ENGINE_MODES, ...(streamsMessages(graph) ? ['messages'] : []), ...wanted])] as (typeof ENGINE_MODES)[number][],
       subgraphs: true,
+      ...(traced ? { callbacks: [traced] } : {}),
     };
     // The `events` mode: the chunks come out of LangChain's streamEvents (v2), its events beside them.
     const stream = asked.stream_mode?.includes('events') ? withEvents(graph, input, options) : await graph.stream(input, options);

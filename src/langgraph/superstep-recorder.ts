@@ -2,6 +2,7 @@ import { errorMessage, type JsonObject } from '../domain/types.js';
 import type { EndedNode } from '../ports/run-journal.js';
 import type { RunAttempt, StepOutcome } from '../runtime/run/run-attempt.js';
 import type { PendingInterrupt } from './run-input.js';
+import type { TraceCallbacks } from './trace-callbacks.js';
 
 /** A `tasks` chunk of the root graph: a task planned (with its input) or one that returned. */
 export interface TaskChunk {
@@ -26,7 +27,11 @@ export class SuperstepRecorder {
   /** Tasks that returned since the last checkpoint: recorded with the next one. */
   private readonly ended: EndedNode[] = [];
 
-  constructor(private readonly attempt: RunAttempt) {}
+  /** @param traced the attempt's task spans (tracing on): a task's stored span carries the ids of its exported one. */
+  constructor(
+    private readonly attempt: RunAttempt,
+    private readonly traced?: TraceCallbacks,
+  ) {}
 
   /** Takes a task's start or end; an end with an error or an interrupt is recorded at once. */
   async task(task: TaskChunk, at: string): Promise<'planned' | 'ok' | 'error' | 'interrupted'> {
@@ -38,8 +43,9 @@ export class SuperstepRecorder {
     }
     const start = this.tasks.get(task.id)?.start ?? at;
     this.tasks.delete(task.id);
+    const exported = this.traced?.exportedOf(task.id);
     if (task.error) {
-      await attempt.addSpan(attempt.span(task.name, start, 'error', { error: errorMessage(task.error), end: at }));
+      await attempt.addSpan({ ...attempt.span(task.name, start, 'error', { error: errorMessage(task.error), end: at }), ...exported });
       await attempt.publish({ type: 'node_end', node: task.name, status: 'error' });
       return 'error';
     }
@@ -47,10 +53,10 @@ export class SuperstepRecorder {
       for (const raised of task.interrupts as { id?: unknown; value?: unknown }[]) {
         if (typeof raised?.id === 'string') this.raised.push({ task: task.id, pending: { id: raised.id, value: raised.value, node: task.name } });
       }
-      await attempt.addSpan(attempt.span(task.name, start, 'interrupted', { end: at }));
+      await attempt.addSpan({ ...attempt.span(task.name, start, 'interrupted', { end: at }), ...exported });
       return 'interrupted';
     }
-    this.ended.push({ node: task.name, span: attempt.span(task.name, start, 'ok', { end: at }) });
+    this.ended.push({ node: task.name, span: { ...attempt.span(task.name, start, 'ok', { end: at }), ...exported } });
     return 'ok';
   }
 

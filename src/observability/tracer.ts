@@ -3,6 +3,17 @@ import type { TraceCarrier } from '../domain/types.js';
 
 let active: Tracer | undefined;
 
+/** What the spans record beyond the defaults, as the process's settings ask (read once, when tracing starts). */
+export interface TracingOptions {
+  /** Model messages, tool arguments and results on GenAI spans: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`. */
+  captureMessageContent: boolean;
+  /** The tenant on run spans (`agentplane.tenant`): `AGENTPLANE_OTEL_RECORD_TENANT=true`; it may name a customer. */
+  recordTenant: boolean;
+}
+
+const NOTHING_MORE: TracingOptions = Object.freeze({ captureMessageContent: false, recordTenant: false });
+let options: TracingOptions = NOTHING_MORE;
+
 /**
  * The tracer of this process, or undefined when tracing is off. Instrumentation asks this once
  * per operation and does nothing else when it is undefined: no span objects, no context, so a
@@ -13,8 +24,14 @@ export function tracer(): Tracer | undefined {
 }
 
 /** Set by startTracing/stopTracing (src/observability/tracing.ts) only. */
-export function setTracer(next: Tracer | undefined): void {
+export function setTracer(next: Tracer | undefined, nextOptions: TracingOptions = NOTHING_MORE): void {
   active = next;
+  options = nextOptions;
+}
+
+/** What the spans of this process record beyond the defaults (both off unless tracing is on and the settings ask). */
+export function tracingOptions(): TracingOptions {
+  return options;
 }
 
 /** The W3C trace context (`traceparent`, `tracestate`) of the active span, for a job or a request; undefined when there is none. */

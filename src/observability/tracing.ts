@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { trace } from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -39,7 +39,9 @@ export function tracingRequested(env: Readonly<Record<string, string | undefined
  * default, or `http/json`; endpoint, headers, timeout and compression as the exporters read
  * them), W3C trace context and baggage, and a resource of `service.name` (agentplane),
  * `service.version`, `service.instance.id` and `agentplane.role` under what `OTEL_SERVICE_NAME`
- * and `OTEL_RESOURCE_ATTRIBUTES` say. Returns whether tracing is on; a second call does nothing.
+ * and `OTEL_RESOURCE_ATTRIBUTES` say; message content on GenAI spans with
+ * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the tenant on run spans with
+ * `AGENTPLANE_OTEL_RECORD_TENANT=true`. Returns whether tracing is on; a second call does nothing.
  * An exporter or protocol it cannot serve is a ConfigError naming the variable.
  */
 export function startTracing(role: TracingRole): boolean {
@@ -56,9 +58,14 @@ export function startTracing(role: TracingRole): boolean {
   }).merge(detectResources({ detectors: [envDetector] }));
   provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporterOf(env))] });
   provider.register();
-  setTracer(trace.getTracer(SCOPE, version));
+  setTracer(trace.getTracer(SCOPE, version), {
+    captureMessageContent: isTrue(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT),
+    recordTenant: isTrue(env.AGENTPLANE_OTEL_RECORD_TENANT),
+  });
   return true;
 }
+
+const isTrue = (value: string | undefined) => value?.trim().toLowerCase() === 'true';
 
 /** Exports the spans buffered so far (tests, before they read what an endpoint received). */
 export async function flushTracing(): Promise<void> {
@@ -72,6 +79,10 @@ export async function stopTracing(): Promise<void> {
   provider = undefined;
   setTracer(undefined);
   await stopping.shutdown();
+  // The global provider, context manager and propagator go too: a later start registers its own.
+  trace.disable();
+  context.disable();
+  propagation.disable();
 }
 
 function exporterOf(env: Readonly<Record<string, string | undefined>>): SpanExporter {

@@ -1,0 +1,231 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import OpenAI from 'openai';
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
+import { tool } from '@langchain/core/tools';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { builtInAgents } from '../../src/agents/index.js';
+import { flushTracing, startTracing, stopTracing } from '../../src/observability/tracing.js';
+import { AgentRegistry } from '../../src/runtime/registry.js';
+import { startTestApi, type TestApi } from '../support/app.js';
+import { graphAgent } from '../support/langgraph.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { waitFor } from '../support/wait.js';
+
+/** An OpenAI-compatible chat completions server: every answer is "42", with its token usage. */
+async function startFakeOpenAI(): Promise<{ baseURL: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          created: 0,
+          model: 'gpt-test-2026-01-01',
+          choices: [{ index: 0, message: { role: 'assistant', content: '42' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A chat model on the `openai` client reporting as ChatOpenAI does (`ls_provider`, `usage_metadata`, `tokenUsage`). */
+class ChatOnFakeServer extends BaseChatModel {
+  constructor(
+    private readonly client: OpenAI,
+    readonly model: string,
+  ) {
+    super({});
+  }
+  override _llmType(): string {
+    return 'openai';
+  }
+  override getLsParams(options: this['ParsedCallOptions']) {
+    return { ...super.getLsParams(options), ls_provider: 'openai', ls_model_name: this.model };
+  }
+  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const completion = await this.client.chat.completions.create({
+      model: this.model,
+      messages: messages.map((message) => ({ role: message.type === 'ai' ? 'assistant' : 'user', content: message.text })),
+    });
+    const text = completion.choices[0]?.message.content ?? '';
+    const usage = completion.usage!;
+    const message = new AIMessage({
+      content: text,
+      usage_metadata: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
+      response_metadata: { model_name: completion.model, finish_reason: completion.choices[0]?.finish_reason },
+    });
+    return { generations: [{ text, message }], llmOutput: { tokenUsage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } } };
+  }
+}
+
+const lookup = tool(async ({ city }: { city: string }) => `sunny in ${city}`, { name: 'lookup_weather', description: 'The weather', schema: z.object({ city: z.string() }) });
+
+const State = Annotation.Root({ question: Annotation<string>, answer: Annotation<string>, weather: Annotation<string> });
+
+function tracedGraph(model: ChatOnFakeServer) {
+  // The model and the tool are called without passing the config: LangChain's context carries the callbacks.
+  const inner = new StateGraph(State)
+    .addNode('ask', async (state) => ({ answer: (await model.invoke(state.question)).text, weather: await lookup.invoke({ city: 'Paris' }) }))
+    .addEdge(START, 'ask')
+    .addEdge('ask', END)
+    .compile();
+  return new StateGraph(State)
+    .addNode('prepare', (state) => ({ question: state.question.trim() }))
+    .addNode('inner', inner)
+    .addNode('finish', (state) => ({ answer: `${state.answer}!` }))
+    .addEdge(START, 'prepare')
+    .addEdge('prepare', 'inner')
+    .addEdge('inner', 'finish')
+    .addEdge('finish', END)
+    .compile();
+}
+
+const failingGraph = new StateGraph(State)
+  .addNode('boom', (): Partial<typeof State.State> => {
+    throw new RangeError('out of range');
+  })
+  .addEdge(START, 'boom')
+  .addEdge('boom', END)
+  .compile();
+
+let receiver: OtlpReceiver;
+let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
+let agents: AgentRegistry;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  fake = await startFakeOpenAI();
+  const model = new ChatOnFakeServer(new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL }), 'gpt-test');
+  agents = new AgentRegistry([...builtInAgents, graphAgent('lg-traced', tracedGraph(model), ['prepare', 'inner', 'finish']), graphAgent('lg-fails', failingGraph, ['boom'])]);
+});
+afterAll(async () => {
+  await stopTracing();
+  await fake.close();
+  await receiver.close();
+  delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  delete process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT;
+  delete process.env.AGENTPLANE_OTEL_RECORD_TENANT;
+});
+
+/** Starts tracing with these OTEL_* settings (and an app traced by it); the previous SDK is stopped first. */
+async function tracedApp(env: Record<string, string>): Promise<TestApi> {
+  await stopTracing();
+  Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, env);
+  expect(startTracing('embedded')).toBe(true);
+  return startTestApi({ agents });
+}
+
+async function runToEnd(app: TestApi, agentId: string): Promise<{ id: string; session_id: string; status: string }> {
+  const response = await fetch(`${app.url}/api/runs/wait`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_id: agentId, input: { question: ' what? ' } }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { id: string; session_id: string; status: string };
+}
+
+/** The spans of one trace once its run span and `count` spans in all arrived. */
+async function traceOf(runId: string, count: number): Promise<{ run: ReceivedSpan; spans: ReceivedSpan[]; named(name: string): ReceivedSpan }> {
+  return waitFor(`the ${count} spans of run ${runId}`, async () => {
+    await flushTracing();
+    const run = receiver.spans.find((span) => span.name.startsWith('run ') && span.attributes['agentplane.run.id'] === runId);
+    const spans = run ? receiver.spans.filter((span) => span.traceId === run.traceId) : [];
+    if (!run || spans.length < count) return undefined;
+    const named = (name: string) => {
+      const found = spans.filter((span) => span.name === name);
+      expect(found.map((span) => span.name), `one span ${name} in ${spans.map((span) => span.name).join(', ')}`).toEqual([name]);
+      return found[0]!;
+    };
+    return { run, spans, named };
+  });
+}
+
+describe('OpenTelemetry traces of LangGraph graphs (embedded)', () => {
+  it('traces each task (a subgraph nested), the model call with its token usage and the tool call; no message content by default', async () => {
+    const app = await tracedApp({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    try {
+      const run = await runToEnd(app, 'lg-traced');
+      expect(run.status).toBe('completed');
+      // server, run, prepare, inner, ask, chat, tool, finish
+      const { run: attempt, named } = await traceOf(run.id, 8);
+      expect(attempt.attributes).toMatchObject({ 'agentplane.run.status': 'completed', 'agentplane.agent.id': 'lg-traced', 'agentplane.session.id': run.session_id });
+      expect(attempt.attributes).not.toHaveProperty('agentplane.tenant');
+      for (const task of ['prepare', 'inner', 'finish']) {
+        expect(named(`task ${task}`), task).toMatchObject({ parentSpanId: attempt.spanId, kind: 1 });
+        expect(named(`task ${task}`).attributes).toMatchObject({ 'agentplane.run.id': run.id, 'agentplane.node.id': task });
+      }
+      const ask = named('task ask');
+      expect(ask.parentSpanId).toBe(named('task inner').spanId);
+      const chat = named('chat gpt-test');
+      expect(chat).toMatchObject({ parentSpanId: ask.spanId, kind: 3 });
+      expect(chat.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.system': 'openai',
+        'gen_ai.request.model': 'gpt-test',
+        'gen_ai.response.model': 'gpt-test-2026-01-01',
+        'gen_ai.usage.input_tokens': 11,
+        'gen_ai.usage.output_tokens': 3,
+      });
+      expect(chat.attributes).not.toHaveProperty('gen_ai.input.messages');
+      expect(chat.attributes).not.toHaveProperty('gen_ai.output.messages');
+      const toolSpan = named('execute_tool lookup_weather');
+      expect(toolSpan.parentSpanId).toBe(ask.spanId);
+      expect(toolSpan.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_weather' });
+      expect(toolSpan.attributes).not.toHaveProperty('gen_ai.tool.call.arguments');
+      expect(receiver.contentTypes.at(-1)).toBe('application/json');
+
+      // The stored task spans carry the ids of the exported ones.
+      const { traces: stored } = (await (await fetch(`${app.url}/api/traces?session_id=${run.session_id}`)).json()) as { traces: Record<string, unknown>[] };
+      expect(stored.find((span) => span.name === 'prepare')).toMatchObject({ trace_id: attempt.traceId, trace_span_id: named('task prepare').spanId });
+      expect(stored.find((span) => span.name === 'inner')).toMatchObject({ trace_span_id: named('task inner').spanId });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('records message content with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the tenant with AGENTPLANE_OTEL_RECORD_TENANT=true', async () => {
+    const app = await tracedApp({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', AGENTPLANE_OTEL_RECORD_TENANT: 'true' });
+    try {
+      const run = await runToEnd(app, 'lg-traced');
+      const { run: attempt, named } = await traceOf(run.id, 8);
+      expect(attempt.attributes['agentplane.tenant']).toBe('DefaultTenant');
+      const chat = named('chat gpt-test');
+      expect(JSON.parse(chat.attributes['gen_ai.input.messages'] as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'what?' }] }]);
+      expect(JSON.parse(chat.attributes['gen_ai.output.messages'] as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: '42' }], finish_reason: 'stop' }]);
+      expect(named('execute_tool lookup_weather').attributes).toMatchObject({ 'gen_ai.tool.call.arguments': expect.stringContaining('Paris'), 'gen_ai.tool.call.result': 'sunny in Paris' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a failed run's span and its task's are errors with the error's class", async () => {
+    const app = await tracedApp({});
+    try {
+      const run = await runToEnd(app, 'lg-fails');
+      expect(run.status).toBe('failed');
+      const { run: attempt, named } = await traceOf(run.id, 3);
+      expect(attempt).toMatchObject({ status: 2 });
+      expect(attempt.attributes).toMatchObject({ 'agentplane.run.status': 'failed', 'error.type': 'RangeError' });
+      expect(named('task boom')).toMatchObject({ status: 2, parentSpanId: attempt.spanId });
+      expect(named('task boom').attributes['error.type']).toBe('RangeError');
+    } finally {
+      await app.close();
+    }
+  });
+});
