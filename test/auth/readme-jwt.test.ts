@@ -8,21 +8,21 @@ import { call } from '../support/app.js';
 import { startSecuredApi, type SecuredApi } from './secured-api.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../../docs/guides/auth-and-tenants.md', import.meta.url), 'utf8');
 
-/** The JavaScript of the README's `TOKEN=$(node --input-type=module -e "…")` line. */
+/** The JavaScript of the authentication guide's `TOKEN=$(node --input-type=module -e "…")` line. */
 function readmeTokenScript(): string {
-  const line = README.split('\n').find((l) => l.startsWith('TOKEN=$(node --input-type=module -e "'));
-  if (!line) throw new Error('README.md has no TOKEN=$(node --input-type=module -e "…") line');
+  const line = GUIDE.split('\n').find((l) => l.startsWith('TOKEN=$(node --input-type=module -e "'));
+  if (!line) throw new Error('docs/guides/auth-and-tenants.md has no TOKEN=$(node --input-type=module -e "…") line');
   return line.slice('TOKEN=$(node --input-type=module -e "'.length, line.lastIndexOf('")'));
 }
 
 /**
- * The README's JWT example, run as written: its node one-liner, in the repository (jose from
+ * The authentication guide's JWT example, run as written: its node one-liner, in the repository (jose from
  * node_modules) with only SERVICE_JWT_SECRET set, mints a token an API in jwt mode with RBAC
- * accepts, for the subject, role and tenant the README says.
+ * accepts, for the subject, role and tenant the guide says.
  */
-describe('the README JWT example', () => {
+describe('the JWT example of the authentication guide', () => {
   const secret = randomBytes(32).toString('hex');
   let api: SecuredApi;
 

@@ -130,7 +130,7 @@ describe('the console of a process', () => {
     }
   });
 
-  it('is as small as the README says (about: within 10 %, gzipped and raw)', async () => {
+  it('is as small as the console guide says (about: within 10 %, gzipped and raw)', async () => {
     // The same bundle `npm run build` writes, built in memory by the same script.
     const script = new URL('../../scripts/build-console.mjs', import.meta.url).href;
     const { buildConsole } = (await import(script)) as { buildConsole(): Promise<Map<string, Buffer>> };
@@ -139,8 +139,8 @@ describe('the console of a process', () => {
     const gzipped = [...files.values()].reduce((sum, bytes) => sum + gzipSync(bytes, { level: 9 }).length, 0);
     const raw = [...files.values()].reduce((sum, bytes) => sum + bytes.length, 0);
     // Figures that say "about" cannot drift with every change to the console, and are still checked.
-    const stated = /console\s+is\s+about\s+(\d+)\s+KiB\s+gzipped\s+\(about\s+(\d+)\s+KiB\s+raw/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-    expect(stated, 'README.md states "the console is about N KiB gzipped (about M KiB raw"').not.toBeNull();
+    const stated = /console\s+is\s+about\s+(\d+)\s+KiB\s+gzipped\s+\(about\s+(\d+)\s+KiB\s+raw/.exec(readFileSync(join(ROOT, 'docs/guides/console.md'), 'utf8'));
+    expect(stated, 'docs/guides/console.md states "the console is about N KiB gzipped (about M KiB raw"').not.toBeNull();
     expect(Math.abs(Number(stated![1]) * 1024 - gzipped) / gzipped, `gzipped: ${(gzipped / 1024).toFixed(1)} KiB`).toBeLessThan(0.1);
     expect(Math.abs(Number(stated![2]) * 1024 - raw) / raw, `raw: ${(raw / 1024).toFixed(1)} KiB`).toBeLessThan(0.1);
   });
