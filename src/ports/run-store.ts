@@ -100,6 +100,12 @@ export interface RunStore {
    * session's `metadata` past its bound.
    */
   createRun(tenant: string, run: NewRun): Promise<CreatedRun>;
+  /**
+   * Whether the tenant has a start under the key's scope within IDEMPOTENCY_TTL_MS (whatever its
+   * fingerprint): {@link createRun} with it then writes nothing, so checks meant for new runs
+   * (the queued cap) let it through to answer as the first start did.
+   */
+  hasIdempotencyKey(tenant: string, key: IdempotentStart): Promise<boolean>;
   /** The `graph_input` the run was created with; null when it had none or is gone. */
   getRunInput(tenant: string, runId: string): Promise<string | null>;
   getRun(tenant: string, runId: string): Promise<Run | null>;

@@ -9,6 +9,7 @@ import type { ApprovalDecision, CreatedRun, Store } from '../ports/store.js';
 import type { AgentRegistry } from './registry.js';
 import type { RunLifecycle } from './run-lifecycle.js';
 import { isGraphAgent } from './agent.js';
+import { approvalResumeTrace, runTraceField } from './run-trace-context.js';
 
 export interface RunControlOptions {
   store: Pick<Store, 'sessions' | 'runs' | 'approvals'>;
@@ -96,11 +97,14 @@ export function createRunControl(options: RunControlOptions): RunControl {
       if (!agent) throw new AppError('unknown_agent', `Agent "${request.agent_id}" is not registered.`);
       const sessionId = request.session_id ?? newId();
       const timeoutMs = request.timeout_ms ?? options.defaultTimeoutMs ?? 0;
-      // A native run keeps its webhook and `temporary` as the only fields of its stored input (its engine reads none).
-      const kept = { ...webhookOf(request, options.webhookPaths ?? false), ...(request.temporary ? { temporary: true } : {}) };
+      // A native run keeps its webhook, `temporary` and its trace (tracing on) as the only fields of its stored input (its engine reads none).
+      const kept = { ...webhookOf(request, options.webhookPaths ?? false), ...(request.temporary ? { temporary: true } : {}), ...runTraceField() };
       const { idempotency } = startOptions;
-      // Past the tenant's queued cap nothing is stored: 429 with Retry-After.
-      await queue.checkRoom(tenant);
+      // Past the tenant's queued cap nothing is stored: 429 with Retry-After. A replay of a
+      // keyed start holds no new place: it answers as the first start did.
+      await queue.checkRoom(tenant).catch(async (error: unknown) => {
+        if (!idempotency || !(await store.runs.hasIdempotencyKey(tenant, idempotency))) throw error;
+      });
       for (let attempt = 1; ; attempt += 1) {
         const runId = newId();
         let run: CreatedRun;
@@ -179,6 +183,7 @@ export function createRunControl(options: RunControlOptions): RunControl {
         session_id: approval.session_id,
         agent_id: approval.agent_id,
         approval_id: approval.id,
+        ...(await approvalResumeTrace(store, tenant, approval)),
       });
       // Not confirmed by the replicas (REDIS_WAIT_REPLICAS): 503 now that its resume is queued.
       if (unconfirmed) throw unconfirmed;

@@ -31,6 +31,12 @@ export class MemoryIdempotencyKeys {
     return record.runId;
   }
 
+  /** Whether the key is stored (unexpired), whatever its fingerprint. */
+  has(tenant: string, key: IdempotentStart): boolean {
+    const record = this.records.get(this.name(tenant, key));
+    return record !== undefined && record.expiresMs > this.clock();
+  }
+
   /** Stores the key with the run it created. */
   remember(tenant: string, key: IdempotentStart, runId: string): void {
     const now = this.clock();

@@ -1,4 +1,5 @@
 import { AppError, conflict, idempotentRunGone, notFound } from '../../domain/errors.js';
+import type { IdempotentStart } from '../../domain/idempotency.js';
 import { newMetadata } from '../../domain/session-metadata.js';
 import { nowIso } from '../../domain/time.js';
 import { ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES, type Run } from '../../domain/types.js';
@@ -30,6 +31,10 @@ export class MemoryRunStore implements RunStore {
     const created = this.create(tenant, newRun);
     if (newRun.idempotency) this.keys.remember(tenant, newRun.idempotency, created.id);
     return created;
+  }
+
+  async hasIdempotencyKey(tenant: string, key: IdempotentStart): Promise<boolean> {
+    return this.keys.has(tenant, key);
   }
 
   /** The run an earlier start with the same Idempotency-Key created, as it is now (nothing is written). */

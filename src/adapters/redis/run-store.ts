@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import { IDEMPOTENCY_TTL_MS } from '../../domain/idempotency.js';
+import { IDEMPOTENCY_TTL_MS, type IdempotentStart } from '../../domain/idempotency.js';
 import { newId, nowIso } from '../../domain/time.js';
 import { ACTIVE_RUN_STATUSES, MAX_QUEUED_BEHIND, TERMINAL_RUN_STATUSES, type Run, type RunStatus } from '../../domain/types.js';
 import type { ActiveRun, CreatedRun, NewRun, Page, Promotion, RunListOptions, RunStore, RunUpdate, UpdatedRun } from '../../ports/store.js';
@@ -118,6 +118,10 @@ export class RedisRunStore implements RunStore {
       },
       [...metadata, ...statePairs(run.start?.input ?? {})],
     );
+  }
+
+  async hasIdempotencyKey(tenant: string, key: IdempotentStart): Promise<boolean> {
+    return (await this.c.redis.exists(this.c.keys.idempotencyKey(tenant, key.scope))) === 1;
   }
 
   async getRunInput(tenant: string, runId: string): Promise<string | null> {
