@@ -455,6 +455,10 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
     group: "Fair share between tenants",
     text: "Per-tenant overrides as JSON, `{\"acme\": {\"weight\": 2, \"max_running\": 8, \"max_queued\": 5000}}` (weight 1–100, default 1); set it alike on every process; a bad value stops the start naming it.",
   },
+  SERVICE_METRICS_TENANTS: {
+    group: "Fair share between tenants",
+    text: "Tenants labelled in `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running` (the busiest by queued + running at each scrape); the rest are summed under `tenant=\"other\"`. `0`: no per-tenant gauges.",
+  },
   DISCORD_BOT_TOKEN: {
     group: "Chat gateway",
     shown: "empty",

@@ -95,6 +95,8 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     pendingApprovals: () => store.approvals.countPendingApprovals(),
     usage: () => store.usage(),
     backendMemory: backend.mode === 'redis',
+    // Every tenant's depth (the gauges rank them by queued + running and sum the rest); on Redis the counts all processes share.
+    tenantQueues: { top: config.SERVICE_METRICS_TENANTS, depths: () => queue.depths(Number.MAX_SAFE_INTEGER) },
   });
   const lifecycle = new RunLifecycle({
     store,

@@ -1,5 +1,24 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TenantQueueDepth } from '../ports/run-queue.js';
 import type { StorageUsage } from '../ports/store.js';
+
+/** The label value that sums the tenants past the top N of the per-tenant queue gauges. */
+export const OTHER_TENANTS = 'other';
+
+/**
+ * The per-tenant rows of the queue gauges: the `top` tenants by queued + running (ties by
+ * name, so a scrape's labels are stable), then one `other` row summing the rest (0 when none),
+ * so a deployment of any number of tenants exports at most `top + 1` label values.
+ */
+export function tenantQueueRows(depths: readonly TenantQueueDepth[], top: number): TenantQueueDepth[] {
+  const ranked = [...depths].sort((a, b) => b.queued + b.running - (a.queued + a.running) || (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0));
+  const other = { tenant: OTHER_TENANTS, queued: 0, running: 0 };
+  for (const rest of ranked.slice(top)) {
+    other.queued += rest.queued;
+    other.running += rest.running;
+  }
+  return [...ranked.slice(0, top), other];
+}
 
 /** prom-client defaults that break Prometheus naming rules. */
 const LINTED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
@@ -84,8 +103,19 @@ export class Metrics {
   readonly storageMemory: Gauge | undefined;
   readonly storageItems: Gauge;
 
+  /**
+   * @param options.tenantQueues the run queue's per-tenant depths, read at each scrape for
+   *   `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running`, labelled for the
+   *   `top` busiest tenants plus `other`; left out when absent or `top` is 0.
+   */
   constructor(
-    options: { defaultMetrics?: boolean; pendingApprovals?: () => Promise<number>; usage?: () => Promise<StorageUsage>; backendMemory?: boolean } = {},
+    options: {
+      defaultMetrics?: boolean;
+      pendingApprovals?: () => Promise<number>;
+      usage?: () => Promise<StorageUsage>;
+      backendMemory?: boolean;
+      tenantQueues?: { top: number; depths: () => Promise<TenantQueueDepth[]> };
+    } = {},
   ) {
     const pending = options.pendingApprovals;
     // One read of the backend serves both gauges of a scrape (INFO, DBSIZE and a ZCARD per tenant).
@@ -132,11 +162,48 @@ export class Metrics {
         if (pending) this.set(await pending());
       },
     });
+    if (options.tenantQueues && options.tenantQueues.top > 0) this.tenantQueueGauges(options.tenantQueues);
     if (options.defaultMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry });
       // Gauges named like counters (`_total`), which `promtool check metrics` flags; the same
       // counts are in nodejs_active_handles, nodejs_active_requests and nodejs_active_resources.
       for (const name of LINTED_DEFAULTS) this.registry.removeSingleMetric(name);
     }
+  }
+
+  /** The two per-tenant queue gauges, from one read of the depths per scrape (on Redis, the counts every process shares). */
+  private tenantQueueGauges(queues: { top: number; depths: () => Promise<TenantQueueDepth[]> }): void {
+    let sampled: Promise<TenantQueueDepth[] | undefined> | undefined;
+    const sample = () =>
+      // A failed read (Redis down) leaves the gauges as they were; the scrape still answers.
+      (sampled ??= queues
+        .depths()
+        .then((depths) => tenantQueueRows(depths, queues.top))
+        .catch(() => undefined)
+        .finally(() => setTimeout(() => (sampled = undefined), 1_000).unref()));
+    const gauge = (name: string, help: string, value: (row: TenantQueueDepth) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['tenant'] as const,
+        registers: [this.registry],
+        async collect() {
+          const rows = await sample();
+          if (!rows) return;
+          // A tenant whose queue emptied, or that left the top, loses its label.
+          this.reset();
+          for (const row of rows) this.set({ tenant: row.tenant }, value(row));
+        },
+      });
+    gauge(
+      'agentplane_tenant_runs_queued',
+      'Runs waiting for a worker slot (delayed starts included), for the busiest tenants (SERVICE_METRICS_TENANTS) and "other" summing the rest.',
+      (row) => row.queued,
+    );
+    gauge(
+      'agentplane_tenant_runs_running',
+      'Runs admitted to worker slots, for the busiest tenants (SERVICE_METRICS_TENANTS) and "other" summing the rest.',
+      (row) => row.running,
+    );
   }
 }

@@ -1,5 +1,5 @@
 import type { AssistantStore } from './assistant-store.js';
-import type { Deduplicator } from './deduplicator.js';
+import type { Deduplicator, Notes } from './deduplicator.js';
 import type { EventBus } from './event-bus.js';
 import type { GraphCheckpointStore, GraphItemStore } from './graph-storage.js';
 import type { LimiterFactory } from './limiter.js';
@@ -30,8 +30,8 @@ export interface Backend {
   readonly scheduler: Scheduler;
   /** Rate limiters on this backend: shared by every replica on Redis, per process in memory. */
   readonly limiters: LimiterFactory;
-  /** Delivery ids of inbound webhooks, to handle a replayed delivery once. */
-  readonly deduplicator: Deduplicator;
+  /** Delivery ids of inbound webhooks and chat platforms, to handle a replayed delivery once; and the chat gateway's notes. */
+  readonly deduplicator: Deduplicator & Notes;
   /**
    * LangGraph checkpoints, on the store's storage: a thread is a session (thread id = session
    * id), and deleting or expiring the session removes the thread.

@@ -8,3 +8,14 @@ export interface Deduplicator {
   /** Gives a claim up: its delivery failed, so the sender's retry must be handled. */
   release(id: string): Promise<void>;
 }
+
+/**
+ * Small values kept for a while, shared like claims by every process on the backend: what one
+ * replica learned (where it posted a chat message) for any other to act on later.
+ */
+export interface Notes {
+  /** Keeps `value` under `id` for `ttlMs`, replacing an earlier value. Ids are apart from claims. */
+  note(id: string, value: string, ttlMs: number): Promise<void>;
+  /** The value kept under `id`; undefined when none was, or it expired. */
+  noted(id: string): Promise<string | undefined>;
+}

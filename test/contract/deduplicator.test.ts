@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryDeduplicator } from '../../src/adapters/memory/deduplicator.js';
 import { RedisDeduplicator } from '../../src/adapters/redis/deduplicator.js';
-import type { Deduplicator } from '../../src/ports/deduplicator.js';
+import type { Deduplicator, Notes } from '../../src/ports/deduplicator.js';
 import { uniquePrefix, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 const redis = useRedis();
 
 /** The delivery-id contract, on both adapters: a claim holds for its time, release gives it up. */
-function deduplicatorContract(name: string, make: () => Promise<Deduplicator>, shared: (() => Promise<Deduplicator>) | null): void {
+function deduplicatorContract(name: string, make: () => Promise<Deduplicator & Notes>, shared: (() => Promise<Deduplicator & Notes>) | null): void {
   describe(`Deduplicator contract: ${name}`, () => {
     it('claims an id once while the claim holds; other ids are independent', async () => {
       const dedupe = await make();
@@ -40,11 +40,25 @@ function deduplicatorContract(name: string, make: () => Promise<Deduplicator>, s
       }
     });
 
+    it('keeps a note for its time, the newest value of an id, apart from claims of the same id', async () => {
+      const notes = await make();
+      expect(await notes.noted('where')).toBeUndefined();
+      await notes.note('where', 'C1/1.0001', 60_000);
+      await notes.note('where', 'C1/1.0002', 60_000);
+      expect(await notes.noted('where')).toBe('C1/1.0002');
+      expect(await notes.claim('where', 60_000)).toBe(true);
+      expect(await notes.noted('where')).toBe('C1/1.0002');
+      await notes.note('brief', 'x', 50);
+      await waitFor('the note to expire', async () => (await notes.noted('brief')) === undefined, 5_000, 20);
+    });
+
     if (shared) {
-      it('shares claims between processes on the same backend', async () => {
+      it('shares claims and notes between processes on the same backend', async () => {
         const [one, two] = await Promise.all([shared(), shared()]);
         expect(await one.claim('msg_shared', 60_000)).toBe(true);
         expect(await two.claim('msg_shared', 60_000)).toBe(false);
+        await one.note('note_shared', 'v', 60_000);
+        expect(await two.noted('note_shared')).toBe('v');
       });
     }
   });
@@ -60,5 +74,8 @@ describe('MemoryDeduplicator', () => {
     for (const id of ['a', 'b', 'c', 'd']) expect(await dedupe.claim(id, 60_000)).toBe(true);
     expect(await dedupe.claim('a', 60_000)).toBe(true);
     expect(await dedupe.claim('d', 60_000)).toBe(false);
+    for (const id of ['a', 'b', 'c', 'd']) await dedupe.note(id, id, 60_000);
+    expect(await dedupe.noted('a')).toBeUndefined();
+    expect(await dedupe.noted('d')).toBe('d');
   });
 });

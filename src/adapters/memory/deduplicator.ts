@@ -1,12 +1,14 @@
-import type { Deduplicator } from '../../ports/deduplicator.js';
+import type { Deduplicator, Notes } from '../../ports/deduplicator.js';
 
 /** Ids remembered at most; past it the oldest claims are dropped first. */
 const MAX_IDS = 100_000;
 
-/** Delivery ids in this process's memory (embedded mode, and the receiver as a library). */
-export class MemoryDeduplicator implements Deduplicator {
+/** Delivery ids and notes in this process's memory (embedded mode, and the receiver as a library); as many notes as ids at most. */
+export class MemoryDeduplicator implements Deduplicator, Notes {
   /** id → expiry (ms since the epoch), oldest claim first. */
   private readonly claims = new Map<string, number>();
+  /** id → value and expiry, oldest note first. */
+  private readonly notes = new Map<string, { value: string; expires: number }>();
 
   constructor(private readonly maxIds = MAX_IDS) {}
 
@@ -25,5 +27,20 @@ export class MemoryDeduplicator implements Deduplicator {
 
   async release(id: string): Promise<void> {
     this.claims.delete(id);
+  }
+
+  async note(id: string, value: string, ttlMs: number): Promise<void> {
+    const now = Date.now();
+    this.notes.delete(id);
+    this.notes.set(id, { value, expires: now + ttlMs });
+    for (const [oldest, { expires }] of this.notes) {
+      if (this.notes.size <= this.maxIds && expires > now) break;
+      this.notes.delete(oldest);
+    }
+  }
+
+  async noted(id: string): Promise<string | undefined> {
+    const kept = this.notes.get(id);
+    return kept !== undefined && kept.expires > Date.now() ? kept.value : undefined;
   }
 }

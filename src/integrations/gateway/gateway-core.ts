@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isAppError } from '../../domain/errors.js';
-import type { StoredEvent } from '../../domain/types.js';
-import type { Deduplicator } from '../../ports/deduplicator.js';
+import type { Approval, StoredEvent } from '../../domain/types.js';
+import type { Deduplicator, Notes } from '../../ports/deduplicator.js';
 import type { EventBus } from '../../ports/event-bus.js';
 import type { RunControl } from '../../ports/run-control.js';
 import type { Store } from '../../ports/store.js';
@@ -11,15 +11,18 @@ import { replyOf } from './render.js';
 
 /** How long a claim on a message, a post or an edit is kept: far longer than any platform retries. */
 const CLAIM_TTL_MS = 24 * 60 * 60 * 1000;
-/** Approval messages remembered per platform for editing; the oldest are forgotten first. */
-const MAX_REFS = 10_000;
+/** How long where an approval without expiry was posted is kept: a month, past which its message keeps its buttons. */
+const REF_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 export interface GatewayDeps {
   runs: RunControl;
   store: Store;
   events: EventBus;
-  /** The backend's: shared by every replica on Redis, so each post and edit is made once. */
-  deduplicator: Deduplicator;
+  /**
+   * The backend's: shared by every replica on Redis, so each post and edit is made once, and
+   * any replica finds where an approval was posted (a note per approval) to edit it.
+   */
+  deduplicator: Deduplicator & Notes;
   logger: Logger;
 }
 
@@ -41,12 +44,11 @@ export const PRESS_REFUSALS: Readonly<Record<Exclude<PressOutcome, 'decided'>, s
  * `approval_decided` (any decider: a button, the console, the API, a timeout) or a `cancelled`
  * run edits the approval's message, a `completed` or `failed` run of a conversation posts its
  * answer. Every replica hears every event; a claim in the backend's deduplicator lets exactly
- * one of them act on each (post, edit, answer).
+ * one of them act on each (post, edit, answer), and where each approval was posted is a note
+ * there, so a replica edits a message another replica (since stopped) posted.
  */
 export class GatewayCore {
   private readonly platforms = new Map<PlatformName, ChatPlatform>();
-  /** Approval messages this replica posted or saw pressed: `<platform>:<approval id>` → where. */
-  private readonly refs = new Map<string, { ref: MessageRef; runId?: string }>();
   private readonly tasks: InFlight;
   private readonly unsubscribe: (() => void)[] = [];
   /** Set by {@link close}: the platforms' endpoints answer 503 from then on. */
@@ -116,8 +118,8 @@ export class GatewayCore {
   async press(platform: ChatPlatform, approvalId: string, approved: boolean, userId: string, ref: MessageRef): Promise<PressOutcome> {
     const role = platform.config.approvers.get(userId);
     if (role === undefined) return 'not_allowed';
-    // Remembered before deciding, so that this replica, hearing the decision, can edit the message.
-    this.remember(platform.name, approvalId, { ref });
+    // Noted before deciding (a message the gateway did not post, or whose note expired), so the replica hearing the decision edits it.
+    await this.noteRef(platform, approvalId, ref, undefined);
     try {
       await this.deps.runs.answerApproval(platform.config.tenant, approvalId, { approved, comment: '', decided_by: `${platform.name}:${userId}` });
     } catch (error) {
@@ -135,11 +137,7 @@ export class GatewayCore {
       if (platform.config.tenant !== tenant) continue;
       if (event.type === 'interrupted' && event.approval_id) void this.tasks.run(() => this.postApproval(platform, event.approval_id!, event.session));
       if (event.type === 'approval_decided' && event.approval_id) void this.tasks.run(() => this.showOutcome(platform, event.approval_id!));
-      if (event.type === 'cancelled') {
-        for (const [key, entry] of this.refs) {
-          if (entry.runId === event.run_id && key.startsWith(`${platform.name}:`)) void this.tasks.run(() => this.showOutcome(platform, key.slice(platform.name.length + 1)));
-        }
-      }
+      if (event.type === 'cancelled') void this.tasks.run(() => this.showCancelled(platform, tenant, event.run_id));
       if (event.type === 'completed' || event.type === 'failed') void this.tasks.run(() => this.answer(platform, tenant, stored));
     }
   }
@@ -167,21 +165,26 @@ export class GatewayCore {
       await this.release(key);
       throw error;
     }
-    this.remember(platform.name, approvalId, { ref, runId: approval.run_id });
+    await this.noteRef(platform, approvalId, ref, approval);
+    this.deps.logger.info({ platform: platform.name, approval_id: approvalId, channel: ref.channel, message: ref.message }, 'chat approval posted');
     // Decided while it was being posted: the decision's event found no message to edit.
     const now = await this.deps.store.approvals.getApproval(platform.config.tenant, approvalId);
     if (now && now.status !== 'pending') await this.showOutcome(platform, approvalId);
   }
 
   private async showOutcome(platform: ChatPlatform, approvalId: string): Promise<void> {
-    const key = `${platform.name}:${approvalId}`;
-    const entry = this.refs.get(key);
-    if (!entry) return;
+    const noted = await this.deps.deduplicator.noted(refKey(platform, approvalId));
+    if (noted === undefined) return;
     const approval = await this.deps.store.approvals.getApproval(platform.config.tenant, approvalId);
     if (!approval || approval.status === 'pending') return;
-    this.refs.delete(key);
     if (!(await this.claim(`${platform.name}:edit:${approvalId}`))) return;
-    await platform.showOutcome(entry.ref, approval);
+    await platform.showOutcome(JSON.parse(noted) as MessageRef, approval);
+  }
+
+  /** A cancelled run's latest approval, if it was posted, shows it was cancelled with its run. */
+  private async showCancelled(platform: ChatPlatform, tenant: string, runId: string): Promise<void> {
+    const run = await this.deps.store.runs.getRun(tenant, runId);
+    if (run?.approval_id !== undefined) await this.showOutcome(platform, run.approval_id);
   }
 
   private async answer(platform: ChatPlatform, tenant: string, stored: StoredEvent): Promise<void> {
@@ -199,12 +202,14 @@ export class GatewayCore {
     if (reply !== undefined) await platform.postReply(owner.place, reply);
   }
 
-  private remember(platform: PlatformName, approvalId: string, entry: { ref: MessageRef; runId?: string }): void {
-    const key = `${platform}:${approvalId}`;
-    const known = this.refs.get(key);
-    // Re-inserted, so the newest are forgotten last.
-    this.refs.delete(key);
-    this.refs.set(key, { ...known, ...entry });
-    if (this.refs.size > MAX_REFS) this.refs.delete(this.refs.keys().next().value!);
+  /** Notes where an approval's message is, for as long as the approval can be decided (and a day more). */
+  private async noteRef(platform: ChatPlatform, approvalId: string, ref: MessageRef, approval: Approval | undefined): Promise<void> {
+    const expires = approval?.expires_at === undefined ? undefined : Date.parse(approval.expires_at) - Date.now() + CLAIM_TTL_MS;
+    await this.deps.deduplicator.note(refKey(platform, approvalId), JSON.stringify({ channel: ref.channel, message: ref.message }), Math.max(CLAIM_TTL_MS, expires ?? REF_TTL_MS));
   }
+}
+
+/** The note of where an approval's message is on a platform. */
+function refKey(platform: ChatPlatform, approvalId: string): string {
+  return `chat:ref:${platform.name}:${approvalId}`;
 }
