@@ -97,6 +97,8 @@ export interface RunJob {
   approval_id?: string;
   /** The W3C trace context of whoever queued the job (tracing on): the worker's spans continue it. */
   trace?: TraceCarrier;
+  /** An approval's resume (tracing on): the trace the run was started in, which the resumed attempt links to. */
+  run_trace?: TraceCarrier;
 }
 
 /** A W3C trace context as it travels in a job: its `traceparent` and `tracestate` headers. */

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../domain/types.js';
+import type { JsonObject, TraceCarrier } from '../domain/types.js';
 
 /** One run webhook to deliver: where, and the body it carries (fixed when the run ended). */
 export interface WebhookJob {
@@ -8,6 +8,8 @@ export interface WebhookJob {
   url: string;
   /** The run as the webhook shows it; the sender adds `webhook_sent_at` to each attempt. */
   payload: JsonObject;
+  /** The run's W3C trace context (tracing on): the delivery's client span continues it. */
+  trace?: TraceCarrier;
 }
 
 /**

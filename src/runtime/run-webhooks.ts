@@ -5,6 +5,7 @@ import { TERMINAL_RUN_STATUSES, type JsonObject, type Run } from '../domain/type
 import type { Store } from '../ports/store.js';
 import type { WebhookJob, WebhookQueue } from '../ports/webhook-queue.js';
 import { checkedAddresses, resolveWithDns, WebhookAddressRefused, type ResolveHost } from './webhook-address.js';
+import { inJobTrace, webhookTrace } from './run-trace-context.js';
 import { postWebhook } from './webhook-post.js';
 
 export interface RunWebhooksOptions {
@@ -83,7 +84,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
     if (stored === null) return;
     const asked = JSON.parse(stored) as Record<string, unknown>;
     if (typeof asked.webhook !== 'string') return;
-    await queue.enqueue({ tenant, run_id: run.id, url: asked.webhook, payload: await payloadOf(tenant, run, asked) });
+    await queue.enqueue({ tenant, run_id: run.id, url: asked.webhook, payload: await payloadOf(tenant, run, asked), ...webhookTrace(asked) });
   };
 
   const headersOf = (job: WebhookJob, body: Buffer, sentAtMs: number): Record<string, string> => {
@@ -174,7 +175,9 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
       const body = Buffer.from(JSON.stringify({ ...job.payload, webhook_sent_at: new Date(sentAtMs).toISOString() }));
       let status: number;
       try {
-        status = await postWebhook({ url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS });
+        const post = { url, body, headers: headersOf(job, body, sentAtMs), addresses, timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS };
+        // The POST is a client span of the run's trace, whichever worker makes it.
+        status = await inJobTrace(job.trace, () => postWebhook(post));
       } catch (error) {
         logger.info({ ...where, err: error }, 'run webhook attempt failed: no answer');
         throw new Error('run webhook: no answer', { cause: error });

@@ -8,8 +8,8 @@ import { contextOf, failSpan, tracingOptions } from '../../observability/tracer.
  * span: the job came through the run queue), so the engine's node, task and model spans nest
  * under it. A start continues the trace of whoever queued the job (`job.trace`: the API
  * request, a schedule fire). A resume after an approval begins a trace of its own linked to the
- * approver's request, whose trace the job carries: the run's first attempt and its approval may
- * be days apart. The span ends with the run's status (`failed` is an error, with its class);
+ * approver's request, whose trace the job carries, and to the trace the run was started in
+ * (`job.run_trace`): the run's first attempt and its approval may be days apart. The span ends with the run's status (`failed` is an error, with its class);
  * the tenant is an attribute only when the operator opts in (`AGENTPLANE_OTEL_RECORD_TENANT`).
  */
 export function tracedAttempt(tracer: Tracer, job: RunJob, attempt: () => Promise<Run | undefined>): Promise<Run | undefined> {
@@ -17,6 +17,8 @@ export function tracedAttempt(tracer: Tracer, job: RunJob, attempt: () => Promis
   const queued = contextOf(job.trace);
   const by = trace.getSpanContext(queued);
   const links: Link[] = approved && by ? [{ context: by, attributes: { 'agentplane.link': 'approval', 'agentplane.approval.id': job.approval_id! } }] : [];
+  const started = approved ? trace.getSpanContext(contextOf(job.run_trace)) : undefined;
+  if (started) links.push({ context: started, attributes: { 'agentplane.link': 'run' } });
   const parent = approved ? context.active() : queued;
   const attributes = {
     'agentplane.run.id': job.run_id,
