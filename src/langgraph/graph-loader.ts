@@ -10,9 +10,7 @@ export type AnyGraph = Pregel<any, any>;
 export interface GraphLoader {
   /** The tenant's checkpointer and store. */
   storageOf(tenant: string): TenantGraphStorage;
-  /** The graph of an agent id, when it is a graph agent of this process. */
-  sourceOf(agentId: string): GraphSource | undefined;
-  /** {@link sourceOf}, else `unknown_agent`. */
+  /** The graph of an agent id when it is a graph agent of this process, else `unknown_agent`. */
   requireSource(agentId: string): GraphSource;
   /** The graph for `config`, keeping its checkpoints and items in the tenant's storage. */
   graphFor(source: GraphSource, tenant: string, config: Record<string, unknown>): Promise<AnyGraph>;
@@ -39,7 +37,6 @@ export function graphLoader(deps: GraphEngineDeps): GraphLoader {
   const sourceOf = (agentId: string) => deps.agents.graph(agentId)?.graph;
   return {
     storageOf,
-    sourceOf,
     requireSource(agentId) {
       const source = sourceOf(agentId);
       if (!source) throw new AppError('unknown_agent', `Agent "${agentId}" is not registered.`);

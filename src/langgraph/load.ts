@@ -6,7 +6,6 @@ import type { GraphAgent } from '../runtime/agent.js';
 import type { GraphSource } from '../runtime/graph-engine.js';
 import { importAgentsModule } from '../runtime/import-module.js';
 import { describeLoadError } from '../runtime/load-error.js';
-import { createGraphEngine } from './engine.js';
 import { applyEnv, configError, readLangGraphJson, type GraphEntry } from './langgraph-json.js';
 import { registerSdkLogger } from './sdk-logger.js';
 
@@ -183,7 +182,7 @@ async function nodeNames(graph: CompiledGraph): Promise<string[]> {
  * names (GET /api/agents), and the {@link GraphSource} the LangGraph engine runs.
  */
 function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSource['load'], defaults: GraphDefaults | undefined): GraphAgent {
-  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, file: entry.file, exportName: entry.exportName, load, createEngine: createGraphEngine, ...(defaults ? { defaults } : {}) });
+  const graph: GraphSource = Object.freeze({ kind: 'langgraph', graphId: entry.id, spec: entry.spec, file: entry.file, exportName: entry.exportName, load, ...(defaults ? { defaults } : {}) });
   return Object.freeze({
     kind: 'graph',
     id: entry.id,

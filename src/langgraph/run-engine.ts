@@ -6,6 +6,7 @@ import { clip, END_NODE, errorMessage, MAX_ERROR_CHARS, MAX_STREAM_EVENT_BYTES, 
 import type { GraphCheckpointEntry } from '../ports/graph-storage.js';
 import type { GraphRunInput } from '../ports/graph-threads.js';
 import type { RunAttempt } from '../runtime/run/run-attempt.js';
+import type { GraphAgent, GraphSource } from '../runtime/agent.js';
 import type { RunEngine } from '../runtime/run/run-engine.js';
 import type { AnyGraph, GraphLoader } from './graph-loader.js';
 import { answerOf, graphApprovalId, interruptsOf, parseRunInput, pauseRequestOf, streamInputOf, type PendingInterrupt } from './run-input.js';
@@ -62,14 +63,12 @@ async function* buffered<T>(stream: AsyncIterable<T>): AsyncGenerator<{ chunk: T
  * `custom` events for `config.writer` data (`custom`) and chat model tokens (`messages`); every
  * `interrupt()` a pending approval; a re-delivered job continues from the last checkpoint.
  */
-export function createGraphRunEngine(graphs: GraphLoader): RunEngine {
-  return { announcesNext: false, drive: (attempt) => drive(attempt, graphs) };
+export function createGraphRunEngine(graphs: GraphLoader): RunEngine<GraphAgent> {
+  return { drive: (attempt, agent) => drive(attempt, agent.graph, graphs) };
 }
 
-async function drive(attempt: RunAttempt, graphs: GraphLoader): Promise<Run | undefined> {
+async function drive(attempt: RunAttempt, source: GraphSource, graphs: GraphLoader): Promise<Run | undefined> {
   const { job, run, signal, tenant, store } = attempt;
-  const source = graphs.sourceOf(job.agent_id);
-  if (!source) return attempt.fail(`Agent "${job.agent_id}" is not registered on this worker.`);
 
   // What the run was asked: its input or command, and a LangGraph client's run options.
   const asked = parseRunInput(await store.runs.getRunInput(tenant, run.id));

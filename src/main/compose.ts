@@ -10,11 +10,10 @@ import { Metrics } from '../observability/metrics.js';
 import type { Backend } from '../ports/backend.js';
 import type { RunControl } from '../ports/run-control.js';
 import type { GraphThreads } from '../ports/graph-threads.js';
-import { graphEngineOf } from '../runtime/graph-engine.js';
+import type { CreateGraphEngine } from '../runtime/graph-engine.js';
 import { createNativeEngine } from '../runtime/native/engine.js';
 import { createRunDriver } from '../runtime/run/run-driver.js';
 import { startExpiring } from '../runtime/expiry.js';
-import { isGraphAgent } from '../runtime/agent.js';
 import type { AgentRegistry } from '../runtime/registry.js';
 import { createRunControl } from '../runtime/run-control.js';
 import { withTraceContext } from '../runtime/traced-run-queue.js';
@@ -39,6 +38,12 @@ export interface ComposeOptions {
   defaultMetrics?: boolean;
   /** The `http.app` of langgraph.json: API processes serve it, every process delivers path webhooks to it. */
   httpApp?: HttpApp | undefined;
+  /**
+   * The LangGraph plug-in's engine (src/main/graphs.ts `graphEngineFor`), given when the agents
+   * include graphs: it runs their runs and serves their threads. Without it a graph agent's run
+   * fails as not registered here.
+   */
+  graphEngine?: CreateGraphEngine | undefined;
 }
 
 /**
@@ -135,8 +140,8 @@ export function compose(config: Config, options: ComposeOptions): Composition {
   const runQueue = backend.mode === 'memory' ? withTraceContext(queue) : warnWithoutWorkers(withTraceContext(queue), logger);
   const runs = createRunControl({ store, queue: runQueue, agents, lifecycle, logger, defaultTimeoutMs: config.RUN_TIMEOUT_MS, webhookPaths });
   const schedules = createScheduleControl({ store, scheduler, agents, maxPerTenant: config.SERVICE_SCHEDULES_MAX_PER_TENANT, webhookPaths });
-  // Graph agents bring their engine (src/langgraph, loaded only when graphs are configured).
-  const graphEngine = graphEngineOf(agents)?.({
+  // The LangGraph plug-in's engine, built only when graphs are configured.
+  const graphEngine = options.graphEngine?.({
     store,
     agents,
     checkpoints: backend.graphCheckpoints,
@@ -167,14 +172,9 @@ export function compose(config: Config, options: ComposeOptions): Composition {
       if (executing) return;
       executing = true;
       const signals = new RunSignals(events);
-      const native = createNativeEngine({ agents, stepLimit: config.RUN_STEP_LIMIT });
-      // The engine by the agent's kind: a graph agent's runs go to the graph engine, the others to the node loop.
-      const engineOf = (agentId: string) => {
-        const agent = agents.get(agentId);
-        if (!agent) return undefined;
-        return isGraphAgent(agent) ? graphEngine?.engine : native;
-      };
-      const execute = createRunDriver({ store, journal: backend.journal, lifecycle, signals, logger, engineOf });
+      // The engines by the kind of agent they run: the node loop, and the graph engine when graphs are configured.
+      const engines = { native: createNativeEngine({ stepLimit: config.RUN_STEP_LIMIT }), ...(graphEngine ? { graph: graphEngine.engine } : {}) };
+      const execute = createRunDriver({ store, journal: backend.journal, lifecycle, signals, logger, agents, engines });
       const jobs = createRunJobHandler({ execute, lifecycle, logger });
       backend.consumer().start(jobs.handle, jobs.failed);
       backend.webhookConsumer().start(webhooks.deliver, webhooks.gaveUp);

@@ -8,6 +8,7 @@ import { createApiServer } from './api-server.js';
 import { compose, type Composition } from './compose.js';
 import { startTracing, stopTracing } from '../observability/tracing.js';
 import { createLogger } from './logger.js';
+import { graphEngineFor } from './graphs.js';
 import { httpAppOf, loadAgentsAndGraphs, uiBundlesOf } from './process.js';
 import { securityOptions } from './security.js';
 
@@ -58,7 +59,7 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const httpApp = await httpAppOf(config);
-  const composition = compose(config, { logger, agents, httpApp });
+  const composition = compose(config, { logger, agents, httpApp, graphEngine: await graphEngineFor(agents) });
   const api = createApiServer(composition, { ...securityOptions(config, composition.backend.limiters), uiBundles: await uiBundlesOf(config) });
   const owns = ownedPaths(api.routes, config.SERVICE_SWAGGER);
   const handle = chain(api.app.middleware);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
-import type { Agent, GraphAgent } from '../runtime/agent.js';
+import { isGraphAgent, type Agent, type GraphAgent } from '../runtime/agent.js';
+import type { CreateGraphEngine } from '../runtime/graph-engine.js';
 
 const INSTALL = 'graphs need @langchain/langgraph and @langchain/core: npm install @langchain/langgraph @langchain/core';
 
@@ -19,21 +20,31 @@ export function missingLangGraph(error: unknown): ConfigError | undefined {
 }
 
 /**
- * The graphs of the `langgraph.json` at `configPath` (SERVICE_LANGGRAPH_JSON) as agents. The LangGraph
- * side (src/langgraph/) is imported here, only when graphs are configured: a process without
- * them needs no `@langchain/*` package; a version agentplane does not run (src/langgraph/versions.ts)
- * is refused before it is imported. Every fault is a one-line ConfigError.
+ * The graphs of the `langgraph.json` at `configPath` (SERVICE_LANGGRAPH_JSON) as agents. The
+ * LangGraph plug-in (src/langgraph/index.ts) is imported here, only when graphs are configured:
+ * a process without them needs no `@langchain/*` package; a version agentplane does not run
+ * (src/langgraph/versions.ts) is refused before it is imported. Every fault is a one-line ConfigError.
  */
 export async function loadGraphs(configPath: string, logger?: Logger): Promise<GraphAgent[]> {
   // Before anything of @langchain/* is imported: an unsupported LangGraph.js is refused in one line.
   (await import('../langgraph/versions.js')).checkLangGraphVersions(configPath);
-  let load: typeof import('../langgraph/load.js');
+  let plugin: typeof import('../langgraph/index.js');
   try {
-    load = await import('../langgraph/load.js');
+    plugin = await import('../langgraph/index.js');
   } catch (error) {
     throw missingLangGraph(error) ?? error;
   }
-  return load.loadGraphAgents(configPath, { logger });
+  return plugin.loadGraphAgents(configPath, { logger });
+}
+
+/**
+ * The LangGraph plug-in's engine, when `agents` holds graphs (undefined otherwise): what the
+ * composition root builds the graph engine from. Chosen from the registry, however its graphs
+ * came (SERVICE_LANGGRAPH_JSON, or graphs built in code), so agent data carries no engine.
+ */
+export async function graphEngineFor(agents: { list(): readonly Agent[] }): Promise<CreateGraphEngine | undefined> {
+  if (!agents.list().some(isGraphAgent)) return undefined;
+  return (await import('../langgraph/index.js')).createGraphEngine;
 }
 
 /**

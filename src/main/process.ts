@@ -15,14 +15,15 @@ import type { UiBundles } from '../ports/ui-bundles.js';
 import { AgentsModuleError } from '../runtime/load-error.js';
 import { AgentRegistry, loadAgents } from '../runtime/registry.js';
 import { compose, type Composition } from './compose.js';
-import { loadGraphs, withGraphs } from './graphs.js';
+import { graphEngineFor, loadGraphs, withGraphs } from './graphs.js';
 import { startTracing, stopTracing, type TracingRole } from '../observability/tracing.js';
 import { createLogger } from './logger.js';
 import { createShutdown, onTerminationSignals } from './shutdown.js';
 
 /**
  * What every process entry point does first: read the config (a bad value prints the variable
- * and exits 1), make the logger, load the agents and the graphs, and compose the process. With
+ * and exits 1), make the logger, load the agents and the graphs (with the LangGraph plug-in's
+ * engine when there are graphs), and compose the process. With
  * `needsRedis` set, a process that cannot work without Redis says why and exits 1 when
  * REDIS_URL is unset.
  */
@@ -40,7 +41,7 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config, undefined, logger));
   const httpApp = await exitOnStartupError(() => httpAppOf(config));
-  return compose(config, { logger, agents, httpApp });
+  return compose(config, { logger, agents, httpApp, graphEngine: await graphEngineFor(agents) });
 }
 
 /** The `http.app` of SERVICE_LANGGRAPH_JSON, imported (API processes only); undefined when there is none. */

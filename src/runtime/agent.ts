@@ -86,7 +86,8 @@ export interface AgentDefinition {
 /**
  * What runs an agent that is not made with `defineAgent`: a LangGraph.js graph of a
  * `langgraph.json` (SERVICE_LANGGRAPH_JSON). Opaque to the runtime: the engine of `src/langgraph/`
- * knows what `load` answers; the runtime only routes the agent's runs to that engine.
+ * (the composition root holds it, by the agent's kind) knows what `load` answers; the runtime
+ * only routes the agent's runs to that engine.
  */
 export interface GraphSource {
   readonly kind: 'langgraph';
@@ -108,12 +109,6 @@ export interface GraphSource {
    * them, its `tags` add to them.
    */
   readonly defaults?: { readonly config: Readonly<Record<string, unknown>>; readonly context?: Readonly<Record<string, unknown>> };
-  /**
-   * The engine that runs graphs, set by the loader: a `CreateGraphEngine` of
-   * src/runtime/graph-engine.ts (src/langgraph/engine.ts), typed apart so that agents do not
-   * depend on the run lifecycle.
-   */
-  readonly createEngine?: unknown;
 }
 
 /** An agent made with {@link defineAgent}: its nodes run one by one (src/runtime/native/). */

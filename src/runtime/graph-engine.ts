@@ -1,7 +1,7 @@
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
 import type { GraphThreads } from '../ports/graph-threads.js';
 import type { Store } from '../ports/store.js';
-import { isGraphAgent, type Agent, type GraphAgent } from './agent.js';
+import type { GraphAgent } from './agent.js';
 import type { RunEngine } from './run/run-engine.js';
 
 export type { GraphSource } from './agent.js';
@@ -23,16 +23,8 @@ export interface GraphEngineDeps {
 }
 
 /**
- * Builds what src/langgraph/engine.ts brings (reached through the graph agents): the
- * {@link RunEngine} of graph agents' runs, and the {@link GraphThreads} of their sessions.
+ * Builds the LangGraph plug-in's engine (src/langgraph/index.ts; src/main/graphs.ts hands it to
+ * the composition root): the {@link RunEngine} of graph agents' runs, and the
+ * {@link GraphThreads} of their sessions.
  */
-export type CreateGraphEngine = (deps: GraphEngineDeps) => { engine: RunEngine; threads: GraphThreads };
-
-/**
- * The engine the graph agents bring (src/langgraph: the loader sets `GraphSource.createEngine`),
- * when any agent is a graph.
- */
-export function graphEngineOf(agents: { list(): readonly Agent[] }): CreateGraphEngine | undefined {
-  const create = agents.list().find((agent): agent is GraphAgent => isGraphAgent(agent) && typeof agent.graph.createEngine === 'function')?.graph.createEngine;
-  return create as CreateGraphEngine | undefined;
-}
+export type CreateGraphEngine = (deps: GraphEngineDeps) => { engine: RunEngine<GraphAgent>; threads: GraphThreads };

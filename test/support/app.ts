@@ -5,6 +5,7 @@ import { anonymous } from '../../src/http/middleware/authenticate.js';
 import { builtInAgents } from '../../src/agents/index.js';
 import { createApiServer, type ApiServer } from '../../src/main/api-server.js';
 import { compose, type Composition } from '../../src/main/compose.js';
+import { graphEngineFor } from '../../src/main/graphs.js';
 import { createLogger } from '../../src/main/logger.js';
 import { securityOptions } from '../../src/main/security.js';
 import type { Backend } from '../../src/ports/backend.js';
@@ -56,10 +57,12 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       callback();
     },
   });
+  const agents = options.agents ?? new AgentRegistry(builtInAgents);
   const composition = compose(config, {
     logger: createLogger(config.LOG_LEVEL, sink),
-    agents: options.agents ?? new AgentRegistry(builtInAgents),
+    agents,
     httpApp: options.app?.httpApp,
+    graphEngine: await graphEngineFor(agents),
   });
   const { backend } = composition;
   const api = createApiServer(

@@ -1,5 +1,4 @@
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
-import { createGraphEngine } from '../../src/langgraph/engine.js';
 import type { GraphAgent } from '../../src/runtime/agent.js';
 import { waitFor } from './wait.js';
 
@@ -20,7 +19,6 @@ export function graphAgent(id: string, graph: unknown, nodes: readonly string[] 
       graphId: id,
       spec: `test:${id}`,
       load: async (config: Record<string, unknown>) => (typeof graph === 'function' ? (graph as (c: Record<string, unknown>) => unknown)(config) : graph),
-      createEngine: createGraphEngine,
     },
   });
 }

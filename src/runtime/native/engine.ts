@@ -1,11 +1,10 @@
 import { clip, END_NODE, MAX_PROMPT_CHARS, type Checkpoint, type Run } from '../../domain/types.js';
-import type { AgentRegistry } from '../registry.js';
+import type { NativeAgent } from '../agent.js';
 import type { RunAttempt } from '../run/run-attempt.js';
 import type { RunEngine } from '../run/run-engine.js';
 import { approvalIdOf, runNode } from './node-attempt.js';
 
 export interface NativeEngineOptions {
-  agents: AgentRegistry;
   /** Node executions per job before the run fails (a loop that never ends). @defaultValue 100 */
   stepLimit: number;
 }
@@ -22,14 +21,12 @@ function approvalBase(approvalId: string): string {
  * span, `node_end`, then `node_start` of the next node or the run's completion. A node's
  * `ctx.interrupt` pauses the run; a re-delivered job continues from the latest checkpoint.
  */
-export function createNativeEngine(options: NativeEngineOptions): RunEngine {
-  return { announcesNext: true, drive: (attempt) => drive(attempt, options) };
+export function createNativeEngine(options: NativeEngineOptions): RunEngine<NativeAgent> {
+  return { drive: (attempt, agent) => drive(attempt, agent, options) };
 }
 
-async function drive(attempt: RunAttempt, options: NativeEngineOptions): Promise<Run | undefined> {
+async function drive(attempt: RunAttempt, agent: NativeAgent, options: NativeEngineOptions): Promise<Run | undefined> {
   const { job, run, signal } = attempt;
-  const agent = options.agents.native(job.agent_id);
-  if (!agent) return attempt.fail(`Agent "${job.agent_id}" is not registered on this worker.`);
   const first = attempt.checkpoint ?? (await attempt.store.sessions.getCheckpoint(attempt.tenant, job.session_id));
   if (!first) return attempt.fail('The session has no checkpoint to run from.');
   let checkpoint: Checkpoint = first;

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import { isUnavailable, tryExpected } from '../../domain/errors.js';
 import { errorMessage, type Checkpoint, type Run, type RunJob } from '../../domain/types.js';
+import { isGraphAgent, type Agent } from '../agent.js';
 import type { RunJournal } from '../../ports/run-journal.js';
 import type { Store } from '../../ports/store.js';
 import type { RunLifecycle } from '../run-lifecycle.js';
 import type { RunSignals } from '../run-signals.js';
 import { tracer } from '../../observability/tracer.js';
 import { RunAttempt } from './run-attempt.js';
-import type { RunEngine } from './run-engine.js';
+import type { RunEngines } from './run-engine.js';
 import { tracedAttempt } from './run-trace.js';
 
 export interface RunDriverOptions {
@@ -17,8 +18,10 @@ export interface RunDriverOptions {
   lifecycle: RunLifecycle;
   signals: RunSignals;
   logger: Logger;
-  /** The engine of an agent id by its kind; undefined for an agent this worker does not know. */
-  engineOf(agentId: string): RunEngine | undefined;
+  /** The agents by id (the registry's): a job's agent is resolved once, here, and handed to its engine. */
+  agents: { get(id: string): Agent | undefined };
+  /** The engines by the kind of agent they run. */
+  engines: RunEngines;
   /** @defaultValue Date.now */
   clock?: () => number;
 }
@@ -44,14 +47,17 @@ export function createRunDriver(options: RunDriverOptions): Execute {
   };
 
   async function run(job: RunJob): Promise<Run | undefined> {
-    const engine = options.engineOf(job.agent_id);
-    const taken = await take(job, engine?.announcesNext ?? false);
+    const agent = options.agents.get(job.agent_id);
+    const drive = driverOf(options.engines, agent);
+    // A native checkpoint names the one node to run next: taking the run announces it. A graph
+    // announces the tasks it plans itself.
+    const taken = await take(job, agent !== undefined && !isGraphAgent(agent));
     if (!taken) return undefined;
     const controller = signals.open(taken.run.id);
     const attempt = new RunAttempt(deps, job, taken.run, controller.signal, taken.checkpoint);
     try {
-      if (!engine) return await attempt.fail(`Agent "${job.agent_id}" is not registered on this worker.`);
-      return await engine.drive(attempt);
+      if (!drive) return await attempt.fail(`Agent "${job.agent_id}" is not registered on this worker.`);
+      return await drive(attempt);
     } catch (error) {
       if (isUnavailable(error)) throw error;
       logger.error({ err: error, run_id: taken.run.id }, 'run failed outside its nodes');
@@ -69,4 +75,12 @@ export function createRunDriver(options: RunDriverOptions): Execute {
     if (begun.value.published) lifecycle.counted([begun.value.published]);
     return begun.value;
   }
+}
+
+/** How the engine of `agent`'s kind drives an attempt of it; undefined for no agent, or no engine of its kind here. */
+function driverOf(engines: RunEngines, agent: Agent | undefined): ((attempt: RunAttempt) => Promise<Run | undefined>) | undefined {
+  if (agent === undefined) return undefined;
+  if (!isGraphAgent(agent)) return (attempt) => engines.native.drive(attempt, agent);
+  const { graph } = engines;
+  return graph && ((attempt) => graph.drive(attempt, agent));
 }
