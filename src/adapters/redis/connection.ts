@@ -22,12 +22,6 @@ export interface ClientRole {
    * when a channel of its slots is subscribed. @defaultValue false
    */
   shardedSubscriber?: boolean;
-  /**
-   * ioredis's auto-pipelining: the commands issued in one turn of the event loop (the reads and
-   * scripts of concurrent requests and runs) go out in one socket write instead of one each.
-   * For a connection without blocking commands. @defaultValue false
-   */
-  autoPipelining?: boolean;
 }
 
 /** Reconnect pause: 50 ms doubling to 2 s. */
@@ -58,7 +52,6 @@ export function openRedis(connection: RedisConnection, role: ClientRole): RedisC
     connectionName: `agentplane:${role.name}`,
     maxRetriesPerRequest: role.maxRetriesPerRequest,
     ...(role.commandTimeoutMs === undefined ? {} : { commandTimeout: role.commandTimeoutMs }),
-    ...(role.autoPipelining ? { enableAutoPipelining: true } : {}),
   };
   const client = create(connection, role, common);
   client.on('error', () => {});
@@ -100,7 +93,6 @@ function create(connection: RedisConnection, role: ClientRole, common: RedisOpti
         redisOptions: { ...common, ...connection.auth, ...(connection.tls ? { tls: tlsOptions(connection.tls) } : {}) },
         clusterRetryStrategy: retryStrategy,
         shardedSubscribers: role.shardedSubscriber ?? false,
-        ...(role.autoPipelining ? { enableAutoPipelining: true } : {}),
       };
       return new Cluster(connection.nodes, options);
     }
