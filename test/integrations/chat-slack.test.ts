@@ -5,6 +5,7 @@ import { bodiesOf, slackHeaders, startFakeSlackApi } from '../support/fake-platf
 import type { RecordingServer } from '../support/fake-platforms/recording-server.js';
 import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { STREAMED_ANSWER } from '../fixtures/chat-agents.js';
 
 const TOKEN = 'xoxb-gateway';
 const SECRET = 'slack-signing-secret';
@@ -137,6 +138,25 @@ describe.each(['embedded', 'redis'] as const)('Slack chat gateway (%s)', (backen
     expect(bodiesOf(fake, 'chat.postEphemeral').slice(1).map((body) => body.text)).toEqual(['This approval was already decided.', 'This approval was already decided.']);
     expect(await approval()).toMatchObject({ status: 'approved', decided_by: 'slack:U0456' });
     expect(fake.callsTo('chat.update')).toHaveLength(1);
+  });
+
+  it('an answer is streamed: posted at its first token, edited at most once a second as tokens arrive, the last edit the whole answer', async () => {
+    const { fake, at } = await setup(backend);
+    const mention = { type: 'app_mention', channel: 'C5', user: 'U0123', text: '<@UBOT> stream please', ts: '500.000001' };
+    expect((await sendEvent(at(0), mention, 'Ev20')).status).toBe(200);
+    const posted = await waitFor('the first post', () => bodiesOf(fake, 'chat.postMessage').find((body) => body.thread_ts === '500.000001'));
+    const ts = tsOf(fake, posted);
+    await waitFor('the whole answer', () => bodiesOf(fake, 'chat.update').find((body) => body.text === STREAMED_ANSWER));
+    const updates = bodiesOf(fake, 'chat.update');
+    // One message, growing: each edit adds to what the one before showed, the last shows it all.
+    expect(bodiesOf(fake, 'chat.postMessage')).toHaveLength(1);
+    expect(STREAMED_ANSWER.startsWith(posted.text) && posted.text.length < STREAMED_ANSWER.length).toBe(true);
+    expect(updates.every((body) => body.channel === 'C5' && body.ts === ts)).toBe(true);
+    const shown = [posted.text, ...updates.map((body) => body.text as string)];
+    for (const [index, text] of shown.slice(1).entries()) expect(text.startsWith(shown[index]!) && text.length > shown[index]!.length).toBe(true);
+    expect(shown.at(-1)).toBe(STREAMED_ANSWER);
+    // Throttled: fifteen tokens 100 ms apart are far fewer edits.
+    expect(updates.length).toBeLessThan(STREAMED_ANSWER.split(' ').length - 1);
   });
 
   it('a run not started from Slack asks in the approvals channel; decided through the API, the message is edited', async () => {

@@ -98,8 +98,13 @@ export class DiscordChat implements ChatPlatform {
     });
   }
 
-  async postReply(place: Place, text: string): Promise<void> {
-    await this.send('POST', `/channels/${encodeURIComponent(place.channel)}/messages`, { content: cut(text), allowed_mentions: { parse: [] } });
+  async postReply(place: Place, text: string): Promise<MessageRef> {
+    const message = (await this.send('POST', `/channels/${encodeURIComponent(place.channel)}/messages`, { content: cut(text), allowed_mentions: { parse: [] } })) as { id?: unknown };
+    return { channel: place.channel, message: String(message.id) };
+  }
+
+  async editReply(ref: MessageRef, text: string): Promise<void> {
+    await this.send('PATCH', `/channels/${encodeURIComponent(ref.channel)}/messages/${encodeURIComponent(ref.message)}`, { content: cut(text), allowed_mentions: { parse: [] } });
   }
 
   private describe(approval: Approval): string {

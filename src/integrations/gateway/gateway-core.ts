@@ -6,6 +6,7 @@ import type { EventBus } from '../../ports/event-bus.js';
 import type { RunControl } from '../../ports/run-control.js';
 import type { Store } from '../../ports/store.js';
 import { InFlight } from '../shared/in-flight.js';
+import { AnswerStreams } from './answer-stream.js';
 import { placeOf, sessionOf, type ChatPlatform, type MessageRef, type Place, type PlatformName } from './platform.js';
 import { replyOf } from './render.js';
 
@@ -43,19 +44,21 @@ export const PRESS_REFUSALS: Readonly<Record<Exclude<PressOutcome, 'decided'>, s
  * follows the run events of each tenant: an `interrupted` run's approval is posted, an
  * `approval_decided` (any decider: a button, the console, the API, a timeout) or a `cancelled`
  * run edits the approval's message, a `completed` or `failed` run of a conversation posts its
- * answer. Every replica hears every event; a claim in the backend's deduplicator lets exactly
+ * answer (streamed while the run emits `token` events: {@link AnswerStreams}). Every replica hears every event; a claim in the backend's deduplicator lets exactly
  * one of them act on each (post, edit, answer), and where each approval was posted is a note
  * there, so a replica edits a message another replica (since stopped) posted.
  */
 export class GatewayCore {
   private readonly platforms = new Map<PlatformName, ChatPlatform>();
   private readonly tasks: InFlight;
+  private readonly streams: AnswerStreams;
   private readonly unsubscribe: (() => void)[] = [];
   /** Set by {@link close}: the platforms' endpoints answer 503 from then on. */
   closing = false;
 
   constructor(private readonly deps: GatewayDeps) {
     this.tasks = new InFlight((error) => deps.logger.error({ err: error }, 'chat gateway task failed'));
+    this.streams = new AnswerStreams((platform, runId) => this.claim(`${platform.name}:answer:${runId}`), this.tasks);
   }
 
   /** Adds a platform; call before {@link start}. */
@@ -75,6 +78,7 @@ export class GatewayCore {
   async close(): Promise<void> {
     this.closing = true;
     for (const stop of this.unsubscribe.splice(0)) stop();
+    this.streams.close();
     await this.tasks.drain();
   }
 
@@ -137,7 +141,16 @@ export class GatewayCore {
       if (platform.config.tenant !== tenant) continue;
       if (event.type === 'interrupted' && event.approval_id) void this.tasks.run(() => this.postApproval(platform, event.approval_id!, event.session));
       if (event.type === 'approval_decided' && event.approval_id) void this.tasks.run(() => this.showOutcome(platform, event.approval_id!));
-      if (event.type === 'cancelled') void this.tasks.run(() => this.showCancelled(platform, tenant, event.run_id));
+      if (event.type === 'custom' && event.name === 'token') {
+        const owner = placeOf(event.session);
+        if (owner?.platform === platform.name) this.streams.token(platform, owner.place, event.run_id, event.data);
+      }
+      if (event.type === 'cancelled') {
+        void this.tasks.run(() => this.showCancelled(platform, tenant, event.run_id));
+        const stream = this.streams.end(platform, event.run_id);
+        // What was streamed stays shown, whole.
+        if (stream) void this.tasks.run(async () => ((await stream.owned) ? stream.show(stream.text) : undefined));
+      }
       if (event.type === 'completed' || event.type === 'failed') void this.tasks.run(() => this.answer(platform, tenant, stored));
     }
   }
@@ -191,15 +204,19 @@ export class GatewayCore {
     const { event } = stored;
     const owner = placeOf(event.session);
     if (!owner || owner.platform !== platform.name) return;
-    if (!(await this.claim(`${platform.name}:answer:${event.run_id}`))) return;
+    // Streamed: the replica that claimed the answer at its first token shows it whole in its message.
+    const stream = this.streams.end(platform, event.run_id);
+    if (stream ? !(await stream.owned) : !(await this.claim(`${platform.name}:answer:${event.run_id}`))) return;
+    const show = (text: string) => (stream ? stream.show(text) : platform.postReply(owner.place, text).then(() => undefined));
     if (event.type === 'failed') {
-      await platform.postReply(owner.place, `The agent failed: ${event.error ?? 'unknown error'}`);
+      const failure = `The agent failed: ${event.error ?? 'unknown error'}`;
+      await show(stream && stream.text.trim() !== '' ? `${stream.text}\n\n${failure}` : failure);
       return;
     }
     const run = await this.deps.store.runs.getRun(tenant, event.run_id);
     const checkpoint = await this.deps.store.sessions.getCheckpoint(tenant, event.session, run?.seq_num);
-    const reply = replyOf(checkpoint?.state);
-    if (reply !== undefined) await platform.postReply(owner.place, reply);
+    const reply = replyOf(checkpoint?.state) ?? (stream?.text.trim() ? stream.text : undefined);
+    if (reply !== undefined) await show(reply);
   }
 
   /** Notes where an approval's message is, for as long as the approval can be decided (and a day more). */

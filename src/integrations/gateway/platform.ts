@@ -10,7 +10,7 @@ export interface Place {
   thread?: string;
 }
 
-/** A message the gateway posted (an approval), to edit later. */
+/** A message the gateway posted (an approval, an answer), to edit later. */
 export interface MessageRef {
   channel: string;
   /** Slack's `ts`, Discord's message id, Telegram's message_id. */
@@ -30,8 +30,10 @@ export interface ChatPlatform {
   postApproval(place: Place, approval: Approval): Promise<MessageRef>;
   /** Edits a posted approval to show how it ended, without its buttons. */
   showOutcome(ref: MessageRef, approval: Approval): Promise<void>;
-  /** Posts the agent's answer (or a failure notice) in the conversation. */
-  postReply(place: Place, text: string): Promise<void>;
+  /** Posts the agent's answer (or a failure notice, or the start of a streamed answer) in the conversation. */
+  postReply(place: Place, text: string): Promise<MessageRef>;
+  /** Replaces the text of a posted answer (a streamed answer growing). */
+  editReply(ref: MessageRef, text: string): Promise<void>;
 }
 
 /**

@@ -77,8 +77,13 @@ export class SlackChat implements ChatPlatform {
     });
   }
 
-  async postReply(place: Place, text: string): Promise<void> {
-    await this.call('chat.postMessage', { channel: place.channel, text, ...(place.thread === undefined ? {} : { thread_ts: place.thread }) });
+  async postReply(place: Place, text: string): Promise<MessageRef> {
+    const answer = await this.call('chat.postMessage', { channel: place.channel, text, ...(place.thread === undefined ? {} : { thread_ts: place.thread }) });
+    return { channel: String(answer.channel ?? place.channel), message: String(answer.ts) };
+  }
+
+  async editReply(ref: MessageRef, text: string): Promise<void> {
+    await this.call('chat.update', { channel: ref.channel, ts: ref.message, text });
   }
 
   private describe(prompt: string, context: string, payload: string | undefined): object[] {

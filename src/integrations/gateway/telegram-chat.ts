@@ -76,8 +76,13 @@ export class TelegramChat implements ChatPlatform {
     await this.api.call('editMessageText', { chat_id: Number(ref.channel), message_id: Number(ref.message), text: cut(`${this.describe(approval)}\n\n${outcome}`) });
   }
 
-  async postReply(place: Place, text: string): Promise<void> {
-    await this.api.call('sendMessage', { chat_id: Number(place.channel), text: cut(text) });
+  async postReply(place: Place, text: string): Promise<MessageRef> {
+    const sent = await this.api.call<TelegramMessage>('sendMessage', { chat_id: Number(place.channel), text: cut(text) });
+    return { channel: place.channel, message: String(sent.message_id) };
+  }
+
+  async editReply(ref: MessageRef, text: string): Promise<void> {
+    await this.api.call('editMessageText', { chat_id: Number(ref.channel), message_id: Number(ref.message), text: cut(text) });
   }
 
   private describe(approval: Approval): string {
