@@ -8,6 +8,7 @@ import type { FireHandler, ScheduleFire, Scheduler } from '../ports/scheduler.js
 import type { ScheduleFireUpdate, Store } from '../ports/store.js';
 import { firesAt, triggerOf } from './schedule-control.js';
 import type { FireSessions } from './schedule-sessions.js';
+import { inEntrySpan } from '../observability/entry-span.js';
 
 /** How a fire ended, for `agentplane_schedule_fires_total{status}`. */
 export type FireOutcome = 'started' | 'skipped' | 'failed';
@@ -43,7 +44,13 @@ export function createScheduleFirer(options: ScheduleFirerOptions): FireHandler 
   return async function fire(tick: ScheduleFire): Promise<void> {
     const log = logger.child({ schedule_id: tick.schedule_id, tenant: tick.tenant, due_at: iso(tick.due_ms) });
     try {
-      const outcome = await fireOnce(tick, clock(), log);
+      // Tracing on: each fire is a trace of its own; the run it starts is a child of its span.
+      const attributes = { 'agentplane.schedule.id': tick.schedule_id, 'agentplane.schedule.due_at': iso(tick.due_ms) };
+      const outcome = await inEntrySpan('schedule fire', 'root', attributes, async (span) => {
+        const fired = await fireOnce(tick, clock(), log);
+        span?.setAttribute('agentplane.schedule.outcome', fired ?? 'dropped');
+        return fired;
+      });
       if (outcome) options.onFire?.(outcome);
     } catch (error) {
       log.error({ err: error }, 'schedule fire failed');

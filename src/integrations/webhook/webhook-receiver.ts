@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { MemoryDeduplicator } from '../../adapters/memory/deduplicator.js';
 import { AppError, isAppError } from '../../domain/errors.js';
+import { inEntrySpan } from '../../observability/entry-span.js';
 import type { Deduplicator } from '../../ports/deduplicator.js';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { InFlight } from '../shared/in-flight.js';
@@ -150,9 +152,14 @@ export class WebhookReceiver {
     }
     const handlers = [...(this.handlers.get(event.type) ?? []), ...(event.type === WILDCARD ? [] : this.handlers.get(WILDCARD) ?? [])];
     let errors: string[] = [];
-    await this.deliveries.run(async () => {
-      errors = await this.runHandlers(handlers, event, ctx.state.requestId as string | undefined);
-    });
+    // Tracing on: the delivery is a span continuing the sender's traceparent; the runs it starts sit under it.
+    const attributes = { 'agentplane.webhook.type': event.type, 'agentplane.webhook.source': event.source };
+    await inEntrySpan(`webhook ${event.type}`, { headers: ctx.req.headers }, attributes, (span) =>
+      this.deliveries.run(async () => {
+        errors = await this.runHandlers(handlers, event, ctx.state.requestId as string | undefined);
+        if (errors.length > 0) span?.setStatus({ code: SpanStatusCode.ERROR }).setAttribute('error.type', errors[0]!);
+      }),
+    );
     // A failed delivery is not remembered: the sender's retry must run.
     if (delivery && errors.length > 0) await this.deduplicator.release(delivery.id).catch(() => undefined);
     // A delivery too large for its run fails the same way on every redelivery: 413 tells the
