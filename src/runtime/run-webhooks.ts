@@ -50,6 +50,12 @@ export interface RunWebhooks {
    * failed: the caller must then keep the run.
    */
   queued(tenant: string, runId: string): Promise<void>;
+  /**
+   * The run's stored input (what it was started with beside its input, as JSON text; null for
+   * none): the read {@link ended} started for the run while its enqueue is under way, so that
+   * whoever else handles the end (its temporary session) reads it from there, else read now.
+   */
+  storedInput(tenant: string, runId: string): Promise<string | null>;
   /** One attempt (the consumer's handler): resolves when done for good, throws to be tried again. */
   deliver(job: WebhookJob, attempt: number): Promise<void>;
   /** A delivery whose last attempt failed (the consumer's `onFailed`). */
@@ -67,6 +73,8 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
   const resolve = options.resolve ?? resolveWithDns;
   /** Enqueues under way, by run id. */
   const enqueuing = new Map<string, Promise<void>>();
+  /** The stored input each enqueue under way read, by run id. */
+  const inputs = new Map<string, Promise<string | null>>();
 
   const payloadOf = async (tenant: string, run: Run, asked: Record<string, unknown>): Promise<JsonObject> => {
     // The values the run ended with, as LangGraph sends a run's last checkpoint; a cancelled run has none.
@@ -79,8 +87,8 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
     };
   };
 
-  const enqueue = async (tenant: string, run: Run): Promise<void> => {
-    const stored = await store.runs.getRunInput(tenant, run.id);
+  const enqueue = async (tenant: string, run: Run, input = store.runs.getRunInput(tenant, run.id)): Promise<void> => {
+    const stored = await input;
     if (stored === null) return;
     const asked = JSON.parse(stored) as Record<string, unknown>;
     if (typeof asked.webhook !== 'string') return;
@@ -140,12 +148,21 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
 
   return {
     ended(tenant, run) {
-      const task: Promise<void> = enqueue(tenant, run)
+      const input = store.runs.getRunInput(tenant, run.id);
+      const task: Promise<void> = enqueue(tenant, run, input)
         .catch((error: unknown) => logger.warn({ err: error, tenant, run_id: run.id }, 'run webhook not enqueued'))
         .finally(() => {
-          if (enqueuing.get(run.id) === task) enqueuing.delete(run.id);
+          if (enqueuing.get(run.id) === task) {
+            enqueuing.delete(run.id);
+            inputs.delete(run.id);
+          }
         });
       enqueuing.set(run.id, task);
+      inputs.set(run.id, input);
+    },
+
+    storedInput(tenant, runId) {
+      return inputs.get(runId) ?? store.runs.getRunInput(tenant, runId);
     },
 
     async enqueued(runId) {

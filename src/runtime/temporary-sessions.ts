@@ -5,8 +5,8 @@ import type { Store } from '../ports/store.js';
 import type { RunWebhooks } from './run-webhooks.js';
 
 export interface TemporarySessionsOptions {
-  store: Pick<Store, 'runs' | 'sessions'>;
-  webhooks: Pick<RunWebhooks, 'queued'>;
+  store: Pick<Store, 'sessions'>;
+  webhooks: Pick<RunWebhooks, 'queued' | 'storedInput'>;
   logger: Logger;
 }
 
@@ -28,7 +28,8 @@ export function createTemporarySessions(options: TemporarySessionsOptions): Temp
   const running = new Set<Promise<void>>();
 
   const remove = async (tenant: string, run: Run): Promise<void> => {
-    const stored = await store.runs.getRunInput(tenant, run.id);
+    // The read the run's webhook started for the same end (one round trip per end, not two).
+    const stored = await webhooks.storedInput(tenant, run.id);
     if (stored === null || (JSON.parse(stored) as { temporary?: unknown }).temporary !== true) return;
     await webhooks.queued(tenant, run.id);
     await store.sessions.deleteSession(tenant, run.session_id);

@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/app.js';
 import { usePrivateRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 import { useApiWithWorkers } from '../support/workers.js';
 
 /**
@@ -34,12 +36,30 @@ describe('Redis round trips at light load', () => {
     expect(seen).toBe('sent');
   });
 
-  it('completes echo runs one after another', async () => {
+  it('reads an ended run’s stored input once (its webhook and its temporary session ask the same read)', async () => {
     const { app } = stack;
-    for (let i = 0; i < 3; i += 1) {
-      const run = await call(`${app.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'echo', input: { n: i }, wait_ms: 30_000 } });
-      expect(run.status, JSON.stringify(run.body)).toBe(200);
-      expect(run.body.status).toBe('completed');
+    const monitor = await new Redis(redis.url).monitor();
+    const reads = new Map<string, number>();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua' || String(args[0]).toLowerCase() !== 'hget' || args[2] !== 'graph_input') return;
+      reads.set(String(args[1]), (reads.get(String(args[1])) ?? 0) + 1);
+    });
+    const readsOf = (runId: string) => [...reads].find(([key]) => key.endsWith(`:${runId}`))?.[1] ?? 0;
+    try {
+      const runs: string[] = [];
+      // The last run is a barrier: the worker ends every run on one connection, so once its
+      // input is read, every read of the runs before it has reached Redis.
+      for (let i = 0; i < 6; i += 1) {
+        const run = await call(`${app.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'echo', input: { n: i }, wait_ms: 30_000 } });
+        expect(run.status, JSON.stringify(run.body)).toBe(200);
+        expect(run.body.status).toBe('completed');
+        runs.push(run.body.id as string);
+      }
+      const barrier = runs.pop()!;
+      await waitFor('the last run’s input read', () => readsOf(barrier) > 0);
+      expect(runs.map(readsOf)).toEqual(runs.map(() => 1));
+    } finally {
+      monitor.disconnect();
     }
   });
 });
