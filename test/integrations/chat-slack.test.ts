@@ -140,6 +140,45 @@ describe.each(['embedded', 'redis'] as const)('Slack chat gateway (%s)', (backen
     expect(fake.callsTo('chat.update')).toHaveLength(1);
   });
 
+  it('a decision with a comment: the Comment button opens a modal for approvers only, its submission decides with the comment', async () => {
+    const { fake, urls, at } = await setup(backend);
+    expect((await sendEvent(at(0), { type: 'app_mention', channel: 'C6', user: 'U0123', text: '<@UBOT> deploy v6', ts: '600.000001' }, 'Ev30')).status).toBe(200);
+    const { approvalId, posted } = await approvalPosted(fake, (body) => body.thread_ts === '600.000001');
+    expect(posted.blocks.at(-1).elements.map((button: any) => button.action_id)).toEqual(['approve', 'reject', 'comment']);
+    const ts = tsOf(fake, posted);
+    const interact = (url: string, payload: object) => {
+      const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+      return call(`${url}/slack/interactions`, { method: 'POST', body, headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...slackHeaders(SECRET, body) } });
+    };
+    const comment = (user: string) => ({ type: 'block_actions', user: { id: user }, trigger_id: `trig-${user}`, actions: [{ action_id: 'comment', block_id: 'agentplane_approval', value: approvalId }], container: { channel_id: 'C6', message_ts: ts } });
+    expect((await interact(at(1), comment('U0999'))).status).toBe(200);
+    await waitFor('the refusal notice', () => bodiesOf(fake, 'chat.postEphemeral').find((body) => body.user === 'U0999'));
+    expect(fake.callsTo('views.open')).toHaveLength(0);
+    expect((await interact(at(0), comment('U0123'))).status).toBe(200);
+    const opened = await waitFor('the modal', () => bodiesOf(fake, 'views.open')[0]);
+    expect(opened).toMatchObject({ trigger_id: 'trig-U0123', view: { type: 'modal', callback_id: 'agentplane_decision' } });
+    const submission = (user: string, choice: string, text: string) => ({
+      type: 'view_submission',
+      user: { id: user },
+      view: {
+        callback_id: 'agentplane_decision',
+        private_metadata: opened.view.private_metadata,
+        state: { values: { decision: { choice: { type: 'radio_buttons', selected_option: { value: choice } } }, comment: { text: { type: 'plain_text_input', value: text } } } },
+      },
+    });
+    const refused = await interact(at(1), submission('U0999', 'approve', 'sneaky'));
+    expect(refused.body).toEqual({ response_action: 'errors', errors: { decision: 'You may not decide approvals.' } });
+    const submitted = await interact(at(1), submission('U0123', 'reject', 'not on a Friday'));
+    expect(submitted.status).toBe(200);
+    expect(submitted.body).toBeUndefined();
+    expect((await call(`${urls[0]}/api/approvals/${approvalId}`)).body).toMatchObject({ status: 'rejected', comment: 'not on a Friday', decided_by: 'slack:U0123' });
+    const edit = await waitFor('the edited message', () => bodiesOf(fake, 'chat.update').find((body) => body.ts === ts));
+    expect(edit.text).toBe('Rejected by <@U0123>: Deploy deploy v6?');
+    expect(JSON.stringify(edit.blocks)).toContain('not on a Friday');
+    const again = await interact(at(0), submission('U0456', 'approve', 'late'));
+    expect(again.body).toEqual({ response_action: 'errors', errors: { decision: 'This approval was already decided.' } });
+  });
+
   it('an answer is streamed: posted at its first token, edited at most once a second as tokens arrive, the last edit the whole answer', async () => {
     const { fake, at } = await setup(backend);
     const mention = { type: 'app_mention', channel: 'C5', user: 'U0123', text: '<@UBOT> stream please', ts: '500.000001' };

@@ -115,17 +115,18 @@ export class GatewayCore {
   }
 
   /**
-   * A press of Approve or Reject by `userId` on the message `ref`: refused unless the user is an
-   * approver; else decided with `decided_by: "<platform>:<user id>"`. A second press or a replay
-   * is `already_decided` and changes nothing. The message is edited when the decision is heard.
+   * A press of Approve or Reject by `userId` on the message `ref` (or the submission of a
+   * decision dialog, with its `comment`): refused unless the user is an approver; else decided
+   * with `decided_by: "<platform>:<user id>"`. A second press or a replay is `already_decided`
+   * and changes nothing. The message is edited when the decision is heard.
    */
-  async press(platform: ChatPlatform, approvalId: string, approved: boolean, userId: string, ref: MessageRef): Promise<PressOutcome> {
+  async press(platform: ChatPlatform, approvalId: string, approved: boolean, userId: string, ref: MessageRef, comment = ''): Promise<PressOutcome> {
     const role = platform.config.approvers.get(userId);
     if (role === undefined) return 'not_allowed';
     // Noted before deciding (a message the gateway did not post, or whose note expired), so the replica hearing the decision edits it.
     await this.noteRef(platform, approvalId, ref, undefined);
     try {
-      await this.deps.runs.answerApproval(platform.config.tenant, approvalId, { approved, comment: '', decided_by: `${platform.name}:${userId}` });
+      await this.deps.runs.answerApproval(platform.config.tenant, approvalId, { approved, comment, decided_by: `${platform.name}:${userId}` });
     } catch (error) {
       if (isAppError(error) && error.code === 'conflict') return 'already_decided';
       if (isAppError(error) && error.code === 'not_found') return 'not_found';

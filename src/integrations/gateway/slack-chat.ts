@@ -12,13 +12,18 @@ import { chain, type ChatPlatform, type MessageRef, type Place } from './platfor
 import { approvalLines, outcomeLine, platformUser } from './render.js';
 
 const BUTTONS_BLOCK = 'agentplane_approval';
+/** The decision dialog (a modal) the Comment button opens. */
+const DECISION_VIEW = 'agentplane_decision';
+/** The longest comment the dialog takes (POST /api/approval/respond takes 10 000 characters). */
+const MAX_COMMENT = 3000;
 
 /**
  * Slack in the chat gateway. `POST /slack/events` (Events API): a mention of the bot or a direct
  * message starts or continues the session of its thread (a direct message outside a thread: of
  * the direct message channel), a reply in a thread that already is a session continues it; the bot's own posts, edits and other subtypes are ignored, and a message
  * is handled once however often Slack redelivers it (or sends it as both `app_mention` and
- * `message`). `POST /slack/interactions`: Approve / Reject presses. Both verify Slack's v0
+ * `message`). `POST /slack/interactions`: Approve / Reject presses, and Comment: a
+ * dialog (views.open) where an approver decides with a comment, handled on its view_submission. Both verify Slack's v0
  * signature with the signing secret (timestamps older than five minutes refused: 401).
  */
 export class SlackChat implements ChatPlatform {
@@ -56,6 +61,7 @@ export class SlackChat implements ChatPlatform {
           elements: [
             { type: 'button', action_id: 'approve', style: 'primary', text: { type: 'plain_text', text: 'Approve' }, value: approval.id },
             { type: 'button', action_id: 'reject', style: 'danger', text: { type: 'plain_text', text: 'Reject' }, value: approval.id },
+            { type: 'button', action_id: 'comment', text: { type: 'plain_text', text: 'Comment…' }, value: approval.id },
           ],
         },
       ],
@@ -73,7 +79,10 @@ export class SlackChat implements ChatPlatform {
       channel: ref.channel,
       ts: ref.message,
       text: `${outcome}: ${prompt}`,
-      blocks: [...this.describe(prompt, context, payload), { type: 'section', text: { type: 'mrkdwn', text: `*${outcome}*` } }],
+      blocks: [
+        ...this.describe(prompt, context, payload),
+        { type: 'section', text: { type: 'mrkdwn', text: `*${outcome}*${approval.comment ? `\n> ${escape(approval.comment).replace(/\n/g, '\n> ')}` : ''}` } },
+      ],
     });
   }
 
@@ -123,17 +132,63 @@ export class SlackChat implements ChatPlatform {
   private async interaction(ctx: Context, body: Buffer): Promise<void> {
     const payload = parseInteraction(body);
     ctx.body = '';
+    if (payload.type === 'view_submission' && payload.view?.callback_id === DECISION_VIEW) return this.submission(ctx, payload);
     const action = payload.actions?.find((candidate) => candidate.block_id === BUTTONS_BLOCK || candidate.action_id === 'approve' || candidate.action_id === 'reject');
     const channel = payload.container?.channel_id ?? payload.channel?.id;
     const ts = payload.container?.message_ts ?? payload.message?.ts;
     const user = payload.user?.id;
     if (payload.type !== 'block_actions' || !action || typeof action.value !== 'string' || !channel || !ts || !user) return;
-    const outcome = await this.core.press(this, action.value, action.action_id === 'approve', user, { channel, message: ts });
-    if (outcome === 'decided') return;
+    const outcome =
+      action.action_id === 'comment'
+        ? await this.openDialog(payload.trigger_id, action.value, user, { channel, message: ts })
+        : await this.core.press(this, action.value, action.action_id === 'approve', user, { channel, message: ts });
+    if (outcome === 'decided' || outcome === 'opened') return;
     // Told only to the presser; the acknowledgement does not wait for it.
     void this.call('chat.postEphemeral', { channel, user, text: PRESS_REFUSALS[outcome], ...(payload.container?.thread_ts ? { thread_ts: payload.container.thread_ts } : {}) }).catch(
       (error: unknown) => this.logger.warn({ err: error }, 'Slack refusal notice was not posted'),
     );
+  }
+
+  /** Opens the decision dialog for an approver (Slack's trigger is valid for 3 s: opened before acknowledging). */
+  private async openDialog(trigger: string | undefined, approvalId: string, user: string, ref: MessageRef): Promise<'opened' | 'not_allowed'> {
+    if (!this.config.approvers.has(user)) return 'not_allowed';
+    if (trigger === undefined) throw badRequest('A press of Comment needs its trigger_id.');
+    const choice = (text: string, value: string) => ({ text: { type: 'plain_text', text }, value });
+    const view = {
+      type: 'modal',
+      callback_id: DECISION_VIEW,
+      private_metadata: JSON.stringify({ approval: approvalId, channel: ref.channel, ts: ref.message }),
+      title: { type: 'plain_text', text: 'Decide the approval' },
+      submit: { type: 'plain_text', text: 'Decide' },
+      close: { type: 'plain_text', text: 'Cancel' },
+      blocks: [
+        { type: 'input', block_id: 'decision', label: { type: 'plain_text', text: 'Decision' }, element: { type: 'radio_buttons', action_id: 'choice', options: [choice('Approve', 'approve'), choice('Reject', 'reject')] } },
+        { type: 'input', block_id: 'comment', optional: true, label: { type: 'plain_text', text: 'Comment' }, element: { type: 'plain_text_input', action_id: 'text', multiline: true, max_length: MAX_COMMENT } },
+      ],
+    };
+    await this.call('views.open', { trigger_id: trigger, view });
+    return 'opened';
+  }
+
+  /** The decision dialog submitted: decided with its comment; a refusal is shown in the dialog. */
+  private async submission(ctx: Context, payload: SlackInteraction): Promise<void> {
+    const values = payload.view?.state?.values;
+    const choice = values?.decision?.choice?.selected_option?.value;
+    const comment = values?.comment?.text?.value ?? '';
+    let target: { approval?: unknown; channel?: unknown; ts?: unknown } = {};
+    try {
+      target = JSON.parse(payload.view?.private_metadata ?? '{}') as typeof target;
+    } catch {
+      // refused below
+    }
+    const user = payload.user?.id;
+    if (typeof target.approval !== 'string' || typeof target.channel !== 'string' || typeof target.ts !== 'string' || !user) throw badRequest('This dialog is not a decision of an approval.');
+    if ((choice !== 'approve' && choice !== 'reject') || typeof comment !== 'string' || comment.length > MAX_COMMENT) {
+      ctx.body = { response_action: 'errors', errors: { decision: 'Choose Approve or Reject.' } };
+      return;
+    }
+    const outcome = await this.core.press(this, target.approval, choice === 'approve', user, { channel: target.channel, message: target.ts }, comment);
+    if (outcome !== 'decided') ctx.body = { response_action: 'errors', errors: { decision: PRESS_REFUSALS[outcome] } };
   }
 
   /** One Web API method as the bot; Slack's `{ok:false,error}` becomes a {@link PlatformError}. */
@@ -153,6 +208,12 @@ export class SlackChat implements ChatPlatform {
 interface SlackInteraction {
   type?: string;
   user?: { id?: string };
+  trigger_id?: string;
+  view?: {
+    callback_id?: string;
+    private_metadata?: string;
+    state?: { values?: Record<string, Record<string, { value?: unknown; selected_option?: { value?: string } } | undefined> | undefined> };
+  };
   actions?: { action_id?: string; block_id?: string; value?: unknown }[];
   container?: { channel_id?: string; message_ts?: string; thread_ts?: string };
   channel?: { id?: string };

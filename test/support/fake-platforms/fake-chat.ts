@@ -3,7 +3,7 @@ import { RecordingServer, type RecordedCall } from './recording-server.js';
 
 /**
  * A fake Slack Web API for the chat gateway: chat.postMessage (answers a fresh `ts`),
- * chat.update and chat.postEphemeral, each needing `Authorization: Bearer <botToken>`.
+ * chat.update, chat.postEphemeral and views.open, each needing `Authorization: Bearer <botToken>`.
  */
 export async function startFakeSlackApi(botToken: string): Promise<RecordingServer> {
   let ts = 1_700_000_000;
@@ -12,6 +12,7 @@ export async function startFakeSlackApi(botToken: string): Promise<RecordingServ
     const body = (call.body ?? {}) as { channel?: string; ts?: string };
     if (call.path === '/api/chat.postMessage') return { status: 200, body: { ok: true, channel: body.channel, ts: `${++ts}.000100` } };
     if (call.path === '/api/chat.update') return { status: 200, body: { ok: true, channel: body.channel, ts: body.ts } };
+    if (call.path === '/api/views.open') return { status: 200, body: { ok: true, view: { id: 'V1' } } };
     if (call.path === '/api/chat.postEphemeral') return { status: 200, body: { ok: true, message_ts: `${++ts}.000200` } };
     return { status: 404, body: { ok: false, error: 'unknown_method' } };
   });
