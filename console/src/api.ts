@@ -1,6 +1,6 @@
 import { createClient, type AgentplaneClient } from '../../src/client/index.js';
 import { ConsoleApiError } from './errors.js';
-import type { Agent, Approval, ApprovalRequest, Checkpoint, HistoryRecord, JsonObject, Run, RunStatus, RunTicket, Schedule, Session, Span } from './types.js';
+import type { Agent, Approval, ApprovalRequest, Checkpoint, HistoryRecord, JsonObject, Run, RunStatus, RunTicket, Schedule, Session, Span, TenantQueue } from './types.js';
 
 /** The headers that carry the user's credential (none when authentication is off). */
 export type AuthHeaders = Record<string, string>;
@@ -40,6 +40,9 @@ export class Api {
   /** The tenant's runs, newest first, filtered by status and agent, one page. */
   allRuns = async (query: { status?: RunStatus; agent_id?: string; limit: number; offset: number }): Promise<Run[]> =>
     (await ok(this.client.GET('/api/runs', { params: { query } }))).runs;
+
+  /** The tenant's run queue: runs waiting for a worker slot and running, with its caps. */
+  queue = (): Promise<TenantQueue> => ok(this.client.GET('/api/queue'));
 
   /** Decided requests (approved, rejected, cancelled with their run), newest decision first. */
   decided = async (query: { limit: number; offset: number }): Promise<ApprovalRequest[]> =>

@@ -10,6 +10,7 @@ export type Checkpoint = Schemas['Checkpoint'];
 export type Run = Schemas['Run'];
 export type RunStatus = Run['status'];
 export type RunTicket = Schemas['RunTicket'];
+export type TenantQueue = Schemas['TenantQueue'];
 export type Span = Schemas['Span'];
 export type RunEvent = Schemas['RunEvent'];
 export type Schedule = Schemas['Schedule'];

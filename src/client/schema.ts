@@ -104,6 +104,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's run queue: runs waiting for a worker slot and running, with its caps */
+        get: operations["getQueue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs": {
         parameters: {
             query?: never;
@@ -1565,6 +1582,11 @@ export interface components {
             };
             /** @enum {string} */
             multitask_strategy: "reject" | "interrupt" | "rollback" | "enqueue";
+            /** @description agentplane: a pending run’s tenant’s runs waiting for a worker slot, and running (as GET /api/runs/{id}) */
+            queue?: {
+                tenant_queued: number;
+                tenant_running: number;
+            };
             run_id: string;
             /** @enum {string} */
             status: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
@@ -1709,6 +1731,11 @@ export interface components {
             /** @description why it failed or was cancelled (`timeout` when its deadline passed) */
             error?: string;
             id: string;
+            /** @description a queued run (GET only): its tenant’s runs waiting for a worker slot, and running */
+            queue?: {
+                tenant_queued: number;
+                tenant_running: number;
+            };
             /** @description the seq_num of the session checkpoint the run stopped at (once paused or ended) */
             seq_num?: number;
             session_id: string;
@@ -1918,6 +1945,17 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        TenantQueue: {
+            /** @description its queued cap: one more start is refused (429); 0: no cap */
+            max_queued: number;
+            /** @description its running cap; 0: no cap beyond its fair share */
+            max_running: number;
+            /** @description the tenant’s runs waiting for a worker slot (delayed starts included) */
+            queued: number;
+            /** @description the tenant’s runs admitted to worker slots */
+            running: number;
+            tenant: string;
+        };
         Thread: {
             /** @description free-form key/value object */
             config: {
@@ -2039,6 +2077,11 @@ export interface components {
             /** @description why it failed or was cancelled (`timeout` when its deadline passed) */
             error?: string;
             id: string;
+            /** @description a queued run (GET only): its tenant’s runs waiting for a worker slot, and running */
+            queue?: {
+                tenant_queued: number;
+                tenant_running: number;
+            };
             /** @description the seq_num of the session checkpoint the run stopped at (once paused or ended) */
             seq_num?: number;
             session_id: string;
@@ -2471,6 +2514,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role lacks permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (or too many open streams and waits) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's queue */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantQueue"];
                 };
             };
             /** @description Missing or invalid credential */

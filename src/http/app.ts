@@ -28,6 +28,7 @@ import type { HttpApp } from '../ports/http-app.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { probeRoutes } from './routes/probes.js';
+import { queueRoutes } from './routes/queue.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -69,6 +70,7 @@ export function declaredRoutes(deps: AppDeps, options: Pick<AppOptions, 'extraRo
     ...sessionRoutes(deps),
     ...traceRoutes(deps),
     ...runRoutes(deps),
+    ...queueRoutes(deps),
     ...eventRoutes(deps),
     ...(deps.config.SERVICE_APPROVALS ? approvalRoutes(deps) : []),
     ...(deps.config.SERVICE_SCHEDULES ? scheduleRoutes(deps) : []),

@@ -26,9 +26,15 @@ export async function pausedAt(deps: Pick<LangGraphDeps, 'store'>, tenant: strin
   return run?.status === 'interrupted' ? (run.approval_id ?? '') : undefined;
 }
 
-/** A run as LangGraph's Run, with the metadata and strategy it was created with. */
-export async function describeRun(deps: Pick<LangGraphDeps, 'store'>, tenant: string, run: Run): Promise<LangGraphRun> {
-  return runJsonOf(run, recordOf(await deps.store.runs.getRunInput(tenant, run.id)));
+/**
+ * A run as LangGraph's Run, with the metadata and strategy it was created with; a pending one
+ * also with its tenant's queue (a field LangGraph's clients ignore).
+ */
+export async function describeRun(deps: Pick<LangGraphDeps, 'store' | 'runs'>, tenant: string, run: Run): Promise<LangGraphRun> {
+  const json = runJsonOf(run, recordOf(await deps.store.runs.getRunInput(tenant, run.id)));
+  if (run.status !== 'queued') return json;
+  const depth = await deps.runs.queueDepth(tenant);
+  return { ...json, queue: { tenant_queued: depth.queued, tenant_running: depth.running } };
 }
 
 /**
@@ -43,7 +49,7 @@ export async function createRun(deps: RunDeps, principal: Principal, body: RunCr
 
 /** A page of the thread's runs (of its newest 100), newest first, in a LangGraph status when one is given. */
 export async function listThreadRuns(
-  deps: Pick<LangGraphDeps, 'store'>,
+  deps: Pick<LangGraphDeps, 'store' | 'runs'>,
   tenant: string,
   threadId: string,
   page: { limit: number; offset: number; status?: LangGraphRunStatus | undefined },

@@ -91,4 +91,6 @@ export type LangGraphRun = {
   status: LangGraphRunStatus;
   metadata: Record<string, unknown>;
   multitask_strategy: MultitaskStrategy;
+  /** A pending run (agentplane's, beyond LangGraph's Run): its tenant's runs waiting for a worker slot, and running. */
+  queue?: { tenant_queued: number; tenant_running: number };
 };

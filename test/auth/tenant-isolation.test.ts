@@ -134,6 +134,7 @@ const ASSISTANT_ROUTES = [
 /** Gated routes that read no tenant resource by id, each with the reason. */
 const notResourceRoutes: Record<string, string> = {
   'GET /api/agents': 'the agent registry is the same for every tenant',
+  'GET /api/queue': "counts of the caller's own tenant only (test/http/queue-route.test.ts)",
   'POST /api/schedules': 'creates a schedule of the caller; covered by the list probe',
   'GET /api/events/stream': 'covered by the event stream tests below',
   'POST /api/runs/wait': 'starts a run of the caller as POST /api/runs does (probed above) and answers only that run',

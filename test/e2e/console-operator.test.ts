@@ -57,6 +57,11 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
     const page = await open('#/runs');
     const everything = (await call(`${api.url}/api/runs?limit=20`)).body.runs.map((r: { id: string }) => r.id);
     await waitFor('every run, newest first', async () => JSON.stringify(await rowIds(page, 'data-run')) === JSON.stringify(everything));
+    // The tenant's queue, as GET /api/queue answers it.
+    const queue = (await call(`${api.url}/api/queue`)).body;
+    expect(queue).toMatchObject({ tenant: TENANT, queued: 0, running: 0 });
+    const said = `Queue of ${TENANT}: 0 waiting for a worker (at most ${queue.max_queued}), 0 running.`;
+    await waitFor('the tenant’s queue', async () => (await page.locator('[data-testid=tenant-queue]').textContent())?.replace(/\s+/g, ' ') === said);
     await expectAccessible(page, 'the runs page');
 
     // Failed comes first among the statuses: what an operator looks for first.

@@ -16,6 +16,7 @@ export function Runs() {
   const [agent, setAgent] = useState('');
   const [page, setPage] = useState(0);
   const agents = useLoad(() => api.agents(), []);
+  const queue = useLoad(() => api.queue(), []);
   const runs = usePage(
     (limit, offset) => api.allRuns({ ...(status ? { status } : {}), ...(agent ? { agent_id: agent } : {}), limit, offset }),
     page,
@@ -28,6 +29,13 @@ export function Runs() {
       <h1 id="runs-title" tabIndex={-1}>
         Runs
       </h1>
+      {queue.data ? (
+        <p data-testid="tenant-queue">
+          Queue of {queue.data.tenant}: {queue.data.queued} waiting for a worker
+          {queue.data.max_queued ? ` (at most ${queue.data.max_queued})` : ''}, {queue.data.running} running
+          {queue.data.max_running ? ` (at most ${queue.data.max_running})` : ''}.
+        </p>
+      ) : null}
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <div class="field inline">
           <label for="run-status-filter">Status</label>
@@ -65,7 +73,13 @@ export function Runs() {
             ))}
           </select>
         </div>
-        <button type="button" onClick={runs.reload}>
+        <button
+          type="button"
+          onClick={() => {
+            runs.reload();
+            queue.reload();
+          }}
+        >
           Refresh
         </button>
       </form>

@@ -74,6 +74,10 @@ export const LangGraphRunSchema = z
     status: z.enum(LANGGRAPH_RUN_STATUSES),
     metadata: JsonObjectSchema,
     multitask_strategy: z.enum(MULTITASK_STRATEGIES),
+    queue: z
+      .object({ tenant_queued: z.number().int(), tenant_running: z.number().int() })
+      .optional()
+      .meta({ description: 'agentplane: a pending run’s tenant’s runs waiting for a worker slot, and running (as GET /api/runs/{id})' }),
   })
   .meta({ id: 'LangGraphRun' });
 
