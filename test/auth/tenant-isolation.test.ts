@@ -142,6 +142,7 @@ const notResourceRoutes: Record<string, string> = {
   'POST /threads/count': 'counts what POST /threads/search lists (probed above)',
   'POST /runs/crons': 'creates a cron of the caller; covered by the list probe',
   'POST /runs/crons/count': 'counts what POST /runs/crons/search lists (probed above)',
+  'POST /runs': 'a stateless LangGraph run in the background: starts a run of the caller on a new thread and answers only that run',
   'POST /runs/wait': 'a stateless LangGraph run: starts a run of the caller on a new thread and answers only that run',
   'POST /runs/stream': 'a stateless LangGraph run: starts a run of the caller on a new thread and streams only that run',
   ...Object.fromEntries(ASSISTANT_ROUTES.map((name) => [name, 'an assistant is an agent of the registry, the same for every tenant (and none can be written)'])),
