@@ -7,7 +7,7 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
-import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import { builtInAgents } from '../../src/agents/index.js';
 import { flushTracing, startTracing, stopTracing } from '../../src/observability/tracing.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
@@ -101,6 +101,12 @@ const failingGraph = new StateGraph(State)
   .addEdge('boom', END)
   .compile();
 
+const askingGraph = new StateGraph(State)
+  .addNode('review', (state) => ({ answer: String(interrupt({ question: state.question })) }))
+  .addEdge(START, 'review')
+  .addEdge('review', END)
+  .compile();
+
 let receiver: OtlpReceiver;
 let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
 let agents: AgentRegistry;
@@ -109,7 +115,7 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   fake = await startFakeOpenAI();
   const model = new ChatOnFakeServer(new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL }), 'gpt-test');
-  agents = new AgentRegistry([...builtInAgents, graphAgent('lg-traced', tracedGraph(model), ['prepare', 'inner', 'finish']), graphAgent('lg-fails', failingGraph, ['boom'])]);
+  agents = new AgentRegistry([...builtInAgents, graphAgent('lg-traced', tracedGraph(model), ['prepare', 'inner', 'finish']), graphAgent('lg-fails', failingGraph, ['boom']), graphAgent('lg-asks', askingGraph, ['review'])]);
 });
 afterAll(async () => {
   await stopTracing();
@@ -209,6 +215,22 @@ describe('OpenTelemetry traces of LangGraph graphs (embedded)', () => {
       expect(JSON.parse(chat.attributes['gen_ai.input.messages'] as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'what?' }] }]);
       expect(JSON.parse(chat.attributes['gen_ai.output.messages'] as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: '42' }], finish_reason: 'stop' }]);
       expect(named('execute_tool lookup_weather').attributes).toMatchObject({ 'gen_ai.tool.call.arguments': expect.stringContaining('Paris'), 'gen_ai.tool.call.result': 'sunny in Paris' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an interrupt is an event of its task span (not an error) and of the run span', async () => {
+    const app = await tracedApp({});
+    try {
+      const run = await runToEnd(app, 'lg-asks');
+      expect(run.status).toBe('interrupted');
+      const { run: attempt, named } = await traceOf(run.id, 3);
+      const review = named('task review');
+      expect(review).toMatchObject({ status: 0, parentSpanId: attempt.spanId });
+      expect(review.events.map((event) => event.name)).toEqual(['agentplane.interrupted']);
+      expect(attempt.events).toContainEqual(expect.objectContaining({ name: 'agentplane.interrupted', attributes: expect.objectContaining({ 'agentplane.node.id': 'review' }) }));
+      expect(attempt.attributes['agentplane.run.status']).toBe('interrupted');
     } finally {
       await app.close();
     }
