@@ -55,8 +55,12 @@ export interface RunListOptions extends Page {
   agent_id?: string;
 }
 
-/** An updated run; `queued_behind` when it ended with runs waiting behind it ({@link RunStore.promoteNext}). */
-export type UpdatedRun = Run & { queued_behind?: true };
+/**
+ * An updated run; `queued_behind` when it ended with runs waiting behind it ({@link RunStore.promoteNext});
+ * `stored_input` when the write that ended it read its stored input along ({@link RunStore.getRunInput}:
+ * the text, or null for none), so that its end needs no read of its own.
+ */
+export type UpdatedRun = Run & { queued_behind?: true; stored_input?: string | null };
 
 /**
  * A created run; `behind` when it waits for the session's active run to end (or, replayed,

@@ -18,9 +18,10 @@ export interface RunLifecycleOptions {
   onEvent?: (event: RunEvent) => void;
   /**
    * Called once when a run ends (completed, failed, cancelled), by whichever process ended it
-   * (run webhooks). Must not throw nor hold the caller: it runs on the run path.
+   * (run webhooks), with its stored input when the write that ended it read it along. Must not
+   * throw nor hold the caller: it runs on the run path.
    */
-  onRunEnded?: (tenant: string, run: Run) => void;
+  onRunEnded?: (tenant: string, run: UpdatedRun) => void;
   /**
    * Called after a run's pause or end settled the record of the schedule fire that started it
    * (FireSessions.settled: the fire's session may go). Must not throw.
@@ -70,7 +71,7 @@ export class RunLifecycle {
    * Reports a status a run reached (metrics); an end (completed, failed, cancelled) is also one
    * info line with the run, its status and its duration from creation, and goes to `onRunEnded`.
    */
-  reached(tenant: string, run: Run): void {
+  reached(tenant: string, run: UpdatedRun): void {
     this.options.onRunStatus?.(run);
     if (!TERMINAL_RUN_STATUSES.includes(run.status)) return;
     this.options.onRunEnded?.(tenant, run);
@@ -101,7 +102,7 @@ export class RunLifecycle {
     if (run.status === 'cancelled') await this.options.events.signalCancel({ tenant, run_id: run.id, reason: end.error });
     if (end.announce) await this.publish(tenant, run, end.announce);
     await this.finished(tenant, run, run.created_at);
-    const { queued_behind: _waiting, ...ended } = run;
+    const { queued_behind: _waiting, stored_input: _input, ...ended } = run;
     return ended;
   }
 
@@ -114,7 +115,7 @@ export class RunLifecycle {
     if (!completed.ok) return (await this.options.store.runs.getRun(tenant, run.id)) ?? undefined;
     const done = completed.value;
     await this.finished(tenant, done, run.created_at);
-    const { queued_behind: _waiting, ...ran } = done;
+    const { queued_behind: _waiting, stored_input: _input, ...ran } = done;
     return ran;
   }
 
@@ -122,7 +123,7 @@ export class RunLifecycle {
   async completedByStep(tenant: string, run: UpdatedRun, scheduled: boolean): Promise<Run> {
     this.reached(tenant, run);
     await this.settled(tenant, run, scheduled);
-    const { queued_behind: _waiting, ...completed } = run;
+    const { queued_behind: _waiting, stored_input: _input, ...completed } = run;
     return completed;
   }
 

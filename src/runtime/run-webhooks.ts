@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, isWebhookPath, webhookOrigin } from '../domain/run-webhook.js';
 import { signStandardWebhook } from '../domain/standard-webhooks.js';
 import { TERMINAL_RUN_STATUSES, type JsonObject, type Run } from '../domain/types.js';
-import type { Store } from '../ports/store.js';
+import type { Store, UpdatedRun } from '../ports/store.js';
 import type { WebhookJob, WebhookQueue } from '../ports/webhook-queue.js';
 import { checkedAddresses, resolveWithDns, WebhookAddressRefused, type ResolveHost } from './webhook-address.js';
 import { inJobTrace, webhookTrace } from './run-trace-context.js';
@@ -37,9 +37,10 @@ export interface RunWebhooksOptions {
 export interface RunWebhooks {
   /**
    * A run reached completed, failed or cancelled: its delivery is enqueued when it was started
-   * with a webhook (one read of the run's input, in the background; never throws).
+   * with a webhook (one read of the run's input, in the background, unless the run carries it;
+   * never throws).
    */
-  ended(tenant: string, run: Run): void;
+  ended(tenant: string, run: UpdatedRun): void;
   /** Resolves once the enqueue {@link ended} started for the run is done (at once when none is under way). */
   enqueued(runId: string): Promise<void>;
   /**
@@ -148,7 +149,7 @@ export function createRunWebhooks(options: RunWebhooksOptions): RunWebhooks {
 
   return {
     ended(tenant, run) {
-      const input = store.runs.getRunInput(tenant, run.id);
+      const input = run.stored_input === undefined ? store.runs.getRunInput(tenant, run.id) : Promise.resolve(run.stored_input);
       const task: Promise<void> = enqueue(tenant, run, input)
         .catch((error: unknown) => logger.warn({ err: error, tenant, run_id: run.id }, 'run webhook not enqueued'))
         .finally(() => {

@@ -36,30 +36,62 @@ describe('Redis round trips at light load', () => {
     expect(seen).toBe('sent');
   });
 
-  it('reads an ended run’s stored input once (its webhook and its temporary session ask the same read)', async () => {
-    const { app } = stack;
+  /**
+   * Counts the reads of runs' stored input (HGET <run> graph_input) while `work` runs; `sent`
+   * tells whether a command naming the run's key (a read, or a script of its path) reached Redis.
+   */
+  async function inputReads(work: (readsOf: (runId: string) => number, sent: (runId: string) => boolean) => Promise<void>): Promise<void> {
     const monitor = await new Redis(redis.url).monitor();
     const reads = new Map<string, number>();
+    const named = new Set<string>();
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (source === 'lua' || String(args[0]).toLowerCase() !== 'hget' || args[2] !== 'graph_input') return;
-      reads.set(String(args[1]), (reads.get(String(args[1])) ?? 0) + 1);
+      if (source === 'lua') return;
+      for (const arg of args) if (/:run:[^:]+$/.test(arg)) named.add(arg.slice(arg.lastIndexOf(':') + 1));
+      if (String(args[0]).toLowerCase() !== 'hget' || args[2] !== 'graph_input') return;
+      const runId = String(args[1]).slice(String(args[1]).lastIndexOf(':') + 1);
+      reads.set(runId, (reads.get(runId) ?? 0) + 1);
     });
-    const readsOf = (runId: string) => [...reads].find(([key]) => key.endsWith(`:${runId}`))?.[1] ?? 0;
     try {
-      const runs: string[] = [];
-      // The last run is a barrier: the worker ends every run on one connection, so once its
-      // input is read, every read of the runs before it has reached Redis.
-      for (let i = 0; i < 6; i += 1) {
-        const run = await call(`${app.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'echo', input: { n: i }, wait_ms: 30_000 } });
-        expect(run.status, JSON.stringify(run.body)).toBe(200);
-        expect(run.body.status).toBe('completed');
-        runs.push(run.body.id as string);
-      }
-      const barrier = runs.pop()!;
-      await waitFor('the last run’s input read', () => readsOf(barrier) > 0);
-      expect(runs.map(readsOf)).toEqual(runs.map(() => 1));
+      await work(
+        (runId) => reads.get(runId) ?? 0,
+        (runId) => named.has(runId),
+      );
     } finally {
       monitor.disconnect();
     }
+  }
+
+  const startRun = async (agent: string, wait: boolean): Promise<string> => {
+    const run = await call(`${stack.app.url}/api/runs${wait ? '/wait' : ''}`, { method: 'POST', json: { agent_id: agent, input: {}, ...(wait ? { wait_ms: 30_000 } : {}) } });
+    expect(run.status, JSON.stringify(run.body)).toBe(wait ? 200 : 202);
+    return (wait ? run.body.id : run.body.run_id) as string;
+  };
+
+  it('reads no stored input when a run’s last step completed it (the step read the run already)', async () => {
+    await inputReads(async (readsOf, sent) => {
+      const runs: string[] = [];
+      for (let i = 0; i < 5; i += 1) runs.push(await startRun('echo', true));
+      // The reads at a run's end go out before the worker takes its next run, on the same
+      // connection: once the next run's commands reached Redis, so had those reads.
+      const barrier = await startRun('echo', true);
+      await waitFor('the barrier run’s commands seen', () => sent(barrier));
+      expect(runs.map(readsOf)).toEqual(runs.map(() => 0));
+    });
+  });
+
+  it('reads an ended run’s stored input once (its webhook and its temporary session share the read)', async () => {
+    await inputReads(async (readsOf, sent) => {
+      const runs: string[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const run = await startRun('slow', false);
+        const cancelled = await call(`${stack.app.url}/api/runs/${run}/cancel`, { method: 'POST' });
+        expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+        runs.push(run);
+      }
+      // The API read them when it cancelled them; its next start goes out after, on the same connection.
+      const barrier = await startRun('echo', false);
+      await waitFor('the barrier run’s commands seen', () => sent(barrier));
+      expect(runs.map(readsOf)).toEqual(runs.map(() => 1));
+    });
   });
 });

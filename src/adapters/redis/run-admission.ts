@@ -128,7 +128,10 @@ export class RunAdmission {
   private async dispatch(admitted: readonly string[]): Promise<void> {
     if (admitted.length === 0) return;
     const jobs = admitted.map((data) => JSON.parse(data) as RunJob);
-    await this.queue.addBulk(jobs.map((job) => ({ name: job.kind, data: job, opts: { ...this.jobOptions, jobId: runJobId(job) } })));
+    const entries = jobs.map((job) => ({ name: job.kind, data: job, opts: { ...this.jobOptions, jobId: runJobId(job) } }));
+    // One job (a start at light load) is one script call; addBulk would build a pipeline around it.
+    if (entries.length === 1) await this.queue.add(entries[0]!.name, entries[0]!.data, entries[0]!.opts);
+    else await this.queue.addBulk(entries);
   }
 }
 

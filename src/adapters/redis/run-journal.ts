@@ -129,7 +129,9 @@ export class RedisRunJournal implements RunJournal {
     );
     const checkpoint = metaOfEntry(String(reply[1]), run.session_id);
     if (!completes) return { checkpoint, published: [...ends, ...next] };
-    const done = toRun(flatToObject(reply[2] as unknown[]))!;
+    const hash = flatToObject(reply[2] as unknown[]);
+    // The run's hash came whole: its stored input with it (the webhook and temporary session read it at the end).
+    const done = { ...toRun(hash)!, stored_input: hash.graph_input ?? null };
     // Its deadline goes now, not when it comes due (the global timers set: another slot on a
     // cluster, so not in the script). Should this fail, the sweep drops a timer whose run ended.
     if (done.deadline_at) await this.c.redis.zrem(keys.timers(), timerMember('run', tenant, run.id)).catch(() => 0);
