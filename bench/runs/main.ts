@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { isCluster, type RedisClient } from '../../src/adapters/redis/connection.js';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
+import { lightTable, measureLight } from './light.js';
 import { fireBatch, RunEndWatcher, type BatchResult } from './load.js';
 import { reviewSection, reviewSummary, reviewTable, waitSection, waitSummary, waitTable, writeModeSection, type Setup } from './modes-report.js';
 import { parseOptions, type BenchOptions } from './options.js';
@@ -85,7 +86,9 @@ async function measure(redis: BenchRedis, api: BenchChild, watcher: RunEndWatche
     const callsAfter = await commandCalls(admin);
     const perRun = (k: string) => (cpuAfter[k]! - cpuBefore[k]!) / result.runs;
     const usedMs = Object.keys(groups).reduce((sum, k) => sum + cpuAfter[k]! - cpuBefore[k]!, 0);
-    const light = await fireBatch({ apiUrl: api.url, runs: options.lightRuns, clients: options.lightClients, closedLoop: true, watcher, timeoutMs: 60_000 });
+    const lightContext = { apiUrl: api.url, watcher, admin, groups, workers: workerCount, concurrency };
+    const light = [];
+    for (const clients of options.lightClients) light.push(await measureLight(lightContext, clients, options.lightRuns));
     await onLastPass?.();
     return {
       workers: workerCount,
@@ -264,6 +267,7 @@ async function main(o: BenchOptions): Promise<void> {
   }
   for (const { name, rows } of results) {
     console.log(`\n${name}${o.repeats > 1 ? `, median of ${o.repeats} passes` : ''}:\n${table(rows)}\n\n${verdict(rows)}\n\n${rows.map(commandsLine).join('\n')}`);
+    console.log(`\nLight load (closed loop, ${o.lightRuns} runs per client count):\n${lightTable(rows.flatMap((r) => r.light))}`);
   }
   if (!o.write) return;
   if (o.redisCluster) {

@@ -21,10 +21,13 @@ export interface BenchOptions {
   pollMs: number;
   /** Modes: one API process without REDIS_URL that executes the runs itself (no redis-server, no workers). */
   embedded: boolean;
-  /** Runs of the light-load latency batch (closed loop, see `lightClients`). @defaultValue 500 */
+  /** Runs of each light-load batch (closed loop, see `lightClients`). @defaultValue 500 */
   lightRuns: number;
-  /** Clients of the light-load batch, each waiting for its run to end before the next POST. @defaultValue 8 */
-  lightClients: number;
+  /**
+   * Client counts of the light-load batches (one batch each, after each configuration), each
+   * client waiting for its run to end before the next POST. @defaultValue [1, 8]
+   */
+  lightClients: number[];
   /** Worker process counts to measure (modes: one count). @defaultValue [1, 2] (modes: [2]) */
   workers: number[];
   /** WORKER_CONCURRENCY values to measure (jobs per worker process; modes: one value). @defaultValue [8] */
@@ -44,7 +47,7 @@ export interface BenchOptions {
   redisCluster: boolean;
 }
 
-const USAGE = `npm run bench:runs -- [--runs N] [--warmup N] [--clients N] [--light-runs N] [--light-clients N]
+const USAGE = `npm run bench:runs -- [--runs N] [--warmup N] [--clients N] [--light-runs N] [--light-clients 1,8]
                         [--workers 1,2] [--concurrency 8,16]
                         [--repeats N] [--profile] [--no-write] [--limit-sec S] [--redis-cluster]
 npm run bench:runs -- --mode wait|review [--clients 1,8,32] [--runs N] [--warmup N] [--poll-ms MS]
@@ -73,7 +76,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     pollMs: 5,
     embedded: false,
     lightRuns: 500,
-    lightClients: 8,
+    lightClients: [1, 8],
     workers: [1, 2],
     concurrency: [8],
     repeats: 1,
@@ -95,7 +98,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       case '--poll-ms': options.pollMs = positive('poll-ms', value()); break;
       case '--embedded': options.embedded = true; break;
       case '--light-runs': options.lightRuns = positive('light-runs', value()); break;
-      case '--light-clients': options.lightClients = positive('light-clients', value()); break;
+      case '--light-clients': options.lightClients = list('light-clients', value()); break;
       case '--workers': options.workers = list('workers', value()); break;
       case '--concurrency': options.concurrency = list('concurrency', value()); break;
       case '--repeats': options.repeats = positive('repeats', value()); break;

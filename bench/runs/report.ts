@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { lightTable, type LightMeasurement } from './light.js';
 import { percentile, type BatchResult } from './load.js';
 import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 
@@ -9,8 +10,8 @@ export interface Measurement {
   workers: number;
   concurrency: number;
   batch: BatchResult;
-  /** The closed-loop batch: latency without a queue backlog. */
-  light: BatchResult;
+  /** The closed-loop batches, one per light-load client count: a run without a queue backlog. */
+  light: LightMeasurement[];
   /** CPU ms per run in each process group over the measured batch. */
   cpuMsPerRun: { api: number; workers: number; redis: number; bench: number };
   /** Redis commands per run (script-inner ones included), most frequent first. */
@@ -58,17 +59,16 @@ const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits)
 /** The results table, one row per configuration. */
 export function table(rows: Measurement[]): string {
   const lines = [
-    '| workers | concurrency / worker | runs/s | p50 ms | p99 ms | light load: p50 ms | p99 ms | POSTs accepted/s | peak backlog | CPU ms/run: api · workers · redis · bench | CPU ceiling runs/s | our CPU share | load avg |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
+    '| workers | concurrency / worker | runs/s | p50 ms | p99 ms | POSTs accepted/s | peak backlog | CPU ms/run: api · workers · redis · bench | CPU ceiling runs/s | our CPU share | load avg |',
+    '|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
   ];
   const cores = cpus().length;
-  for (const { workers, concurrency, batch, light, cpuMsPerRun: cpu, cpuShare, loadAvg } of rows) {
+  for (const { workers, concurrency, batch, cpuMsPerRun: cpu, cpuShare, loadAvg } of rows) {
     const l = batch.latenciesMs;
-    const failed = batch.failed + light.failed;
+    const failed = batch.failed;
     lines.push(
       `| ${workers} | ${concurrency} | ${fixed(batch.runsPerSec, 0)}${failed ? ` (${failed} runs failed)` : ''} | ` +
         `${fixed(percentile(l, 50), 0)} | ${fixed(percentile(l, 99), 0)} | ` +
-        `${fixed(percentile(light.latenciesMs, 50), 1)} | ${fixed(percentile(light.latenciesMs, 99), 1)} | ` +
         `${fixed(batch.acceptedPerSec, 0)} | ${batch.peakBacklog} | ` +
         `${fixed(cpu.api, 2)} · ${fixed(cpu.workers, 2)} · ${fixed(cpu.redis, 2)} · ${fixed(cpu.bench, 2)} | ` +
         `${fixed((cores * 1000) / (cpu.api + cpu.workers + cpu.redis), 0)} | ${fixed(cpuShare * 100, 0)} % | ${fixed(loadAvg, 1)} |`,
@@ -104,7 +104,7 @@ export function generated(
   m: Machine,
   command: string,
   source: string,
-  options: { runs: number; warmup: number; clients: number; repeats: number; lightRuns: number; lightClients: number },
+  options: { runs: number; warmup: number; clients: number; repeats: number; lightRuns: number; lightClients: number[] },
 ): string {
   const spread = rows
     .filter((r) => r.passes.length > 1)
@@ -122,8 +122,7 @@ export function generated(
       `${options.clients} concurrent POST /api/runs clients; latency is POST sent → the run's \`completed\` event ` +
       'received on the Redis pub/sub channel; runs/s is finished runs over first POST → last completion. ' +
       'The POSTs outrun the workers, so that latency includes the time a run waits in the queue (see peak backlog) and ' +
-      `grows with the batch. *Light load*: then ${options.lightRuns} runs by ${options.lightClients} clients that each wait for ` +
-      'their run to end before the next POST (no backlog): the latency of one run through API, queue and worker. ' +
+      'grows with the batch. ' +
       '*CPU ceiling* = cores × 1000 / (API + workers + Redis CPU ms per run): the runs/s these processes would reach ' +
       'with the cores to themselves and no other limit; *our CPU share* = CPU used by the benchmark\'s processes ' +
       '(bench included) / (elapsed × cores); *load avg* = 1-minute load average when the batch started — ' +
@@ -135,6 +134,13 @@ export function generated(
     verdict(rows),
     '',
     ...(best ? [commandsLine(best)] : []),
+    '',
+    `*Light load* (after each configuration's batch, same processes): ${options.lightRuns} runs by ${options.lightClients.join(' and then by ')} ` +
+      'clients that each wait for their run to end before the next POST, so no run waits in a queue: the latency of one run through ' +
+      'API, queue and worker, and what a run costs where nothing is batched (every round trip and per-command cost shows). ' +
+      'Redis commands per run from INFO commandstats, script-inner ones included.',
+    '',
+    lightTable(rows.flatMap((r) => r.light)),
     END,
   ].join('\n');
 }
@@ -170,13 +176,16 @@ export function clusterSection(
       ? [
           '',
           `Best configuration: ${fixed(single.batch.runsPerSec, 0)} runs/s on one server, ${fixed(cluster.batch.runsPerSec, 0)} on the ` +
-            `cluster (${fixed((cluster.batch.runsPerSec / single.batch.runsPerSec) * 100, 0)} %); light-load p50 ` +
-            `${fixed(percentile(single.light.latenciesMs, 50), 1)} ms vs ${fixed(percentile(cluster.light.latenciesMs, 50), 1)} ms.`,
+            `cluster (${fixed((cluster.batch.runsPerSec / single.batch.runsPerSec) * 100, 0)} %); light-load p50 (${lightest(single).clients} clients) ` +
+            `${fixed(percentile(lightest(single).batch.latenciesMs, 50), 1)} ms vs ${fixed(percentile(lightest(cluster).batch.latenciesMs, 50), 1)} ms.`,
         ]
       : []),
     CLUSTER.end,
   ].join('\n');
 }
+
+/** The light-load batch with the most clients (the one the cluster section compares). */
+const lightest = (row: Measurement): LightMeasurement => row.light.at(-1)!;
 
 /** Writes `body` into the runs part of the `## Redis Cluster` section of BENCHMARKS.md. */
 export function writeClusterSection(body: string): void {
