@@ -13,6 +13,35 @@ import { setTracer } from './tracer.js';
 /** What a process is, as its resource says (`agentplane.role`). */
 export type TracingRole = 'api' | 'worker' | 'webhooks' | 'embedded';
 
+/**
+ * The variables tracing reads, in every process (the OpenTelemetry specification's, which the
+ * SDK and its exporters read themselves, and the two opt-ins of agentplane's spans).
+ */
+export const TRACING_VARIABLES: readonly string[] = Object.freeze([
+  'OTEL_SDK_DISABLED',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_COMPRESSION',
+  'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION',
+  'OTEL_BSP_SCHEDULE_DELAY',
+  'OTEL_BSP_EXPORT_TIMEOUT',
+  'OTEL_BSP_MAX_QUEUE_SIZE',
+  'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+  'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
+  'AGENTPLANE_OTEL_RECORD_TENANT',
+]);
+
 /** The instrumentation scope of every span agentplane makes. */
 const SCOPE = 'agentplane';
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
+import { TRACING_VARIABLES } from '../../src/observability/tracing.js';
 import { CHAT_CONFIG_VARIABLES, loadChatConfig } from '../../src/integrations/gateway/config.js';
 
 /*
@@ -87,8 +88,9 @@ function withSettings(overrides: Record<string, string>): Map<string, string> {
 }
 
 function allowedVariables(role: Role): Set<string> {
-  if (role === 'api') return new Set([...CONFIG_VARIABLES, ...CHAT_CONFIG_VARIABLES]);
-  return new Set(role === 'webhooks' ? [...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES] : CONFIG_VARIABLES);
+  const shared = [...CONFIG_VARIABLES, ...TRACING_VARIABLES];
+  if (role === 'api') return new Set([...shared, ...CHAT_CONFIG_VARIABLES]);
+  return new Set(role === 'webhooks' ? [...shared, ...WEBHOOK_CONFIG_VARIABLES] : shared);
 }
 
 function seconds(duration: string): number {
@@ -218,7 +220,7 @@ describe('.env.example', () => {
   });
 
   it('names only process variables, besides the compose-only AGENTPLANE_* ones', () => {
-    const processVariables = new Set([...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES, ...CHAT_CONFIG_VARIABLES]);
+    const processVariables = new Set([...CONFIG_VARIABLES, ...WEBHOOK_CONFIG_VARIABLES, ...CHAT_CONFIG_VARIABLES, ...TRACING_VARIABLES]);
     const strays = [...exampleSettings.keys()].filter((k) => !k.startsWith('AGENTPLANE_') && !processVariables.has(k));
     expect(strays).toEqual([]);
     const shadowing = [...exampleSettings.keys()].filter((k) => k.startsWith('AGENTPLANE_') && processVariables.has(k));
