@@ -2,8 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { admissionKeys } from '../../src/adapters/redis/keys.js';
+import { loadScripts } from '../../src/adapters/redis/scripts.js';
+import { runJobId } from '../../src/domain/run-jobs.js';
+import type { RunJob } from '../../src/domain/types.js';
 import { call } from '../support/app.js';
-import { usePrivateRedis } from '../support/redis.js';
+import { uniquePrefix, usePrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { useApiWithWorkers } from '../support/workers.js';
 
@@ -93,5 +97,46 @@ describe('Redis round trips at light load', () => {
       await waitFor('the barrier run’s commands seen', () => sent(barrier));
       expect(runs.map(readsOf)).toEqual(runs.map(() => 1));
     });
+  });
+
+  it('admits a start with no one waiting, and gives its slot back, in few commands inside Redis', async () => {
+    const client = new Redis(redis.url);
+    const keys = admissionKeys(uniquePrefix('admission'));
+    const script = loadScripts(client);
+    const policy = JSON.stringify({ d: [1, 0], t: {} });
+    const job: RunJob = { kind: 'start', tenant: 'light', run_id: 'run-1', session_id: 'session-1', agent_id: 'echo' };
+    const monitor = await new Redis(redis.url).monitor();
+    let inside = 0;
+    const markers = new Set<string>();
+    // Only this test's keys: inner commands naming them (TIME names none), and the markers it sets.
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua') {
+        if (String(args[0]).toLowerCase() === 'set') markers.add(String(args[1]));
+      } else if (args.slice(1).some((arg) => arg.startsWith(keys.pending.split(':')[0]!))) inside += 1;
+    });
+    /** Commands run inside Redis for `work`: MONITOR shows them in order, so all are counted once a SET after them is seen. */
+    const counted = async (work: () => Promise<unknown>): Promise<number> => {
+      const from = inside;
+      await work();
+      const marker = `${keys.pending}marker-${markers.size}`;
+      await client.set(marker, '1');
+      await waitFor('the marker seen', () => markers.has(marker));
+      return inside - from;
+    };
+    try {
+      await script('admitRuns', keys.keys, [keys.pending, policy, 'worker-1 8', 60_000]);
+      let admitted: unknown[] = [];
+      const enqueue = await counted(async () => {
+        admitted = await script<unknown[]>('enqueueRun', keys.keys, [keys.pending, policy, runJobId(job), JSON.stringify(job), 0]);
+      });
+      expect(admitted).toEqual([1, JSON.stringify(job)]);
+      const release = await counted(() => script('releaseRun', keys.keys, [keys.pending, policy, runJobId(job)]));
+      expect(await client.hgetall(keys.keys[4]!)).toEqual({});
+      // Through the whole rule (queue, ring, turn, admit) they were 25 and 9 (TIME not counted).
+      expect({ enqueue, release }).toEqual({ enqueue: expect.toSatisfy((n: number) => n <= 12), release: expect.toSatisfy((n: number) => n <= 7) });
+    } finally {
+      monitor.disconnect();
+      client.disconnect();
+    }
   });
 });

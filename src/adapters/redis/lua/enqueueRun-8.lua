@@ -16,6 +16,7 @@ local prefix, now, policy = ARGV[1], server_now(), cjson.decode(ARGV[2])
 local id, data, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
 if redis.call('HEXISTS', KEYS[1], id) == 1 or redis.call('HEXISTS', KEYS[6], id) == 1 then return {0} end
 local job = cjson.decode(data)
+if delay <= 0 and admit_alone(now, policy, id, job, data) then return {1, data} end
 redis.call('HSET', KEYS[1], id, data)
 redis.call('HINCRBY', KEYS[4], job.tenant, 1)
 if delay > 0 then
