@@ -46,6 +46,27 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     expect(seen).toEqual([lost.run_id]);
   });
 
+  it('gives back the slot of a job handed to BullMQ then deleted there by hand, and never adds it again', async () => {
+    const { prefix, queue, keys, client } = setUp();
+    const deleted = job('a');
+    const id = runJobId(deleted);
+    const script = loadScripts(client);
+    // A live worker's slot that takes nothing: the job waits in BullMQ, where an operator removes it.
+    await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
+    await queue.enqueue(deleted);
+    const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
+    onTestFinished(() => bull.close());
+    expect(await bull.getJobState(id)).toBe('waiting');
+    expect(await bull.remove(id)).toBe(1);
+    // Its run has no live job (the reaper's to end), before the reconcile pass and after it.
+    expect(await queue.hasLiveJob({ id: deleted.run_id })).toBe(false);
+    const admission = new RunAdmission(client, prefix, bull, { attempts: 1, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { count: 10 }, removeOnFail: { count: 10 } }, DEFAULT_FAIR_SHARE);
+    expect(await admission.reconcile(1_000)).toEqual({ added: 0, released: 1 });
+    expect(await bull.getJobState(id)).toBe('unknown');
+    expect(await queue.depth('a')).toEqual({ tenant: 'a', queued: 0, running: 0 });
+    expect(await queue.hasLiveJob({ id: deleted.run_id })).toBe(false);
+  });
+
   it('recomputes counts and the ring that drifted (a failover lost writes) from the jobs themselves', async () => {
     const { prefix, queue, consumer, keys, client } = setUp();
     const jobs = [job('a'), job('a')];

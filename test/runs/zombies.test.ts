@@ -229,14 +229,23 @@ describe('with one private Redis', () => {
       await app?.close();
     });
 
-    /** Deletes the run's start job by hand, found in `state` (an active job's lock first). */
-    async function deleteStartJob(runId: string, state: 'waiting' | 'active'): Promise<void> {
+    /**
+     * Deletes the run's start job by hand where it is (docs/concepts/run-lifecycle.md): waiting
+     * for a worker slot, its entry in the admission's jobs hash; in BullMQ, the job (an active
+     * job's lock first).
+     */
+    async function deleteStartJob(runId: string, state: 'waiting for a slot' | 'active'): Promise<void> {
       const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
       const queue = new Queue(RUNS_QUEUE, { connection, prefix: app.config.SERVICE_KEY_PREFIX });
       const jobId = `start.${runId}`;
       try {
+        if (state === 'waiting for a slot') {
+          expect(await queue.getJobState(jobId)).toBe('unknown');
+          expect(await connection.hdel(`${app.config.SERVICE_KEY_PREFIX}:admission:jobs`, jobId)).toBe(1);
+          return;
+        }
         expect(await queue.getJobState(jobId)).toBe(state);
-        if (state === 'active') expect(await connection.del(`${queue.toKey(jobId)}:lock`)).toBe(1);
+        expect(await connection.del(`${queue.toKey(jobId)}:lock`)).toBe(1);
         expect(await queue.remove(jobId)).toBe(1);
         expect(await queue.getJobState(jobId)).toBe('unknown');
       } finally {
@@ -262,9 +271,9 @@ describe('with one private Redis', () => {
 
     it('ends a queued run whose job was deleted by hand, logs it, and counts it in agentplane_runs_stuck', async () => {
       const h = harnessOf(app);
-      // No worker yet: the run stays queued with its start job waiting in BullMQ.
+      // No worker yet: the run stays queued with its start job waiting for a worker slot.
       const { run_id, session_id } = await startRun(h, { agent_id: 'echo', input: { message: 'lost' } });
-      await deleteStartJob(run_id, 'waiting');
+      await deleteStartJob(run_id, 'waiting for a slot');
       expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('queued');
 
       // Every value the gauge takes, read from before the worker listens until the test ends.

@@ -58,7 +58,12 @@ export class RunAdmission {
 
   /** Gives a job's slot back (it is done for good) and hands the jobs then admitted to BullMQ. */
   async release(jobId: string): Promise<void> {
-    await this.dispatch(await this.script<string[]>('releaseRun', this.keys.keys, [this.keys.pending, this.policy, jobId]));
+    // Sent together: one round trip.
+    const [admitted] = await Promise.all([
+      this.script<string[]>('releaseRun', this.keys.keys, [this.keys.pending, this.policy, jobId]),
+      this.redis.srem(this.keys.handed, jobId),
+    ]);
+    await this.dispatch(admitted);
   }
 
   async withdraw(run: { id: string; approval_id?: string }): Promise<void> {
@@ -72,11 +77,19 @@ export class RunAdmission {
     if (queued >= maxQueued) throw queueFull(queued, maxQueued);
   }
 
-  /** Whether one of the ids is waiting or admitted (not yet released). */
+  /**
+   * Whether one of the ids is waiting, or admitted and not yet handed to BullMQ: once handed,
+   * BullMQ alone says whether the job lives (an operator may have removed it there).
+   */
   async holds(ids: readonly string[]): Promise<boolean> {
     const [jobs, , , , , admitted] = this.keys.keys;
-    const found = await Promise.all(ids.flatMap((id) => [this.redis.hexists(jobs!, id), this.redis.hexists(admitted!, id)]));
-    return found.some((n) => n === 1);
+    const found = await Promise.all(
+      ids.map(async (id) => {
+        const [waiting, held, handed] = await Promise.all([this.redis.hexists(jobs!, id), this.redis.hexists(admitted!, id), this.redis.sismember(this.keys.handed, id)]);
+        return waiting === 1 || (held === 1 && handed === 0);
+      }),
+    );
+    return found.some(Boolean);
   }
 
   async depth(tenant: string): Promise<TenantQueueDepth> {
@@ -102,24 +115,30 @@ export class RunAdmission {
 
   /**
    * Repairs what a crash or a failover can leave behind, one process at a time (a lock that
-   * lapses): a job admitted but absent from BullMQ (its admitter died before adding it) is
-   * added; one BullMQ finished whose release was lost is released; the counts and the ring
-   * are recomputed from the jobs themselves. Returns how many jobs it added and released.
+   * lapses): a job admitted but absent from BullMQ is added when it was never handed to it (its
+   * admitter died before adding it), and released when it was (removed there by hand: its run
+   * is the reaper's); one BullMQ finished whose release was lost is released; the counts and
+   * the ring are recomputed from the jobs themselves. Returns how many jobs it added and released.
    */
   async reconcile(lockMs: number): Promise<{ added: number; released: number }> {
     const taken = await this.redis.set(this.keys.reconcileLock, '1', 'PX', lockMs, 'NX');
     if (taken !== 'OK') return { added: 0, released: 0 };
+    // Marks read first: a job marked then and missing from BullMQ now was removed from it.
+    const handed = new Set(await this.redis.smembers(this.keys.handed));
     const admitted = await this.redis.hgetall(this.keys.keys[5]!);
     const lost: string[] = [];
     let released = 0;
     for (const [id, data] of Object.entries(admitted)) {
       const state = await this.queue.getJobState(id);
-      if (state === 'unknown') lost.push(data);
-      else if (state === 'completed' || state === 'failed') {
+      if (state === 'unknown' && !handed.has(id)) lost.push(data);
+      else if (state === 'unknown' || state === 'completed' || state === 'failed') {
         await this.release(id);
         released += 1;
       }
     }
+    // Marks whose release lost its SREM (Redis down then).
+    const stale = [...handed].filter((id) => !(id in admitted));
+    if (stale.length > 0) await this.redis.srem(this.keys.handed, ...stale);
     await this.dispatch(lost);
     await this.script('reconcileRuns', this.keys.keys, [this.keys.pending, this.policy]);
     return { added: lost.length, released };
@@ -132,6 +151,8 @@ export class RunAdmission {
     // One job (a start at light load) is one script call; addBulk would build a pipeline around it.
     if (entries.length === 1) await this.queue.add(entries[0]!.name, entries[0]!.data, entries[0]!.opts);
     else await this.queue.addBulk(entries);
+    // Only once BullMQ has them: a job admitted and never added is the reconcile pass's to add.
+    await this.script('handRuns', [this.keys.keys[5]!, this.keys.handed], entries.map((entry) => entry.opts.jobId));
   }
 }
 

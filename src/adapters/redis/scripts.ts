@@ -46,6 +46,7 @@ const SCRIPT_FILES = [
   'releaseRun-8',
   'withdrawRun-8',
   'reconcileRuns-8',
+  'handRuns-2',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;
