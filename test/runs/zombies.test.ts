@@ -402,8 +402,10 @@ describe('with one private Redis', () => {
       expect(events.map(brief).slice(-2)).toEqual(['approval_decided', 'failed']);
       expect((await stack.app.backend.store.approvals.getApproval(T, approval.id))?.decided_by).toBe('timeout');
       expect((await call(`${stack.app.url}/api/approval/respond`, { method: 'POST', json: { id: approval.id, approved: true } })).status).toBe(409);
-      const deciders = stack.workers.filter((w) => w.lines.some((l) => l.json?.msg === 'approval expired: its run failed' && l.json.approval_id === approval.id));
-      expect(deciders).toHaveLength(1);
+      // The decider logs once the run's end is settled (after its events): wait for the line.
+      const deciders = () => stack.workers.filter((w) => w.lines.some((l) => l.json?.msg === 'approval expired: its run failed' && l.json.approval_id === approval.id));
+      await waitFor('the decider’s log line', () => deciders().length > 0);
+      expect(deciders()).toHaveLength(1);
     });
 
     it('on_timeout approve: decided once by timeout, the run completes with approved:true', async () => {
