@@ -124,7 +124,7 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
     }),
   );
   // One path for every decision that follows (consoles, authentication, routing, the http.app).
-  app.use(normalPath());
+  app.use(normalPath({ errorDetail: detailFaces(routes) }));
   // Browsers of other origins: after the request context (preflights are logged and carry a
   // request id), before the consoles and the routes (a preflight is answered before auth).
   const authOff = config.SERVICE_AUTH === 'none';
@@ -171,4 +171,15 @@ export function createApp(deps: AppDeps, options: AppOptions): BuiltApp {
   app.use(methodNotAllowed(router));
   app.use(router.routes());
   return { app, routes, openapi };
+}
+
+/**
+ * Whether a path is under a first segment only routes declared with `errorDetail` use (the
+ * LangGraph Server API's `/threads`, `/runs`, …): its errors before routing carry `detail` too.
+ */
+function detailFaces(routes: readonly AnyRoute[]): (path: string) => boolean {
+  const first = (path: string) => path.split('/')[1] ?? '';
+  const detailed = new Set(routes.filter((r) => r.errorDetail).map((r) => first(r.path)));
+  for (const route of routes) if (!route.errorDetail) detailed.delete(first(route.path));
+  return (path) => detailed.has(first(path));
 }

@@ -35,6 +35,8 @@ function newAjv(strictTypes: boolean): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, strictTypes, allErrors: false });
   ajv.addKeyword('example');
   ajv.addFormat('date-time', { type: 'string', validate: (s: string) => TIMESTAMP.test(s) && !Number.isNaN(Date.parse(s)) });
+  // A webhook: an http(s) URL, or a path of the http.app where there is one (the route says which).
+  ajv.addFormat('uri', { type: 'string', validate: (s: string) => URL.canParse(s, 'http://localhost') });
   return ajv;
 }
 

@@ -11,6 +11,12 @@ function normalForm(path: string): string | undefined {
   }
 }
 
+/** The options of {@link normalPath}. */
+export interface NormalPathOptions {
+  /** Whether a refused path, in its normal form, is one of the routes whose errors carry `detail`. */
+  errorDetail?: (normalPath: string) => boolean;
+}
+
 /**
  * Refuses (400 `bad_request`) a request whose path is not in its normal form, before anything
  * reads the path. Koa's router, the consoles and the public-route check match the path as sent,
@@ -18,10 +24,13 @@ function normalForm(path: string): string | undefined {
  * that differs between the two, `/ui/a/..\..\custom\secret`, would be public to the one and an
  * app route to the other. Refusing those leaves one path for every decision.
  */
-export function normalPath(): Middleware {
+export function normalPath(options: NormalPathOptions = {}): Middleware {
   return async (ctx, next) => {
     const { path } = ctx;
-    if (normalForm(path) !== path) {
+    const normal = normalForm(path);
+    if (normal !== path) {
+      // The error body of the face the path belongs to (LangGraph clients read `detail`).
+      if (normal !== undefined && options.errorDetail?.(normal)) ctx.state.errorDetail = true;
       throw new AppError(
         'bad_request',
         `The path ${JSON.stringify(path)} is not in its normal form: no "\\", no "." or ".." segments (plain or percent-encoded), and characters a URL escapes escaped.`,
