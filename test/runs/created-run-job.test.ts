@@ -49,9 +49,14 @@ describe('a start whose job cannot be enqueued after its run was written', () =>
     expect(code).toBe(0);
   });
 
-  /** The API's user may use every key but the runs queue's (`<prefix>:runs:…`), until `restore`. */
+  /**
+   * The API's user may use every key but the run queue's, until `restore`: BullMQ's
+   * (`<prefix>:runs:…`) not at all, the fair-share admission's where runs wait for their turn
+   * (`<prefix>:admission:…`) only to read (the start's look at its tenant's queue passes, the
+   * enqueue after the run was written fails).
+   */
   async function withoutQueue<T>(request: () => Promise<T>): Promise<T> {
-    await admin.call('ACL', 'SETUSER', 'api', 'resetkeys', `~${prefix}:{*`, `~${prefix}:[^r]*`, `~${prefix}:r[^u]*`);
+    await admin.call('ACL', 'SETUSER', 'api', 'resetkeys', `~${prefix}:{*`, `~${prefix}:[^ra]*`, `~${prefix}:r[^u]*`, `~${prefix}:a[^d]*`, `%R~${prefix}:ad*`);
     try {
       return await request();
     } finally {
