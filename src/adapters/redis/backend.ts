@@ -117,6 +117,7 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
   const queue = mapFailures(
     new BullRunQueue({
       connection: bull,
+      reads: redis,
       prefix: queuePrefix,
       durable: durable(bull),
       fairShare: options.fairShare,

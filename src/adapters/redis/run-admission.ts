@@ -25,13 +25,22 @@ export class RunAdmission {
   private readonly keys;
   private readonly policy: string;
 
+  /** The connection of the reads a request makes of the queue (see `reads` of the constructor). */
+  private readonly reads: RedisClient;
+
+  /**
+   * `reads`: the connection of a request's reads (its tenant's room, queue depths, live workers),
+   * with a command timeout so a stalled Redis answers them in time; `redis` by default.
+   */
   constructor(
     private readonly redis: RedisClient,
     queuePrefix: string,
     private readonly queue: Queue,
     private readonly jobOptions: RunJobOptions,
     private readonly fair: FairShare,
+    reads?: RedisClient,
   ) {
+    this.reads = reads ?? redis;
     this.script = loadScripts(redis);
     this.keys = admissionKeys(queuePrefix);
     this.policy = policyJson(fair);
@@ -73,7 +82,7 @@ export class RunAdmission {
   async checkRoom(tenant: string): Promise<void> {
     const { maxQueued } = shareOf(this.fair, tenant);
     if (maxQueued <= 0) return;
-    const queued = Number((await this.redis.hget(this.keys.keys[3]!, tenant)) ?? 0);
+    const queued = Number((await this.reads.hget(this.keys.keys[3]!, tenant)) ?? 0);
     if (queued >= maxQueued) throw queueFull(queued, maxQueued);
   }
 
@@ -93,19 +102,19 @@ export class RunAdmission {
   }
 
   async depth(tenant: string): Promise<TenantQueueDepth> {
-    const [queued, running] = await Promise.all([this.redis.hget(this.keys.keys[3]!, tenant), this.redis.hget(this.keys.keys[4]!, tenant)]);
+    const [queued, running] = await Promise.all([this.reads.hget(this.keys.keys[3]!, tenant), this.reads.hget(this.keys.keys[4]!, tenant)]);
     return { tenant, queued: Number(queued ?? 0), running: Number(running ?? 0) };
   }
 
   /** The workers whose heartbeat has not lapsed by Redis's clock (the one the scripts read). */
   async liveWorkers(): Promise<number> {
-    const [seconds, micros] = await this.redis.time();
-    return this.redis.zcount(this.keys.keys[7]!, Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), '+inf');
+    const [seconds, micros] = await this.reads.time();
+    return this.reads.zcount(this.keys.keys[7]!, Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), '+inf');
   }
 
   /** Every tenant with jobs waiting or admitted (the hashes hold no others), most waiting first, at most `limit`. */
   async depths(limit: number): Promise<TenantQueueDepth[]> {
-    const [queued, running] = await Promise.all([this.redis.hgetall(this.keys.keys[3]!), this.redis.hgetall(this.keys.keys[4]!)]);
+    const [queued, running] = await Promise.all([this.reads.hgetall(this.keys.keys[3]!), this.reads.hgetall(this.keys.keys[4]!)]);
     const tenants = new Set([...Object.keys(queued), ...Object.keys(running)]);
     return [...tenants]
       .map((tenant) => ({ tenant, queued: Number(queued[tenant] ?? 0), running: Number(running[tenant] ?? 0) }))

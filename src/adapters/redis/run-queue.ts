@@ -5,6 +5,7 @@ import { DEFAULT_FAIR_SHARE, type FairShare } from '../../domain/fair-share.js';
 import { liveJobIds } from '../../domain/run-jobs.js';
 import type { RedisClient } from './connection.js';
 import type { DurableWrites } from './durable.js';
+import { AppError } from '../../domain/errors.js';
 import { RunAdmission, type RunJobOptions } from './run-admission.js';
 
 /** Name of the BullMQ queue of runs. */
@@ -25,6 +26,12 @@ export interface BullRunQueueOptions {
   durable?: DurableWrites | undefined;
   /** How tenants share the worker slots. @defaultValue DEFAULT_FAIR_SHARE */
   fairShare?: FairShare | undefined;
+  /**
+   * The connection of a request's reads of the queue (its tenant's room, depths, live workers):
+   * the backend's commands connection, whose command timeout answers a stalled Redis in time
+   * (BullMQ's connection waits for Redis as long as it takes). @defaultValue connection
+   */
+  reads?: RedisClient | undefined;
 }
 
 function runJobOptions(options: BullRunQueueOptions): RunJobOptions {
@@ -53,7 +60,7 @@ export class BullRunQueue implements RunQueue {
 
   constructor(options: BullRunQueueOptions) {
     this.queue = new Queue(RUNS_QUEUE, { connection: options.connection, prefix: options.prefix });
-    this.admission = new RunAdmission(options.connection, options.prefix, this.queue, runJobOptions(options), options.fairShare ?? DEFAULT_FAIR_SHARE);
+    this.admission = new RunAdmission(options.connection, options.prefix, this.queue, runJobOptions(options), options.fairShare ?? DEFAULT_FAIR_SHARE, options.reads);
     this.durable = options.durable;
     this.slotKey = `${options.prefix}:${RUNS_QUEUE}`;
     this.queue.on('error', () => {});
@@ -65,8 +72,15 @@ export class BullRunQueue implements RunQueue {
     await replicated?.([this.slotKey]);
   }
 
-  checkRoom(tenant: string): Promise<void> {
-    return this.admission.checkRoom(tenant);
+  async checkRoom(tenant: string): Promise<void> {
+    try {
+      await this.admission.checkRoom(tenant);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      // The look did not come back (a stalled or lost Redis): the cap protects the queue, it is
+      // no gate of its own. The start goes on to store its run, whose write answers for Redis
+      // (503, or the write lands and a keyed retry finds it), as every start did before the cap.
+    }
   }
 
   withdraw(run: { tenant: string; id: string; approval_id?: string }): Promise<void> {
