@@ -1912,6 +1912,10 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             start: string;
+            /** @description OpenTelemetry trace id it was exported under, when tracing is on */
+            trace_id?: string;
+            /** @description OpenTelemetry span id it was exported as, when tracing is on */
+            trace_span_id?: string;
         };
         StoreItem: {
             /**
