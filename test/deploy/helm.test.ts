@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
 import { CHAT_CONFIG_VARIABLES } from '../../src/integrations/gateway/config.js';
+import { TRACING_VARIABLES } from '../../src/observability/tracing.js';
 
 /*
  * Static checks of helm/agentplane: the values files are validated against values.schema.json
@@ -199,8 +200,8 @@ describe('helm/agentplane: values.schema.json', () => {
 });
 
 describe('helm/agentplane: environment variables', () => {
-  it('sets, and lets operators set, only variables src/config.ts reads', () => {
-    const known = new Set(CONFIG_VARIABLES);
+  it('sets, and lets operators set, only variables src/config.ts reads (and tracing, in every process)', () => {
+    const known = new Set([...CONFIG_VARIABLES, ...TRACING_VARIABLES]);
     const unknown = [...configKeys, ...secretKeys, ...chartManaged].filter((name) => !known.has(name));
     expect(unknown).toEqual([]);
   });
