@@ -1582,10 +1582,11 @@ export interface components {
             };
             /** @enum {string} */
             multitask_strategy: "reject" | "interrupt" | "rollback" | "enqueue";
-            /** @description agentplane: a pending run’s tenant’s runs waiting for a worker slot, and running (as GET /api/runs/{id}) */
+            /** @description agentplane: a pending run’s tenant’s runs waiting for a worker slot, and running, and the workers alive (as GET /api/runs/{id}) */
             queue?: {
                 tenant_queued: number;
                 tenant_running: number;
+                workers: number;
             };
             run_id: string;
             /** @enum {string} */
@@ -1731,10 +1732,11 @@ export interface components {
             /** @description why it failed or was cancelled (`timeout` when its deadline passed) */
             error?: string;
             id: string;
-            /** @description a queued run (GET only): its tenant’s runs waiting for a worker slot, and running */
+            /** @description a queued run (GET only): its tenant’s runs waiting for a worker slot, and running, and the workers alive (0: it waits for one to start) */
             queue?: {
                 tenant_queued: number;
                 tenant_running: number;
+                workers: number;
             };
             /** @description the seq_num of the session checkpoint the run stopped at (once paused or ended) */
             seq_num?: number;
@@ -2081,10 +2083,11 @@ export interface components {
             /** @description why it failed or was cancelled (`timeout` when its deadline passed) */
             error?: string;
             id: string;
-            /** @description a queued run (GET only): its tenant’s runs waiting for a worker slot, and running */
+            /** @description a queued run (GET only): its tenant’s runs waiting for a worker slot, and running, and the workers alive (0: it waits for one to start) */
             queue?: {
                 tenant_queued: number;
                 tenant_running: number;
+                workers: number;
             };
             /** @description the seq_num of the session checkpoint the run stopped at (once paused or ended) */
             seq_num?: number;

@@ -34,7 +34,7 @@ export async function describeRun(deps: Pick<LangGraphDeps, 'store' | 'runs'>, t
   const json = runJsonOf(run, recordOf(await deps.store.runs.getRunInput(tenant, run.id)));
   if (run.status !== 'queued') return json;
   const depth = await deps.runs.queueDepth(tenant);
-  return { ...json, queue: { tenant_queued: depth.queued, tenant_running: depth.running } };
+  return { ...json, queue: { tenant_queued: depth.queued, tenant_running: depth.running, workers: depth.workers } };
 }
 
 /**

@@ -91,6 +91,6 @@ export type LangGraphRun = {
   status: LangGraphRunStatus;
   metadata: Record<string, unknown>;
   multitask_strategy: MultitaskStrategy;
-  /** A pending run (agentplane's, beyond LangGraph's Run): its tenant's runs waiting for a worker slot, and running. */
-  queue?: { tenant_queued: number; tenant_running: number };
+  /** A pending run (agentplane's, beyond LangGraph's Run): its tenant's runs waiting for a worker slot, and running, and the workers alive. */
+  queue?: { tenant_queued: number; tenant_running: number; workers: number };
 };

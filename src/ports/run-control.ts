@@ -3,6 +3,11 @@ import type { IdempotentStart } from '../domain/idempotency.js';
 import type { Approval, JsonObject, Multitask, Run, RunStatus } from '../domain/types.js';
 import type { ApprovalDecision } from './store.js';
 
+/** A tenant's queue depth with the workers alive (0 on Redis when none is: its runs wait until one starts). */
+export interface RunQueueStanding extends TenantQueueDepth {
+  workers: number;
+}
+
 export interface StartRunRequest {
   agent_id: string;
   input?: JsonObject;
@@ -76,6 +81,6 @@ export interface RunControl {
    * `not_found`, or `conflict` naming the status when the run already ended.
    */
   cancelRun(tenant: string, runId: string, by: string, error?: string): Promise<Run>;
-  /** Where the tenant's runs stand in the run queue: waiting for a worker slot, and admitted. */
-  queueDepth(tenant: string): Promise<TenantQueueDepth>;
+  /** Where the tenant's runs stand in the run queue: waiting for a worker slot, admitted, and the workers alive to take them. */
+  queueDepth(tenant: string): Promise<RunQueueStanding>;
 }

@@ -198,7 +198,10 @@ export function createRunControl(options: RunControlOptions): RunControl {
       throw new AppError('conflict', `The run is already ${run.status}.`);
     },
 
-    queueDepth: (tenant: string) => queue.depth(tenant),
+    async queueDepth(tenant: string) {
+      const [depth, workers] = await Promise.all([queue.depth(tenant), queue.liveWorkers()]);
+      return { ...depth, workers };
+    },
   };
   return control;
 }

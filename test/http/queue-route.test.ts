@@ -23,7 +23,7 @@ const ENV = {
 };
 const as = (tenant: Tenant) => ({ 'X-Api-Key': KEYS[tenant] });
 
-function scenarios(app: () => TestApi, holdSlot: (url: string) => Promise<number>): void {
+function scenarios(app: () => TestApi, holdSlot: (url: string) => Promise<number>, workers: number): void {
   it('answers the tenant’s queued and running runs with its caps, and a pending LangGraph run carries its queue', async () => {
     const { url } = app();
     const running = await holdSlot(url);
@@ -33,7 +33,7 @@ function scenarios(app: () => TestApi, holdSlot: (url: string) => Promise<number
     expect(thread.status, JSON.stringify(thread.body)).toBe(200);
     const created = await call(`${url}/threads/${thread.body.thread_id}/runs`, { method: 'POST', headers: as('acme'), json: { assistant_id: 'slow', input: {} } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const queue = { tenant_queued: 2, tenant_running: running };
+    const queue = { tenant_queued: 2, tenant_running: running, workers };
     expect(created.body).toMatchObject({ status: 'pending', queue });
 
     const answer = await call(`${url}/api/queue`, { headers: as('acme') });
@@ -73,6 +73,7 @@ describe('embedded backend (one slot, held)', () => {
       await waitFor('the slow run holds the slot', async () => (await app.backend.queue.depth('acme')).running === 1);
       return 1;
     },
+    1,
   );
 });
 
@@ -90,5 +91,6 @@ describe('Redis backend with no worker alive (every run waits)', () => {
   scenarios(
     () => app,
     async () => 0,
+    0,
   );
 });

@@ -42,7 +42,10 @@ describe('on Redis, an API with no worker alive', () => {
     await waitFor('the runs queued', async () => (await call(`${app.url}/api/runs?status=queued`)).body.runs.length === 3);
     expect(warnings()).toHaveLength(1);
     expect(String(warnings()[0]!.msg)).toMatch(/start one with `npm run start:worker`.*same REDIS_URL and SERVICE_KEY_PREFIX/);
-    expect((await call(`${app.url}/api/runs/${first.body.run_id}`)).body.status).toBe('queued');
+    const queued = await call(`${app.url}/api/runs/${first.body.run_id}`);
+    expect(queued.body.status).toBe('queued');
+    // The run says why it waits: no worker is alive to take it.
+    expect(queued.body.queue).toMatchObject({ tenant_queued: 3, workers: 0 });
   });
 
   it('once a worker runs (its heartbeat in Redis), the check says ok and the queued runs execute', async () => {

@@ -75,9 +75,9 @@ export const LangGraphRunSchema = z
     metadata: JsonObjectSchema,
     multitask_strategy: z.enum(MULTITASK_STRATEGIES),
     queue: z
-      .object({ tenant_queued: z.number().int(), tenant_running: z.number().int() })
+      .object({ tenant_queued: z.number().int(), tenant_running: z.number().int(), workers: z.number().int() })
       .optional()
-      .meta({ description: 'agentplane: a pending run’s tenant’s runs waiting for a worker slot, and running (as GET /api/runs/{id})' }),
+      .meta({ description: 'agentplane: a pending run’s tenant’s runs waiting for a worker slot, and running, and the workers alive (as GET /api/runs/{id})' }),
   })
   .meta({ id: 'LangGraphRun' });
 

@@ -26,9 +26,9 @@ export const RunSchema = z
     deadline_at: Timestamp.optional().meta({ description: 'when the run is cancelled with `error: "timeout"` if still active (`timeout_ms`)' }),
     seq_num: z.number().int().optional().meta({ description: 'the seq_num of the session checkpoint the run stopped at (once paused or ended)' }),
     queue: z
-      .object({ tenant_queued: z.number().int(), tenant_running: z.number().int() })
+      .object({ tenant_queued: z.number().int(), tenant_running: z.number().int(), workers: z.number().int() })
       .optional()
-      .meta({ description: 'a queued run (GET only): its tenant’s runs waiting for a worker slot, and running' }),
+      .meta({ description: 'a queued run (GET only): its tenant’s runs waiting for a worker slot, and running, and the workers alive (0: it waits for one to start)' }),
   })
   .meta({ id: 'Run' });
 
@@ -279,7 +279,7 @@ export function runRoutes(deps: AppDeps): AnyRoute[] {
         if (!run) throw notFound('The run');
         if (run.status !== 'queued') return { status: 200, body: run };
         const depth = await runs.queueDepth(principal.tenant);
-        return { status: 200, body: { ...run, queue: { tenant_queued: depth.queued, tenant_running: depth.running } } };
+        return { status: 200, body: { ...run, queue: { tenant_queued: depth.queued, tenant_running: depth.running, workers: depth.workers } } };
       },
     }),
   ];
