@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image, three processes: `api` (default), `worker`, `webhooks`; see docs/deployment.md.
+# One image, three processes: `api` (default), `worker`, `webhooks`; see docs/guides/scaling-and-production.md.
 #   docker build -t agentplane:local .
 #   docker run --rm -e REDIS_URL=redis://host:6379 -p 8420:8420 agentplane:local api
 ARG NODE_IMAGE=node:24-bookworm-slim

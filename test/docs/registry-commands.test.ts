@@ -46,7 +46,7 @@ function linesMatching(files: readonly string[], pattern: RegExp): string[] {
 
 describe('commands and imports that could fetch somebody else\'s package', () => {
   it('reads the Markdown files of the repository and the sources', () => {
-    for (const name of ['README.md', 'BENCHMARKS.md', 'docs/deployment.md', 'examples/agents/README.md', 'examples/langgraph/README.md', 'src/cli/main.ts', 'Dockerfile']) {
+    for (const name of ['README.md', 'BENCHMARKS.md', 'docs/guides/scaling-and-production.md', 'examples/agents/README.md', 'examples/langgraph/README.md', 'src/cli/main.ts', 'Dockerfile']) {
       expect(FILES).toContain(name);
     }
   });

@@ -9,7 +9,7 @@ describe('links of the documentation', () => {
   const files = markdownFiles(ROOT);
 
   it('covers README.md and every page of docs/', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/http-contract.md', 'docs/deployment.md', 'docs/architecture.md']));
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/http-contract.md', 'docs/reference/deployment.md', 'docs/architecture.md']));
   });
 
   it.each(files)('every relative link of %s resolves in the repository, anchors included', (file) => {
