@@ -96,6 +96,14 @@ export interface TimerStore {
 export interface LeaseStore {
   /** True when this call took the lease `name` for `ttlMs` (nobody held it). */
   acquire(name: string, ttlMs: number): Promise<boolean>;
+  /**
+   * A lease a process keeps while it works (the one Telegram poller): true when `holder` holds
+   * `name` for `ttlMs` from now, taken (nobody held it, or it lapsed) or extended (`holder`
+   * held it); false while another holder has it.
+   */
+  hold(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Lets `name` go when `holder` holds it, so another process takes it at once; else nothing. */
+  drop(name: string, holder: string): Promise<void>;
 }
 
 export interface Store {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ACTIVE_RUN_STATUSES } from '../../src/domain/types.js';
 import type { NewApproval, StorageLimits, Store } from '../../src/ports/store.js';
+import { waitFor } from '../support/wait.js';
 import { manualClock } from './retention.contract.js';
 
 /** A fresh Store stamping writes with `clock`, with these limits. */
@@ -167,6 +168,24 @@ export function lifecycleContract(name: string, make: LifecycleStoreFactory): vo
       expect(await store.leases.acquire(name, 60_000)).toBe(true);
       expect(await store.leases.acquire(name, 60_000)).toBe(false);
       expect(await store.leases.acquire(`${name}-other`, 60_000)).toBe(true);
+    });
+
+    it('keeps a held lease for its holder: extended by it, refused to others, dropped only by it, taken by another once lapsed', async () => {
+      const { store, clock } = await setUp();
+      const name = `held-${randomUUID()}`;
+      expect(await store.leases.hold(name, 'a', 60_000)).toBe(true);
+      expect(await store.leases.hold(name, 'a', 60_000)).toBe(true);
+      expect(await store.leases.hold(name, 'b', 60_000)).toBe(false);
+      expect(await store.leases.acquire(name, 60_000)).toBe(false);
+      await store.leases.drop(name, 'b');
+      expect(await store.leases.hold(name, 'b', 60_000)).toBe(false);
+      await store.leases.drop(name, 'a');
+      expect(await store.leases.hold(name, 'b', 50)).toBe(true);
+      // Lapsed (the memory store's clock moved on; Redis's time passes while waiting): another takes it, and the old holder's drop leaves it.
+      clock.advance(51);
+      await waitFor('the lease to lapse', () => store.leases.hold(name, 'c', 60_000));
+      await store.leases.drop(name, 'b');
+      expect(await store.leases.hold(name, 'b', 60_000)).toBe(false);
     });
 
     it('keeps sessions named like the indexes (active, behind:…, all, pending) apart from them', async () => {

@@ -19,16 +19,31 @@ export class MemoryTimerStore implements TimerStore {
   }
 }
 
-/** Leases in memory, on the tables' clock; a lease is never released early, it lapses. */
+/** Leases in memory, on the tables' clock; a lease lapses unless its holder drops it. */
 export class MemoryLeaseStore implements LeaseStore {
-  private readonly leases = new Map<string, number>();
+  private readonly leases = new Map<string, { holder: string | undefined; untilMs: number }>();
 
   constructor(private readonly clock: () => number) {}
 
   async acquire(name: string, ttlMs: number): Promise<boolean> {
-    const now = this.clock();
-    if ((this.leases.get(name) ?? 0) > now) return false;
-    this.leases.set(name, now + ttlMs);
+    if (this.heldByOther(name, undefined)) return false;
+    this.leases.set(name, { holder: undefined, untilMs: this.clock() + ttlMs });
     return true;
+  }
+
+  async hold(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    if (this.heldByOther(name, holder)) return false;
+    this.leases.set(name, { holder, untilMs: this.clock() + ttlMs });
+    return true;
+  }
+
+  async drop(name: string, holder: string): Promise<void> {
+    if (this.leases.get(name)?.holder === holder) this.leases.delete(name);
+  }
+
+  /** Whether `name` is held, unlapsed, by anyone but `holder` (an `acquire` is nobody's to extend). */
+  private heldByOther(name: string, holder: string | undefined): boolean {
+    const lease = this.leases.get(name);
+    return lease !== undefined && lease.untilMs > this.clock() && (holder === undefined || lease.holder !== holder);
   }
 }

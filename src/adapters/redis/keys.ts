@@ -121,7 +121,7 @@ export class RedisKeys {
   timers(): string {
     return `${this.prefix}:timers`;
   }
-  /** A lease held by one process at a time (the reaper's pass). */
+  /** A lease held by one process at a time (the reaper's pass, the Telegram poller). */
   lease(name: string): string {
     return `${this.prefix}:lease:${name}`;
   }

@@ -47,6 +47,8 @@ const SCRIPT_FILES = [
   'withdrawRun-8',
   'reconcileRuns-8',
   'handRuns-2',
+  'holdLease-1',
+  'dropLease-1',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_FILES)[number] extends `${infer N}-${string}` ? N : never;

@@ -27,11 +27,22 @@ export class RedisTimerStore implements TimerStore {
   }
 }
 
-/** Leases on Redis: `SET key NX PX ttl`; a lease is never released early, it lapses. */
+/**
+ * Leases on Redis, a key each: `acquire` is `SET NX PX` (never released early, it lapses);
+ * `hold` and `drop` compare the holder and write in one script.
+ */
 export class RedisLeaseStore implements LeaseStore {
   constructor(private readonly c: RedisContext) {}
 
   async acquire(name: string, ttlMs: number): Promise<boolean> {
     return (await this.c.redis.set(this.c.keys.lease(name), String(process.pid), 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async hold(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return (await this.c.script<number>('holdLease', [this.c.keys.lease(name)], [holder, Math.max(1, Math.round(ttlMs))])) === 1;
+  }
+
+  async drop(name: string, holder: string): Promise<void> {
+    await this.c.script('dropLease', [this.c.keys.lease(name)], [holder]);
   }
 }
