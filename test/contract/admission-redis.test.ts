@@ -36,7 +36,7 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     const script = loadScripts(client);
     // A live worker's slot, then the admission as a dying API replica runs it: admitted, never added.
     await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
-    const [queued, ...admitted] = await script<[number, ...string[]]>('enqueueRun', keys.keys, [keys.pending, POLICY, runJobId(lost), JSON.stringify(lost), 0]);
+    const [queued, , ...admitted] = await script<[number, number, ...string[]]>('enqueueRun', keys.keys, [keys.pending, POLICY, runJobId(lost), JSON.stringify(lost), 0]);
     expect([queued, admitted.length]).toEqual([1, 1]);
     expect(await queue.hasLiveJob({ id: lost.run_id })).toBe(true);
     const seen: string[] = [];
@@ -65,6 +65,25 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     expect(await bull.getJobState(id)).toBe('unknown');
     expect(await queue.depth('a')).toEqual({ tenant: 'a', queued: 0, running: 0 });
     expect(await queue.hasLiveJob({ id: deleted.run_id })).toBe(false);
+  });
+
+  it('marks a job handed only when BullMQ has it (the mark rides in one pipeline behind the add, which may fail)', async () => {
+    const { prefix, keys, client } = setUp();
+    const admitted = job('a');
+    const id = runJobId(admitted);
+    const script = loadScripts(client);
+    await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
+    await script('enqueueRun', keys.keys, [keys.pending, POLICY, id, JSON.stringify(admitted), 0]);
+    const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
+    onTestFinished(() => bull.close());
+    // Admitted, not in BullMQ (its add failed): not marked, so the reconcile pass adds it.
+    expect(await script('handRuns', [keys.keys[5]!, keys.handed], [bull.toKey(''), id])).toBe(0);
+    expect(await client.sismember(keys.handed, id)).toBe(0);
+    await bull.add(admitted.kind, admitted, { jobId: id });
+    expect(await script('handRuns', [keys.keys[5]!, keys.handed], [bull.toKey(''), id])).toBe(1);
+    // Released (its run ended): its mark goes with its slot.
+    await script('releaseRun', [...keys.keys, keys.handed], [keys.pending, POLICY, id]);
+    expect(await client.sismember(keys.handed, id)).toBe(0);
   });
 
   it('recomputes counts and the ring that drifted (a failover lost writes) from the jobs themselves', async () => {

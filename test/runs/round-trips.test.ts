@@ -99,6 +99,26 @@ describe('Redis round trips at light load', () => {
     });
   });
 
+  it('looks up no tenant queue count before a start while the tenant is far below its cap (its last enqueue told it)', async () => {
+    const monitor = await new Redis(redis.url).monitor();
+    const looks: string[] = [];
+    const named = new Set<string>();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua') return;
+      for (const arg of args) if (/:run:[^:]+$/.test(arg)) named.add(arg.slice(arg.lastIndexOf(':') + 1));
+      if (String(args[0]).toLowerCase() === 'hget' && String(args[1]).endsWith(':admission:queued')) looks.push(String(args[2]));
+    });
+    try {
+      // The first start of the tenant reads its count (nothing seen yet); the next four go by the reply of the one before.
+      for (let i = 0; i < 5; i += 1) await startRun('echo', true);
+      const barrier = await startRun('echo', true);
+      await waitFor('the barrier run’s commands seen', () => named.has(barrier));
+      expect(looks.length).toBeLessThanOrEqual(1);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('admits a start with no one waiting, and gives its slot back, in few commands inside Redis', async () => {
     const client = new Redis(redis.url);
     const keys = admissionKeys(uniquePrefix('admission'));
@@ -129,8 +149,8 @@ describe('Redis round trips at light load', () => {
       const enqueue = await counted(async () => {
         admitted = await script<unknown[]>('enqueueRun', keys.keys, [keys.pending, policy, runJobId(job), JSON.stringify(job), 0]);
       });
-      expect(admitted).toEqual([1, JSON.stringify(job)]);
-      const release = await counted(() => script('releaseRun', keys.keys, [keys.pending, policy, runJobId(job)]));
+      expect(admitted).toEqual([1, 0, JSON.stringify(job)]);
+      const release = await counted(() => script('releaseRun', [...keys.keys, keys.handed], [keys.pending, policy, runJobId(job)]));
       expect(await client.hgetall(keys.keys[4]!)).toEqual({});
       // Through the whole rule (queue, ring, turn, admit) they were 25 and 9 (TIME not counted).
       expect({ enqueue, release }).toEqual({ enqueue: expect.toSatisfy((n: number) => n <= 12), release: expect.toSatisfy((n: number) => n <= 7) });

@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { queueFull, shareOf, type FairShare, type TenantQueueDepth } from '../../domain/fair-share.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 import type { RunJob } from '../../domain/types.js';
@@ -28,6 +28,9 @@ export class RunAdmission {
   /** The connection of the reads a request makes of the queue (see `reads` of the constructor). */
   private readonly reads: RedisClient;
 
+  /** Each tenant's queued count as this process last saw it (an enqueue's reply, a look), and when. */
+  private readonly seen = new Map<string, { queued: number; at: number }>();
+
   /**
    * `reads`: the connection of a request's reads (its tenant's room, queue depths, live workers),
    * with a command timeout so a stalled Redis answers them in time; `redis` by default.
@@ -48,13 +51,14 @@ export class RunAdmission {
 
   /** Queues the job for its turn (after `delayMs`), then hands the jobs it admitted to BullMQ. */
   async enqueue(job: RunJob, delayMs = 0): Promise<void> {
-    const [, ...admitted] = await this.script<[number, ...string[]]>('enqueueRun', this.keys.keys, [
+    const [, queued, ...admitted] = await this.script<[number, number, ...string[]]>('enqueueRun', this.keys.keys, [
       this.keys.pending,
       this.policy,
       runJobId(job),
       JSON.stringify(job),
       Math.max(0, Math.round(delayMs)),
     ]);
+    this.saw(job.tenant, queued);
     await this.dispatch(admitted);
   }
 
@@ -67,11 +71,7 @@ export class RunAdmission {
 
   /** Gives a job's slot back (it is done for good) and hands the jobs then admitted to BullMQ. */
   async release(jobId: string): Promise<void> {
-    // Sent together: one round trip.
-    const [admitted] = await Promise.all([
-      this.script<string[]>('releaseRun', this.keys.keys, [this.keys.pending, this.policy, jobId]),
-      this.redis.srem(this.keys.handed, jobId),
-    ]);
+    const admitted = await this.script<string[]>('releaseRun', [...this.keys.keys, this.keys.handed], [this.keys.pending, this.policy, jobId]);
     await this.dispatch(admitted);
   }
 
@@ -79,11 +79,26 @@ export class RunAdmission {
     await this.script('withdrawRun', this.keys.keys, [this.keys.pending, ...liveJobIds(run)]);
   }
 
+  /**
+   * Refuses a start past the tenant's queued cap. Below half the cap, the count this process saw
+   * in the last {@link SEEN_FRESH_MS} (its own enqueue's reply) answers without a round trip: a
+   * burst across replicas may pass the cap by what they queue in that time, never by more, and
+   * from half the cap up every start reads the count itself.
+   */
   async checkRoom(tenant: string): Promise<void> {
     const { maxQueued } = shareOf(this.fair, tenant);
     if (maxQueued <= 0) return;
+    const seen = this.seen.get(tenant);
+    if (seen && seen.queued * 2 < maxQueued && Date.now() - seen.at < SEEN_FRESH_MS) return;
     const queued = Number((await this.reads.hget(this.keys.keys[3]!, tenant)) ?? 0);
+    this.saw(tenant, queued);
     if (queued >= maxQueued) throw queueFull(queued, maxQueued);
+  }
+
+  private saw(tenant: string, queued: number): void {
+    // Bounded: a process that saw more tenants than that starts over (each then reads once).
+    if (this.seen.size >= SEEN_TENANTS && !this.seen.has(tenant)) this.seen.clear();
+    this.seen.set(tenant, { queued: Number(queued), at: Date.now() });
   }
 
   /**
@@ -153,17 +168,35 @@ export class RunAdmission {
     return { added: lost.length, released };
   }
 
+  /**
+   * Adds the jobs admitted to BullMQ and marks them handed, in one pipeline (one round trip):
+   * BullMQ's add of each (Job.addJob on a transaction, as its flows do), then the mark, which
+   * takes only the jobs BullMQ then has. A job admitted and never added is the reconcile pass's.
+   */
   private async dispatch(admitted: readonly string[]): Promise<void> {
     if (admitted.length === 0) return;
-    const jobs = admitted.map((data) => JSON.parse(data) as RunJob);
-    const entries = jobs.map((job) => ({ name: job.kind, data: job, opts: { ...this.jobOptions, jobId: runJobId(job) } }));
-    // One job (a start at light load) is one script call; addBulk would build a pipeline around it.
-    if (entries.length === 1) await this.queue.add(entries[0]!.name, entries[0]!.data, entries[0]!.opts);
-    else await this.queue.addBulk(entries);
-    // Only once BullMQ has them: a job admitted and never added is the reconcile pass's to add.
-    await this.script('handRuns', [this.keys.keys[5]!, this.keys.handed], entries.map((entry) => entry.opts.jobId));
+    const pipeline = (await this.queue.backend.client).pipeline();
+    const ids: string[] = [];
+    for (const data of admitted) {
+      const job = JSON.parse(data) as RunJob;
+      const id = runJobId(job);
+      ids.push(id);
+      // The add is queued on the pipeline at once; its outcome is read from the replies below.
+      new Job(this.queue, job.kind, job, { ...this.jobOptions, jobId: id }, id).addJob(pipeline as never).catch(() => {});
+    }
+    (pipeline as unknown as Record<string, (args: unknown[]) => void>).handRuns!([this.keys.keys[5]!, this.keys.handed, this.queue.toKey(''), ...ids]);
+    for (const [error, reply] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      // BullMQ's add answers a negative code for what it refuses (nothing of ours: no parents).
+      if (typeof reply === 'number' && reply < 0) throw new Error(`BullMQ refused to add a run job (code ${reply}).`);
+    }
   }
 }
+
+/** How long a tenant's queued count seen by this process stands in for a look (checkRoom), below half its cap. */
+const SEEN_FRESH_MS = 1_000;
+/** Tenants whose count one process remembers at most. */
+const SEEN_TENANTS = 10_000;
 
 /** The policy as the scripts read it: `{"d": [weight, max running], "t": {tenant: [weight, max running]}}`. */
 function policyJson(fair: FairShare): string {

@@ -43,7 +43,7 @@ const SCRIPT_FILES = [
   'indexSessionsMetadata-2',
   'enqueueRun-8',
   'admitRuns-8',
-  'releaseRun-8',
+  'releaseRun-9',
   'withdrawRun-8',
   'reconcileRuns-8',
   'handRuns-2',

@@ -9,14 +9,16 @@
   ARGV[3] job id   ARGV[4] job JSON (its tenant and kind are read from it)
   ARGV[5] delay (ms): above 0, the job waits its turn only from then on
 
-  Returns {1 when queued, 0 when it was there already, then the JSON of each job admitted…}.
+  Returns {1 when queued, 0 when it was there already, then the jobs of its tenant waiting (its
+  queued count), then the JSON of each job admitted…}.
 ]]
 --@include admitRuns
 local prefix, now, policy = ARGV[1], server_now(), cjson.decode(ARGV[2])
 local id, data, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
-if redis.call('HEXISTS', KEYS[1], id) == 1 or redis.call('HEXISTS', KEYS[6], id) == 1 then return {0} end
 local job = cjson.decode(data)
-if delay <= 0 and admit_alone(now, policy, id, job, data) then return {1, data} end
+local function waiting() return tonumber(redis.call('HGET', KEYS[4], job.tenant) or '0') end
+if redis.call('HEXISTS', KEYS[1], id) == 1 or redis.call('HEXISTS', KEYS[6], id) == 1 then return {0, waiting()} end
+if delay <= 0 and admit_alone(now, policy, id, job, data) then return {1, waiting(), data} end
 redis.call('HSET', KEYS[1], id, data)
 redis.call('HINCRBY', KEYS[4], job.tenant, 1)
 if delay > 0 then
@@ -25,5 +27,6 @@ else
   push_pending(prefix, policy, id, job)
 end
 local reply = admit(prefix, now, policy)
+table.insert(reply, 1, waiting())
 table.insert(reply, 1, 1)
 return reply
