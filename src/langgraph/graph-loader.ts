@@ -8,7 +8,7 @@ export type AnyGraph = Pregel<any, any>;
 
 /** How the LangGraph engine and the thread operations get a tenant's graph on agentplane's storage. */
 export interface GraphLoader {
-  /** The tenant's checkpointer and store. */
+  /** The tenant's checkpointer, its checkpoints as the engine reads them, and its store. */
   storageOf(tenant: string): TenantGraphStorage;
   /** The graph of an agent id when it is a graph agent of this process, else `unknown_agent`. */
   requireSource(agentId: string): GraphSource;

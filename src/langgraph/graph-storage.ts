@@ -3,10 +3,15 @@ import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type { GraphCheckpointStore, GraphItemStore } from '../ports/graph-storage.js';
 import { AgentplaneCheckpointSaver } from './checkpoint-saver.js';
 import { AgentplaneStore } from './item-store.js';
+import { StoredCheckpoints } from './stored-checkpoints.js';
+import { ThreadCheckpoints } from './thread-checkpoints.js';
 
-/** What a tenant's graphs keep their state in: our checkpointer and our store. */
+/** What a tenant's graphs keep their state in: our checkpointer and our store; and the engine's own reads of the checkpoints. */
 export interface TenantGraphStorage {
+  /** LangGraph's saver: what a graph reads and writes its checkpoints through. */
   checkpointer: AgentplaneCheckpointSaver;
+  /** The same checkpoints as the engine and the thread operations read, copy and roll back. */
+  checkpoints: ThreadCheckpoints;
   store: AgentplaneStore;
 }
 
@@ -25,15 +30,18 @@ export interface TenantGraphStorageOptions {
 /** The checkpointer and the store of one tenant on the backend's LangGraph storage. */
 export function tenantGraphStorage(options: TenantGraphStorageOptions): TenantGraphStorage {
   const { tenant } = options;
+  const stored = new StoredCheckpoints({
+    tenant,
+    storage: options.checkpoints,
+    retain: options.retain,
+    maxCheckpointBytes: options.maxCheckpointBytes,
+    requireSession: options.requireSession ?? true,
+    runMetadata: true,
+  });
+  const checkpointer = new AgentplaneCheckpointSaver(stored);
   return {
-    checkpointer: new AgentplaneCheckpointSaver({
-      tenant,
-      storage: options.checkpoints,
-      retain: options.retain,
-      maxCheckpointBytes: options.maxCheckpointBytes,
-      requireSession: options.requireSession ?? true,
-      runMetadata: true,
-    }),
+    checkpointer,
+    checkpoints: new ThreadCheckpoints(stored, checkpointer),
     store: new AgentplaneStore({ tenant, storage: options.items }),
   };
 }

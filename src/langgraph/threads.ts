@@ -76,16 +76,16 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
    * small read), else made from the stored checkpoint, read with its version.
    */
   async function latestState(tenant: string, sessionId: string, agentId: string, source: GraphSource, version?: Promise<string>): Promise<string | null> {
-    const saver = graphs.storageOf(tenant).checkpointer;
+    const checkpoints = graphs.storageOf(tenant).checkpoints;
     const key = `${tenant}\n${agentId}\n${sessionId}`;
-    const kept = latestStates.get(key, await (version ?? saver.versionOf(sessionId)));
+    const kept = latestStates.get(key, await (version ?? checkpoints.versionOf(sessionId)));
     if (kept !== undefined) return kept;
     const config = { configurable: { thread_id: sessionId } };
-    const entry = await saver.entryFor(config);
+    const entry = await checkpoints.entryFor(config);
     if (!entry) return null;
     const graph = await graphs.graphFor(source, tenant, config);
     // LangGraph reads the checkpoint read above, not a second time.
-    graph.checkpointer = saver.primedWith(config, entry);
+    graph.checkpointer = checkpoints.primedWith(config, entry);
     const text = JSON.stringify(threadStateOf(await graph.getState(config)));
     latestStates.set(key, entry.version, text);
     return text;
@@ -96,7 +96,7 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
   }
 
   function readVersion(tenant: string, sessionId: string): Promise<string> {
-    return graphs.storageOf(tenant).checkpointer.versionOf(sessionId);
+    return graphs.storageOf(tenant).checkpoints.versionOf(sessionId);
   }
 
   async function threadHistory(
@@ -120,7 +120,7 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
 
   async function copyThread(tenant: string, sessionId: string, toSessionId: string, agentId: string): Promise<void> {
     const source = graphs.requireSource(agentId);
-    await graphs.storageOf(tenant).checkpointer.copyThread(sessionId, toSessionId);
+    await graphs.storageOf(tenant).checkpoints.copyThread(sessionId, toSessionId);
     const config = { configurable: { thread_id: toSessionId } };
     const snapshot = await (await graphs.graphFor(source, tenant, config)).getState(config);
     if (snapshot.createdAt === undefined) return;
@@ -129,7 +129,7 @@ export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs:
 
   async function rollbackRun(tenant: string, sessionId: string, agentId: string, runId: string): Promise<void> {
     const source = graphs.requireSource(agentId);
-    if ((await graphs.storageOf(tenant).checkpointer.deleteRunCheckpoints(sessionId, runId)) === 0) return;
+    if ((await graphs.storageOf(tenant).checkpoints.deleteRunCheckpoints(sessionId, runId)) === 0) return;
     const config = { configurable: { thread_id: sessionId } };
     const snapshot = await (await graphs.graphFor(source, tenant, config)).getState(config);
     const latest = await store.sessions.getCheckpoint(tenant, sessionId);

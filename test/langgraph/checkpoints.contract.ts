@@ -4,6 +4,8 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import type { GraphCheckpointStore } from '../../src/ports/graph-storage.js';
 import { AgentplaneCheckpointSaver } from '../../src/langgraph/checkpoint-saver.js';
+import { StoredCheckpoints } from '../../src/langgraph/stored-checkpoints.js';
+import { ThreadCheckpoints } from '../../src/langgraph/thread-checkpoints.js';
 
 /**
  * What our checkpointer adds to LangGraph's validation suite, the same on both adapters:
@@ -15,6 +17,12 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
     const meta = (step: number, extra: Record<string, unknown> = {}): CheckpointMetadata => ({ source: 'loop', step, parents: {}, ...extra }) as CheckpointMetadata;
     const saverOn = (storage: GraphCheckpointStore, options: { retain?: number; maxCheckpointBytes?: number } = {}) =>
       new AgentplaneCheckpointSaver({ tenant: `t-${randomUUID()}`, storage, ...options });
+    /** A saver and, on the same stored checkpoints, the engine's own reads and thread operations. */
+    const withThreadCheckpoints = (storage: GraphCheckpointStore) => {
+      const stored = new StoredCheckpoints({ tenant: `t-${randomUUID()}`, storage });
+      const saver = new AgentplaneCheckpointSaver(stored);
+      return { tenant: stored.tenant, saver, checkpoints: new ThreadCheckpoints(stored, saver) };
+    };
 
     /** Puts `count` checkpoints in a chain: `a` changes every step, `b` only in the first. */
     async function chain(saver: AgentplaneCheckpointSaver, threadId: string, count: number, ns = '', metadata = meta) {
@@ -58,28 +66,28 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
 
     it('answers a primed read once from the entry read before (none: nothing stored), then reads storage; reads a stored checkpoint\'s metadata and interrupts alone', async () => {
       const storage = await factory();
-      const saver = saverOn(storage);
+      const { saver, checkpoints } = withThreadCheckpoints(storage);
       const config = { configurable: { thread_id: 'primed', checkpoint_ns: '' } };
-      const before = await saver.entryFor(config);
+      const before = await checkpoints.entryFor(config);
       expect(before).toBeNull();
-      const primed = saver.primedWith(config, before);
+      const primed = checkpoints.primedWith(config, before);
       const ids = await chain(saver, 'primed', 2, '', (step) => meta(step, { run_id: `run-${step}` }));
       // Stored since, but the primed read answers what was read: nothing; the next read is storage's.
       expect(await primed.getTuple(config)).toBeUndefined();
       expect((await primed.getTuple(config))?.checkpoint.id).toBe(ids[1]);
       // Another checkpoint of the thread is read from storage, primed or not.
       const first = { configurable: { thread_id: 'primed', checkpoint_ns: '', checkpoint_id: ids[0] } };
-      expect((await saver.primedWith(config, null).getTuple(first))?.checkpoint.id).toBe(ids[0]);
+      expect((await checkpoints.primedWith(config, null).getTuple(first))?.checkpoint.id).toBe(ids[0]);
 
-      const entry = (await saver.entryFor(config))!;
-      expect((await saver.metadataOf(entry)) as Record<string, unknown>).toMatchObject({ step: 1, run_id: 'run-1' });
-      expect(await saver.interruptsOf(entry)).toEqual([]);
+      const entry = (await checkpoints.entryFor(config))!;
+      expect((await checkpoints.metadataOf(entry)) as Record<string, unknown>).toMatchObject({ step: 1, run_id: 'run-1' });
+      expect(await checkpoints.interruptsOf(entry)).toEqual([]);
       const latest = { configurable: { thread_id: 'primed', checkpoint_ns: '', checkpoint_id: ids[1] } };
       await saver.putWrites(latest, [['__interrupt__', [{ id: 'i-b', value: { question: 'B?' } }]]], 'task-b');
       await saver.putWrites(latest, [['__interrupt__', [{ id: 'i-a1', value: 'A1' }, { id: 'i-a2', value: 'A2' }]]], 'task-a');
-      const paused = (await saver.entryFor(config))!;
+      const paused = (await checkpoints.entryFor(config))!;
       // In the order LangGraph applies writes (by task id), each task's interrupts in the order raised.
-      expect(await saver.interruptsOf(paused)).toEqual([
+      expect(await checkpoints.interruptsOf(paused)).toEqual([
         { id: 'i-a1', value: 'A1' },
         { id: 'i-a2', value: 'A2' },
         { id: 'i-b', value: { question: 'B?' } },
@@ -88,8 +96,7 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
 
     it('moves a thread\'s version with every write to it, in any namespace, and never back to one it had', async () => {
       const storage = await factory();
-      const saver = saverOn(storage);
-      const tenant = saver.tenant;
+      const { saver, tenant } = withThreadCheckpoints(storage);
       const versions: string[] = [];
       const expectNew = async (): Promise<string> => {
         const version = await storage.version(tenant, 'thread');
@@ -131,11 +138,11 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
 
     it("removes a run's checkpoints with their writes, in every namespace, keeping the blobs earlier ones hold", async () => {
       const storage = await factory();
-      const saver = saverOn(storage);
+      const { saver, checkpoints } = withThreadCheckpoints(storage);
       const byRun = (step: number) => meta(step, { run_id: step < 2 ? 'first' : 'second' });
       const ids = await chain(saver, 'thread', 4, '', byRun);
       await chain(saver, 'thread', 1, 'child:1', (step) => meta(step, { run_id: 'second' }));
-      expect(await saver.deleteRunCheckpoints('thread', 'second')).toBe(3);
+      expect(await checkpoints.deleteRunCheckpoints('thread', 'second')).toBe(3);
       const listed = [];
       for await (const tuple of saver.list({ configurable: { thread_id: 'thread' } })) listed.push(tuple.checkpoint.id);
       expect(listed).toEqual([ids[1], ids[0]]);
@@ -143,14 +150,14 @@ export function graphCheckpointContract(name: string, factory: () => Promise<Gra
       // `b` is held by the first run's checkpoints too: its blob stays.
       expect(latest?.checkpoint.channel_values).toEqual({ a: 'a1', b: 'b0' });
       expect(latest?.pendingWrites).toEqual([['task1', 'a', 'write1']]);
-      expect(await saver.deleteRunCheckpoints('thread', 'second')).toBe(0);
+      expect(await checkpoints.deleteRunCheckpoints('thread', 'second')).toBe(0);
       // A checkpoint stored again under a removed id finds none of its old writes.
       const config = { configurable: { thread_id: 'thread', checkpoint_ns: '' } };
       await saver.put(config, { ...emptyCheckpoint(), id: ids[3]!, channel_values: { a: 'again' }, channel_versions: { a: 9 } }, meta(9), { a: 9 });
       const readAgain = await saver.getTuple({ configurable: { ...config.configurable, checkpoint_id: ids[3] } });
       expect(readAgain?.checkpoint.channel_values).toEqual({ a: 'again' });
       expect(readAgain?.pendingWrites).toEqual([]);
-      expect(await saver.deleteRunCheckpoints('thread', 'first')).toBe(2);
+      expect(await checkpoints.deleteRunCheckpoints('thread', 'first')).toBe(2);
       expect((await saver.getTuple({ configurable: { thread_id: 'thread' } }))?.checkpoint.id).toBe(ids[3]);
     });
 
