@@ -441,11 +441,16 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   TELEGRAM_SECRET_TOKEN: {
     group: "Chat gateway",
     shown: "empty",
-    text: "Required with `TELEGRAM_BOT_TOKEN`: the secret token given to `setWebhook` (1-256 of `A-Za-z0-9_-`). `TELEGRAM_API_URL` defaults to `https://api.telegram.org`; `TELEGRAM_APPROVALS_CHAT` is a chat id, `TELEGRAM_APPROVERS` Telegram user ids.",
+    text: "Required with `TELEGRAM_BOT_TOKEN` in webhook mode: the secret token given to `setWebhook` (1-256 of `A-Za-z0-9_-`); refused in polling mode. `TELEGRAM_API_URL` defaults to `https://api.telegram.org`; `TELEGRAM_APPROVALS_CHAT` is a chat id, `TELEGRAM_APPROVERS` Telegram user ids.",
+  },
+  TELEGRAM_MODE: {
+    group: "Chat gateway",
+    shown: "`webhook`",
+    text: "How updates arrive: `webhook` (pushed to `POST /telegram/webhook`, needs `TELEGRAM_SECRET_TOKEN` and a public URL) or `polling` (no public URL: one API process at a time, the holder of a lease in the backend, long-polls `getUpdates` after deleting the bot's webhook; an update is confirmed only once handled; a stopped poller's successor takes over within a second, a crashed one's within 30 s).",
   },
   SERVICE_TENANT_MAX_QUEUED: {
     group: "Fair share between tenants",
-    text: "Runs one tenant may have waiting for a worker slot (delayed starts included); a start past it is 429 `rate_limited` with `Retry-After: 5`, nothing stored; `0`: no cap.",
+    text: "Runs one tenant may have waiting for a worker slot (delayed starts included); a start past it is 429 `rate_limited` with `Retry-After: 5`, nothing stored; `0`: no cap. A probe, not a reservation (docs/http-contract.md: starts racing past it, and on Redis replicas bursting below half the cap, may pass it by what they start at once).",
   },
   SERVICE_TENANT_MAX_RUNNING: {
     group: "Fair share between tenants",
@@ -492,7 +497,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   TELEGRAM_BOT_TOKEN: {
     group: "Chat gateway",
     shown: "empty",
-    text: "Bot token; turns Telegram on (needs `TELEGRAM_SECRET_TOKEN`).",
+    text: "Bot token; turns Telegram on (needs `TELEGRAM_SECRET_TOKEN` unless `TELEGRAM_MODE=polling`).",
   },
   TELEGRAM_API_URL: {
     group: "Chat gateway",

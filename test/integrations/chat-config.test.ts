@@ -37,7 +37,16 @@ describe('chat gateway settings', () => {
     expect(config.slack).toMatchObject({ apiUrl: 'https://slack.com/api', agent: 'echo', approvalsTarget: 'C1', tenant: 'DefaultTenant', signingSecret: 's3cret' });
     expect([...config.slack!.approvers]).toEqual([['U0123', 'user'], ['U0456', 'admin']]);
     expect(config.discord).toMatchObject({ apiUrl: 'https://discord.com/api/v10', publicKey: PUBLIC_KEY, agent: undefined });
-    expect(config.telegram).toMatchObject({ approvalsTarget: '-100123', tenant: 'acme', secretToken: 'tok_1' });
+    expect(config.telegram).toMatchObject({ approvalsTarget: '-100123', tenant: 'acme', mode: 'webhook', secretToken: 'tok_1' });
+  });
+
+  it('Telegram polls with TELEGRAM_MODE=polling: no secret token then, and one set is refused', () => {
+    expect(loadChatConfig({ TELEGRAM_BOT_TOKEN: '1:t', TELEGRAM_MODE: 'polling', TELEGRAM_AGENT: 'echo' }).telegram).toMatchObject({ mode: 'polling', agent: 'echo' });
+    expect(loadChatConfig({ TELEGRAM_BOT_TOKEN: '1:t', TELEGRAM_MODE: 'polling' }).telegram).not.toHaveProperty('secretToken');
+    expect(loadChatConfig({ TELEGRAM_BOT_TOKEN: '1:t', TELEGRAM_MODE: 'webhook', TELEGRAM_SECRET_TOKEN: 'tok' }).telegram).toMatchObject({ mode: 'webhook', secretToken: 'tok' });
+    expect(refusal({ TELEGRAM_BOT_TOKEN: '1:t', TELEGRAM_MODE: 'polling', TELEGRAM_SECRET_TOKEN: 'tok' })).toMatch(/^Invalid configuration: TELEGRAM_SECRET_TOKEN: TELEGRAM_MODE is polling/);
+    expect(refusal({ TELEGRAM_BOT_TOKEN: '1:t', TELEGRAM_MODE: 'push' })).toMatch(/^Invalid configuration: TELEGRAM_MODE: expected webhook or polling/);
+    expect(refusal({ TELEGRAM_MODE: 'polling' })).toMatch(/^Invalid configuration: TELEGRAM_BOT_TOKEN: TELEGRAM_MODE is set/);
   });
 
   it('a partial or bad configuration is one line naming the setting', () => {

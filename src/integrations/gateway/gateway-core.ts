@@ -72,11 +72,13 @@ export class GatewayCore {
       this.unsubscribe.push(this.deps.events.subscribe(tenant, (event) => this.heard(tenant, event)));
     }
     await this.deps.events.ready(10_000);
+    for (const platform of this.platforms.values()) platform.start?.();
   }
 
-  /** Refuses new requests (503), stops following events and waits for the posts and edits under way. */
+  /** Refuses new requests (503), stops polling, stops following events and waits for the posts and edits under way. */
   async close(): Promise<void> {
     this.closing = true;
+    await Promise.all([...this.platforms.values()].map((platform) => platform.stop?.()));
     for (const stop of this.unsubscribe.splice(0)) stop();
     this.streams.close();
     await this.tasks.drain();

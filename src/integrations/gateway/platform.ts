@@ -26,6 +26,10 @@ export interface ChatPlatform {
   readonly config: ChatPlatformConfig;
   /** Serves the platform's endpoints; other paths go to `next`. */
   middleware(): Middleware;
+  /** Starts what the platform does on its own (Telegram's polling), once the gateway follows run events. */
+  start?(): void;
+  /** Stops it, waiting for the update under way; called first when the gateway closes. */
+  stop?(): Promise<void>;
   /** Posts an approval with Approve / Reject buttons. */
   postApproval(place: Place, approval: Approval): Promise<MessageRef>;
   /** Edits a posted approval to show how it ended, without its buttons. */

@@ -1,7 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { badRequest } from '../../domain/errors.js';
+import { badRequest, isAppError } from '../../domain/errors.js';
 import type { Approval } from '../../domain/types.js';
+import type { LeaseStore } from '../../ports/store.js';
 import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';
@@ -11,6 +12,7 @@ import type { TelegramMessage, TelegramUpdate } from '../telegram/telegram-types
 import type { TelegramChatConfig } from './config.js';
 import { PRESS_REFUSALS, type GatewayCore } from './gateway-core.js';
 import type { ChatPlatform, MessageRef, Place } from './platform.js';
+import { LeasedTelegramPolling } from './telegram-polling.js';
 import { approvalLines, outcomeLine, platformUser } from './render.js';
 
 const BUTTON = /^apv:([yn]):(.+)$/;
@@ -18,37 +20,55 @@ const BUTTON = /^apv:([yn]):(.+)$/;
 const MAX_TEXT = 4096;
 
 /**
- * Telegram in the chat gateway, pushed at `POST /telegram/webhook` (register it with setWebhook
- * and TELEGRAM_SECRET_TOKEN; a request without that token in X-Telegram-Bot-Api-Secret-Token is
- * 401 and its body is not read). A person's text message starts or continues the session of
- * its chat, answered there; an inline keyboard press is decided for TELEGRAM_APPROVERS (Telegram
- * user ids) and answered with answerCallbackQuery, and the message is edited (editMessageText)
- * once the decision is heard. Each update_id is handled once, whatever replica Telegram retries on.
+ * Telegram in the chat gateway. TELEGRAM_MODE `webhook`: updates are pushed at
+ * `POST /telegram/webhook` (register it with setWebhook and TELEGRAM_SECRET_TOKEN; a request
+ * without that token in X-Telegram-Bot-Api-Secret-Token is 401 and its body is not read).
+ * `polling`: one replica polls getUpdates ({@link LeasedTelegramPolling}) and no route is served.
+ * A person's text message starts or continues the session of its chat, answered there; an
+ * inline keyboard press is decided for TELEGRAM_APPROVERS (Telegram user ids) and answered with
+ * answerCallbackQuery, and the message is edited (editMessageText) once the decision is heard.
+ * Each update_id is handled once, whatever replica Telegram retries (or a new poller polls) it on.
  */
 export class TelegramChat implements ChatPlatform {
   readonly name = 'telegram' as const;
   private readonly api: TelegramApi;
   private readonly endpoint: Middleware;
+  private readonly polling: LeasedTelegramPolling | undefined;
 
   constructor(
     readonly config: TelegramChatConfig,
     private readonly core: GatewayCore,
     private readonly logger: Logger,
+    leases: LeaseStore,
   ) {
     this.api = new TelegramApi({ botToken: config.botToken, apiBaseUrl: config.apiUrl, timeoutMs: 10_000, fetch });
+    if (config.mode === 'polling') {
+      this.polling = new LeasedTelegramPolling({ api: this.api, leases, botToken: config.botToken, logger, handle: (update) => this.polled(update) });
+      this.endpoint = (_ctx, next) => next();
+      return;
+    }
+    const { secretToken } = config;
     this.endpoint = postEndpoint({
       path: '/telegram/webhook',
       name: 'Telegram gateway',
       stopped: () => core.closing,
       authorize: (ctx) => {
-        if (!constantTimeEqual(ctx.get('X-Telegram-Bot-Api-Secret-Token'), config.secretToken)) throw unauthorized('Missing or wrong X-Telegram-Bot-Api-Secret-Token.');
+        if (!constantTimeEqual(ctx.get('X-Telegram-Bot-Api-Secret-Token'), secretToken)) throw unauthorized('Missing or wrong X-Telegram-Bot-Api-Secret-Token.');
       },
-      handle: (ctx, body) => this.update(ctx, body),
+      handle: (ctx, body) => this.pushed(ctx, body),
     });
   }
 
   middleware(): Middleware {
     return this.endpoint;
+  }
+
+  start(): void {
+    this.polling?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.polling?.stop();
   }
 
   async postApproval(place: Place, approval: Approval): Promise<MessageRef> {
@@ -90,16 +110,35 @@ export class TelegramChat implements ChatPlatform {
     return cut(`Approval requested: ${prompt}\n${payload === undefined ? '' : `${payload}\n`}${context}`);
   }
 
-  private async update(ctx: Context, body: Buffer): Promise<void> {
+  private async pushed(ctx: Context, body: Buffer): Promise<void> {
     const update = parseJsonBody(body) as TelegramUpdate | null;
     if (typeof update?.update_id !== 'number') throw badRequest('A Telegram update needs its update_id.');
     ctx.body = '';
+    // Failed: not acknowledged, so Telegram pushes the update again.
+    await this.handleOnce(update);
+  }
+
+  /**
+   * A polled update: one the gateway refuses for good (an AppError of the request, such as an
+   * agent's start refused) is logged and passed over; any other failure leaves it unconfirmed,
+   * polled again after a back-off.
+   */
+  private async polled(update: TelegramUpdate): Promise<void> {
+    try {
+      await this.handleOnce(update);
+    } catch (error) {
+      if (!isAppError(error) || error.code === 'unavailable' || error.code === 'internal') throw error;
+      this.logger.warn({ err: error, update_id: update.update_id }, 'Telegram update refused; passed over');
+    }
+  }
+
+  /** Handles an update unless another delivery (a push retried, a poll again) has; a failure gives the claim up so the next delivery is handled. */
+  private async handleOnce(update: TelegramUpdate): Promise<void> {
     const key = `telegram:update:${update.update_id}`;
     if (!(await this.core.claim(key))) return;
     try {
       await this.handle(update);
     } catch (error) {
-      // Not acknowledged: Telegram pushes the update again, and the retry is handled.
       await this.core.release(key);
       throw error;
     }

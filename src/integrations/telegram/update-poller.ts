@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { abortableSleep } from '../shared/abortable-sleep.js';
+import { BackgroundLoop } from '../shared/background-loop.js';
 import { TelegramApiError, type TelegramApi } from './telegram-api.js';
 import type { TelegramUpdate } from './telegram-types.js';
 
@@ -14,8 +15,12 @@ export interface UpdatePollerOptions {
   retryMaxMs: number;
   allowedUpdates: readonly string[];
   logger: Logger;
-  /** Called for each new update, in update_id order; must not throw. */
-  deliver(update: TelegramUpdate): void;
+  /**
+   * Called for each new update, in update_id order. A promise is waited for before the next
+   * update, and the offset moves past an update only once it resolves: a rejection is a failed
+   * poll (backed off, that update polled again), so no update is confirmed before it is handled.
+   */
+  deliver(update: TelegramUpdate): void | Promise<void>;
 }
 
 /**
@@ -27,28 +32,21 @@ export class UpdatePoller {
   private offset = 0;
   /** The offset Telegram last saw, i.e. everything below it is confirmed. */
   private confirmed = 0;
-  private running: { controller: AbortController; loop: Promise<void>; stopped?: Promise<void> } | undefined;
+  private readonly running = new BackgroundLoop(async (signal) => {
+    await this.loop(signal);
+    await this.confirmDelivered();
+  });
 
   constructor(private readonly options: UpdatePollerOptions) {}
 
   /** Starts polling; does nothing while already polling. */
   start(): void {
-    if (this.running) return;
-    const controller = new AbortController();
-    this.running = { controller, loop: this.loop(controller.signal) };
+    this.running.start();
   }
 
   /** Ends the loop at once (the pending getUpdates is aborted) and confirms delivered updates; idempotent. */
   stop(): Promise<void> {
-    const running = this.running;
-    if (!running) return Promise.resolve();
-    running.stopped ??= (async () => {
-      running.controller.abort();
-      await running.loop;
-      await this.confirmDelivered();
-      this.running = undefined;
-    })();
-    return running.stopped;
+    return this.running.stop();
   }
 
   private async loop(signal: AbortSignal): Promise<void> {
@@ -65,8 +63,8 @@ export class UpdatePoller {
         retryMs = this.options.retryInitialMs;
         for (const update of updates) {
           if (update.update_id < this.offset) continue;
+          await this.options.deliver(update);
           this.offset = update.update_id + 1;
-          this.options.deliver(update);
         }
       } catch (error) {
         if (signal.aborted) return;

@@ -11,15 +11,22 @@ export function telegramError(errorCode: number, description: string, parameters
 /**
  * A fake Telegram Bot API on `/bot<token>/<method>`. getUpdates behaves like Telegram's: an
  * `offset` confirms (drops) every update below it, and with nothing to return the call is held
- * up to its `timeout` seconds or until an update is pushed. sendMessage refuses Markdown that
- * Telegram could not parse. Tests queue failures on `server`.
+ * up to its `timeout` seconds or until an update is pushed; a getUpdates arriving while another
+ * is held is counted ({@link overlappingPolls}: two pollers of one bot). sendMessage refuses
+ * Markdown that Telegram could not parse. Tests queue failures on `server`.
  */
 export class FakeTelegram {
   private readonly pending: { update_id: number; [key: string]: unknown }[] = [];
   private readonly waiters = new Set<() => void>();
   private nextUpdateId = 100;
   private nextMessageId = 1;
+  /** The getUpdates calls being held, each with its client's going away. */
+  private readonly polls = new Set<AbortSignal>();
   readonly webhooks: { url: string; secret_token?: string }[] = [];
+  /** Long polls (getUpdates with a timeout) that arrived while another was held (Telegram answers 409 to one of them). */
+  overlappingPolls = 0;
+  /** Held getUpdates calls whose client went away before the answer (a poller stopping at once). */
+  abandonedPolls = 0;
 
   private constructor(
     readonly server: RecordingServer,
@@ -75,6 +82,8 @@ export class FakeTelegram {
       case 'setWebhook':
         this.webhooks.push(params as { url: string; secret_token?: string });
         return ok(true);
+      case 'deleteWebhook':
+        return ok(true);
       default:
         return telegramError(404, 'Not Found');
     }
@@ -85,7 +94,16 @@ export class FakeTelegram {
     const limit = Number(params.limit ?? 100);
     const timeoutSec = Number(params.timeout ?? 0);
     while (this.pending.length > 0 && this.pending[0]!.update_id < offset) this.pending.shift();
-    if (this.pending.length === 0 && timeoutSec > 0) await this.wait(timeoutSec * 1000, closed);
+    // A long poll while another is held; a poll whose client went away (a stopped poller) no
+    // longer counts, nor does a stopping poller's confirmation (timeout 0) racing its own abort.
+    if (timeoutSec > 0 && [...this.polls].some((other) => !other.aborted)) this.overlappingPolls += 1;
+    this.polls.add(closed);
+    try {
+      if (this.pending.length === 0 && timeoutSec > 0) await this.wait(timeoutSec * 1000, closed);
+    } finally {
+      this.polls.delete(closed);
+      if (closed.aborted) this.abandonedPolls += 1;
+    }
     return ok(this.pending.slice(0, limit));
   }
 
