@@ -49,6 +49,15 @@ export interface NodeContext {
    * LLM's answer, progress). `data` is any JSON of at most 16 KiB; a larger one throws.
    */
   emit(name: string, data?: unknown): Promise<void>;
+  /**
+   * LangChain callback handlers for the LangChain calls the node makes:
+   * `model.invoke(messages, { callbacks: ctx.callbacks })` (a tool's or a chain's `invoke` and
+   * `stream` alike). With tracing on (`OTEL_*`), each model call is then an OpenTelemetry GenAI
+   * span under the node's (`chat <model>`, its token usage) and each tool call an
+   * `execute_tool <name>` span; with tracing off the list is empty. Pass it on as it is, or
+   * with handlers of your own in a new array (`[...ctx.callbacks, mine]`).
+   */
+  callbacks: object[];
 }
 
 /** A graph node: reads the state, returns a patch shallow-merged into it (or nothing). */

@@ -1,75 +1,15 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import OpenAI from 'openai';
-import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { AIMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import { builtInAgents } from '../../src/agents/index.js';
 import { flushTracing, startTracing, stopTracing } from '../../src/observability/tracing.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { startTestApi, type TestApi } from '../support/app.js';
+import { FAKE_CHAT_ATTRIBUTES, fakeChatModel, startFakeOpenAI, type ChatOnFakeServer } from '../support/fake-model.js';
 import { graphAgent } from '../support/langgraph.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { waitFor } from '../support/wait.js';
-
-/** An OpenAI-compatible chat completions server: every answer is "42", with its token usage. */
-async function startFakeOpenAI(): Promise<{ baseURL: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'chatcmpl-1',
-          object: 'chat.completion',
-          created: 0,
-          model: 'gpt-test-2026-01-01',
-          choices: [{ index: 0, message: { role: 'assistant', content: '42' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** A chat model on the `openai` client reporting as ChatOpenAI does (`ls_provider`, `usage_metadata`, `tokenUsage`). */
-class ChatOnFakeServer extends BaseChatModel {
-  constructor(
-    private readonly client: OpenAI,
-    readonly model: string,
-  ) {
-    super({});
-  }
-  override _llmType(): string {
-    return 'openai';
-  }
-  override getLsParams(options: this['ParsedCallOptions']) {
-    return { ...super.getLsParams(options), ls_provider: 'openai', ls_model_name: this.model };
-  }
-  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const completion = await this.client.chat.completions.create({
-      model: this.model,
-      messages: messages.map((message) => ({ role: message.type === 'ai' ? 'assistant' : 'user', content: message.text })),
-    });
-    const text = completion.choices[0]?.message.content ?? '';
-    const usage = completion.usage!;
-    const message = new AIMessage({
-      content: text,
-      usage_metadata: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
-      response_metadata: { model_name: completion.model, finish_reason: completion.choices[0]?.finish_reason },
-    });
-    return { generations: [{ text, message }], llmOutput: { tokenUsage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } } };
-  }
-}
 
 const lookup = tool(async ({ city }: { city: string }) => `sunny in ${city}`, { name: 'lookup_weather', description: 'The weather', schema: z.object({ city: z.string() }) });
 
@@ -114,7 +54,7 @@ let agents: AgentRegistry;
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   fake = await startFakeOpenAI();
-  const model = new ChatOnFakeServer(new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL }), 'gpt-test');
+  const model = fakeChatModel(fake.baseURL);
   agents = new AgentRegistry([...builtInAgents, graphAgent('lg-traced', tracedGraph(model), ['prepare', 'inner', 'finish']), graphAgent('lg-fails', failingGraph, ['boom']), graphAgent('lg-asks', askingGraph, ['review'])]);
 });
 afterAll(async () => {
@@ -179,15 +119,7 @@ describe('OpenTelemetry traces of LangGraph graphs (embedded)', () => {
       expect(ask.parentSpanId).toBe(named('task inner').spanId);
       const chat = named('chat gpt-test');
       expect(chat).toMatchObject({ parentSpanId: ask.spanId, kind: 3 });
-      expect(chat.attributes).toMatchObject({
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.provider.name': 'openai',
-        'gen_ai.system': 'openai',
-        'gen_ai.request.model': 'gpt-test',
-        'gen_ai.response.model': 'gpt-test-2026-01-01',
-        'gen_ai.usage.input_tokens': 11,
-        'gen_ai.usage.output_tokens': 3,
-      });
+      expect(chat.attributes).toMatchObject(FAKE_CHAT_ATTRIBUTES);
       expect(chat.attributes).not.toHaveProperty('gen_ai.input.messages');
       expect(chat.attributes).not.toHaveProperty('gen_ai.output.messages');
       const toolSpan = named('execute_tool lookup_weather');

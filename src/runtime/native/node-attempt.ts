@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { approvalJson } from '../../domain/approval-json.js';
 import { nowIso } from '../../domain/time.js';
 import { errorMessage, MAX_CUSTOM_EVENT_BYTES, type Checkpoint, type JsonObject } from '../../domain/types.js';
+import { LangChainSpans } from '../../observability/langchain-spans.js';
 import type { Store } from '../../ports/store.js';
 import type { InterruptDecision, InterruptRequest, NativeAgent, NodeContext, NodeSpec } from '../agent.js';
 import { isApprovalExpiry, isTimeoutAction, type RunAttempt } from '../run/run-attempt.js';
@@ -32,7 +33,8 @@ export function approvalIdOf(base: string, index: number): string {
 
 /**
  * One node of a native agent (its `node_start` went out with the step before): its attempts
- * (per `retry`), each from the same checkpoint, each given `ctx` (interrupt, emit, signal).
+ * (per `retry`), each from the same checkpoint, each given `ctx` (interrupt, emit, signal,
+ * the LangChain callbacks tracing its model calls).
  */
 export async function runNode(attempt: RunAttempt, agent: NativeAgent, at: Checkpoint, base: string, replay: boolean): Promise<Outcome> {
   const spec = agent.node(at.node_id);
@@ -65,6 +67,8 @@ async function attemptNode(
   const local = spec.timeoutMs ? new AbortController() : undefined;
   const nodeSignal = local ? AbortSignal.any([signal, local.signal]) : signal;
   let asked = 0;
+  // Tracing on: the node's model and tool calls nest under its span (the active one, see engine.ts).
+  const spans = LangChainSpans.underActiveSpan();
   const ctx: NodeContext = {
     run_id: run.id,
     session_id: job.session_id,
@@ -88,6 +92,7 @@ async function attemptNode(
       if (nodeSignal.aborted) return;
       await attempt.publish({ type: 'custom', node: at.node_id, name, data: JSON.parse(json) as unknown });
     },
+    callbacks: spans ? [spans] : [],
   };
   try {
     const work = Promise.resolve().then(() => spec.run(structuredClone(at.state), ctx));
