@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { openRedis, type RedisClient, type RedisConnection } from '../../src/adapters/redis/connection.js';
 import { seedNodes, startRedisCluster } from '../../test/support/redis-cluster.js';
 import { startRedisServer } from './processes.js';
@@ -13,7 +14,13 @@ export interface BenchRedis {
   pids(): number[];
   /** A client of the benchmark itself, disconnected by {@link BenchRedis.stop}. */
   client(name: string, role?: { shardedSubscriber?: boolean }): RedisClient;
+  /** Disconnects the clients and stops the servers; safe to call twice. */
   stop(): Promise<void>;
+}
+
+/** The server's version from INFO (`7.2.4`), `unknown` when it does not say. */
+export async function redisVersion(client: RedisClient | Redis): Promise<string> {
+  return /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? 'unknown';
 }
 
 /**
@@ -28,7 +35,14 @@ export async function startBenchRedis(cluster: boolean): Promise<BenchRedis> {
     clients.push(client);
     return client;
   };
-  const quit = () => clients.forEach((c) => c.disconnect());
+  const once = (stopServers: () => Promise<unknown>) => {
+    let stopping: Promise<void> | undefined;
+    return () =>
+      (stopping ??= (async () => {
+        clients.forEach((c) => c.disconnect());
+        await stopServers();
+      })());
+  };
   if (!cluster) {
     const server = await startRedisServer();
     const connection: RedisConnection = { mode: 'single', url: server.url };
@@ -38,10 +52,7 @@ export async function startBenchRedis(cluster: boolean): Promise<BenchRedis> {
       connection,
       pids: () => [server.pid],
       client: track(connection),
-      stop: async () => {
-        quit();
-        await server.stop();
-      },
+      stop: once(() => server.stop()),
     };
   }
   const servers = await startRedisCluster();
@@ -52,9 +63,6 @@ export async function startBenchRedis(cluster: boolean): Promise<BenchRedis> {
     connection,
     pids: () => servers.servers.flatMap((s) => s.pid() ?? []),
     client: track(connection),
-    stop: async () => {
-      quit();
-      await servers.stop();
-    },
+    stop: once(() => servers.stop()),
   };
 }

@@ -20,6 +20,25 @@ export function cpuMs(pid: number): number {
   }
 }
 
+/** Process ids by role (a stack's API, workers and Redis servers; `bench`: the benchmark's own), for CPU per run. */
+export interface ProcessGroups {
+  api: number[];
+  workers: number[];
+  redis: number[];
+  bench?: number[];
+}
+
+/** CPU ms used so far by each group, summed over its processes (NaN for a group without any). */
+export function cpuSnapshot<K extends string>(groups: Partial<Record<K, number[]>>): Record<K, number> {
+  const sum = (pids: number[] = []) => (pids.length === 0 ? NaN : pids.reduce((s, pid) => s + cpuMs(pid), 0));
+  return Object.fromEntries(Object.entries<number[] | undefined>(groups).map(([role, pids]) => [role, sum(pids)])) as Record<K, number>;
+}
+
+/** CPU ms per unit of work (run, request) of each group between two snapshots. */
+export function cpuPer<K extends string>(before: Record<K, number>, after: Record<K, number>, units: number): Record<K, number> {
+  return Object.fromEntries(Object.keys(after).map((role) => [role, (after[role as K] - before[role as K]) / units])) as Record<K, number>;
+}
+
 /** Calls per command from INFO commandstats (commands run inside Lua scripts included), summed over a cluster's masters. */
 export async function commandCalls(redis: RedisClient): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
@@ -39,3 +58,12 @@ export function callsPerRun(before: Map<string, number>, after: Map<string, numb
   }
   return out.sort((a, b) => b[1] - a[1]);
 }
+
+/** The `p`-th percentile of an ascending list (nearest rank); NaN when empty. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** `n` with `digits` decimals, `n/a` when not a finite number (not measured). */
+export const fixed = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');

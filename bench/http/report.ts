@@ -1,6 +1,5 @@
-import type { Machine } from '../runs/report.js';
-import type { LoadResult } from './load.js';
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
+import type { LoadResult } from '../harness/autocannon.js';
+import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 
 /** One pass over one endpoint: each process measured back to back. */
 export interface Pass {
@@ -22,7 +21,8 @@ export interface Row extends Pass {
 export const RATIO_TARGETS: Readonly<Record<string, number>> = { 'GET /api/sessions': 0.5, 'GET /api/sessions/state': 0.7 };
 export const P99_TARGET_MS = 25;
 
-const { begin: BEGIN, end: END } = markers('http');
+export const HTTP_SECTION: SectionPlace = { heading: '## HTTP', name: 'http' };
+export const CLUSTER_SECTION: SectionPlace = { heading: '## Redis Cluster', name: 'redis-cluster-http', writer: 'npm run bench:http -- --redis-cluster' };
 
 const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -65,9 +65,8 @@ function allPasses(rows: Row[]): string {
 
 /** The generated part of the `## HTTP` section. */
 export function generated(rows: Row[], m: Machine, command: string, source: string, setup: string): string {
-  return [
-    BEGIN,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(HTTP_SECTION, [
+    commandLine(command, source),
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; autocannon (in the benchmark ` +
       'process), redis-server, the API process and the bare Koa process share these cores, with other users of the machine ' +
@@ -77,16 +76,8 @@ export function generated(rows: Row[], m: Machine, command: string, source: stri
     '',
     table(rows),
     ...(rows.some((r) => r.passes.length > 1) ? ['', allPasses(rows)] : []),
-    END,
-  ].join('\n');
+  ]);
 }
-
-/** Writes `body` into the generated part of the `## HTTP` section of BENCHMARKS.md. */
-export function writeSection(body: string): void {
-  writeGeneratedSection('## HTTP', 'http', body);
-}
-
-const CLUSTER = markers('redis-cluster-http', 'npm run bench:http -- --redis-cluster');
 
 /** The generated HTTP part of the `## Redis Cluster` section: the API's answers on each Redis, side by side. */
 export function clusterSection(
@@ -105,9 +96,8 @@ export function clusterSection(
     const [one, cluster] = results.map((r) => r.rows[i]!.api);
     lines.push(`| ${endpoint} | ${cells.join(' | ')} | ${one && cluster ? pct(cluster, one) : 'n/a'} |`);
   }
-  return [
-    CLUSTER.begin,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(CLUSTER_SECTION, [
+    commandLine(command, source),
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; autocannon, the Redis processes ` +
       '(one, or six) and the API process share these cores, with other users of the machine (load avg column).',
@@ -115,11 +105,5 @@ export function clusterSection(
     setup,
     '',
     lines.join('\n'),
-    CLUSTER.end,
-  ].join('\n');
-}
-
-/** Writes `body` into the HTTP part of the `## Redis Cluster` section of BENCHMARKS.md. */
-export function writeClusterSection(body: string): void {
-  writeGeneratedSection('## Redis Cluster', 'redis-cluster-http', body, 'npm run bench:http -- --redis-cluster');
+  ]);
 }

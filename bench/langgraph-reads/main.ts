@@ -1,13 +1,13 @@
 import { loadavg } from 'node:os';
-import { writeGeneratedSection, markers } from '../benchmarks-md.js';
-import { flagsOf } from '../flags.js';
-import { load, type Endpoint, type LoadResult } from '../http/load.js';
-import { backendLabel, fixed } from '../langgraph/rounds.js';
-import type { LangGraphBackend } from '../langgraph/options.js';
-import { eachBackend, runBench, type LangGraphStacks } from '../langgraph/stack.js';
-import type { Target } from '../langgraph/measure.js';
-import { cpuSnapshot } from '../runs/wait.js';
-import { sourceRevision, type Machine } from '../runs/report.js';
+import { benchCommand, choices, count, parseFlags, text, toggle } from '../harness/args.js';
+import { load, type Endpoint, type LoadResult } from '../harness/autocannon.js';
+import { closedLoop } from '../harness/client.js';
+import { commandLine, generatedBlock, sourceRevision, writeBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { inRoundOrder, medianBy } from '../harness/rounds.js';
+import { runBench, type BenchProcesses } from '../harness/run.js';
+import { cpuPer, cpuSnapshot, fixed } from '../harness/stats.js';
+import { backendLabel } from '../langgraph/rounds.js';
+import { BACKENDS, eachBackend, type LangGraphBackend, type Target } from '../langgraph/stack.js';
 
 /**
  * `npm run bench:langgraph-reads`: the LangGraph Server API's reads beside the native reads of
@@ -20,25 +20,34 @@ import { sourceRevision, type Machine } from '../runs/report.js';
  * --duration S (8), --warmup S (2), --passes N (3), --connections N (50),
  * --backends embedded,redis, --no-write, --limit-sec S (900), --profile DIR.
  */
+const USAGE = `npm run bench:langgraph-reads -- [--sessions N] [--with-runs N] [--duration S] [--warmup S] [--passes N] [--connections N]
+                                   [--backends embedded,redis] [--no-write] [--limit-sec S] [--profile DIR]`;
+const FLAGS = {
+  sessions: count(10_000),
+  withRuns: count(200),
+  duration: count(8),
+  warmup: count(2),
+  passes: count(3),
+  connections: count(50),
+  backends: choices(BACKENDS, BACKENDS),
+  noWrite: toggle(),
+  limitSec: count(900),
+  profile: text(),
+};
 const argv = process.argv.slice(2);
-const { value, number } = flagsOf(argv);
+const { flags: f, given } = parseFlags(argv, FLAGS, USAGE);
 const o = {
-  sessions: number('sessions', 10_000),
-  withRuns: number('with-runs', 200),
-  durationSec: number('duration', 8),
-  warmupSec: number('warmup', 2),
-  passes: number('passes', 3),
-  connections: number('connections', 50),
-  backends: (value('backends') ?? 'embedded,redis').split(',') as LangGraphBackend[],
-  write: !argv.includes('--no-write') && !argv.includes('--profile'),
-  limitSec: number('limit-sec', 900),
+  ...f,
+  durationSec: f.duration,
+  warmupSec: f.warmup,
+  write: !f.noWrite && !given.has('profile'),
   workers: 1,
   concurrency: 8,
   /** `--profile DIR`: the API and worker processes run with `--cpu-prof` and write their profiles there (nothing written to BENCHMARKS.md). */
-  profileDir: value('profile'),
+  profileDir: f.profile,
 };
-if (o.backends.some((b) => b !== 'embedded' && b !== 'redis')) throw new Error('--backends takes embedded and/or redis');
-const command = ['npm run bench:langgraph-reads', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
+const command = benchCommand('bench:langgraph-reads', argv);
+const SECTION: SectionPlace = { heading: '### LangGraph reads vs native reads', name: 'langgraph-reads' };
 
 /** The goal of issue 34: each LangGraph read within this factor of its native twin (req/s). */
 const GOAL = 1.5;
@@ -86,12 +95,7 @@ async function post(url: string, body: unknown): Promise<Record<string, unknown>
 }
 
 /** `count` calls of `one(i)`, `parallel` at a time. */
-async function inParallel(count: number, parallel: number, one: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < count) await one(next++);
-  }));
-}
+const inParallel = (count: number, parallel: number, one: (i: number) => Promise<void>) => closedLoop(parallel, count, o.limitSec * 1000, one);
 
 /** The threads: `sessions - withRuns` empty ones with metadata, then `withRuns` (the newest) each with one echo run. */
 async function seed(apiUrl: string): Promise<string[]> {
@@ -122,8 +126,8 @@ async function measure(target: Target, endpoint: Endpoint): Promise<Measured> {
   const result = await load(target.apiUrl, endpoint, o.connections, o.durationSec);
   const after = cpuSnapshot(target.groups);
   if (result.failures > 0) throw new Error(`${endpoint.name}: ${result.failures} of ${result.total} requests failed`);
-  const per = (k: 'api' | 'workers' | 'redis') => (after[k] - before[k]) / result.total;
-  return { ...result, cpu: { api: per('api'), workers: per('workers'), redis: per('redis') }, loadAvg };
+  const { api, workers, redis } = cpuPer(before, after, result.total);
+  return { ...result, cpu: { api, workers, redis }, loadAvg };
 }
 
 interface Cell {
@@ -139,8 +143,7 @@ async function measureBackend(target: Target, cells: Cell[]): Promise<void> {
   for (let pass = 1; pass <= o.passes; pass += 1) {
     for (const pair of pairs(runThreads)) {
       // Alternate the order, so neither side always runs on a warmer or a fuller process.
-      const sides = pass % 2 === 1 ? (['native', 'langgraph'] as const) : (['langgraph', 'native'] as const);
-      for (const side of sides) {
+      for (const side of inRoundOrder(pass, ['native', 'langgraph'] as const)) {
         const measured = await measure(target, pair[side]);
         cells.push({ backend: target.backend, pair: pair.name, side, pass, measured });
         console.log(`${target.backend} pass ${pass} ${pair[side].name}: ${measured.reqPerSec.toFixed(0)} req/s, p50 ${measured.p50Ms} ms, CPU ${fixed(measured.cpu.api, 2)} ms/request (API), load ${measured.loadAvg.toFixed(1)}`);
@@ -148,8 +151,6 @@ async function measureBackend(target: Target, cells: Cell[]): Promise<void> {
     }
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
 function report(cells: Cell[]): { table: string; verdicts: string[] } {
   const lines = ['| backend | read | endpoint | req/s (median) | passes | p50 ms | CPU ms/request: api · workers · redis | load avg |', '|---|---|---|---:|---|---:|---|---|'];
@@ -159,8 +160,8 @@ function report(cells: Cell[]): { table: string; verdicts: string[] } {
       const of = (side: 'native' | 'langgraph') => cells.filter((c) => c.backend === backend && c.pair === pair.name && c.side === side);
       const sideMedian = (side: 'native' | 'langgraph') => {
         const all = of(side);
-        const m = median(all.map((c) => c.measured.reqPerSec));
-        return { all, m, at: all.find((c) => c.measured.reqPerSec === m)!.measured };
+        const at = medianBy(all, (c) => c.measured.reqPerSec).measured;
+        return { all, m: at.reqPerSec, at };
       };
       const native = sideMedian('native');
       const lg = sideMedian('langgraph');
@@ -182,11 +183,9 @@ function report(cells: Cell[]): { table: string; verdicts: string[] } {
 }
 
 function section(cells: Cell[], m: Machine, source: string): string {
-  const { begin, end } = markers('langgraph-reads');
   const { table, verdicts } = report(cells);
-  return [
-    begin,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(SECTION, [
+    commandLine(command, source),
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; embedded: one API process without REDIS_URL; Redis: a private redis-server ${m.redis}, ` +
       'one API process and one worker, started as bench:langgraph starts them; the load generator (autocannon) shares the cores.',
@@ -202,21 +201,17 @@ function section(cells: Cell[], m: Machine, source: string): string {
     `Goal: each LangGraph read within ${GOAL} × of its native twin (req/s).`,
     '',
     ...verdicts,
-    end,
-  ].join('\n');
+  ]);
 }
 
-async function main(stacks: LangGraphStacks): Promise<void> {
+async function main(processes: BenchProcesses): Promise<void> {
   const source = sourceRevision();
   const cells: Cell[] = [];
   console.log(`bench:langgraph-reads: ${o.backends.join(', ')}; ${o.sessions} threads; ${o.passes} passes of ${o.durationSec} s; ${source}`);
-  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, cells));
+  const m = await eachBackend(processes, o.backends, o, (target) => measureBackend(target, cells));
   const text = section(cells, m, source);
   console.log(`\n${text}`);
-  if (o.write) {
-    writeGeneratedSection('### LangGraph reads vs native reads', 'langgraph-reads', text);
-    console.log('BENCHMARKS.md: section "### LangGraph reads vs native reads" updated.');
-  }
+  if (o.write) writeBlock(SECTION, text);
 }
 
 await runBench('bench:langgraph-reads', o.limitSec, main);

@@ -1,9 +1,12 @@
-import { sourceRevision } from '../runs/report.js';
-import { measureLoop, type Target } from '../langgraph/measure.js';
-import { eachBackend, runBench, type LangGraphStacks } from '../langgraph/stack.js';
+import { benchCommand } from '../harness/args.js';
+import { measureClosedLoop } from '../harness/measure.js';
+import { sourceRevision, writeBlock } from '../harness/report.js';
+import { inRoundOrder } from '../harness/rounds.js';
+import { runBench, type BenchProcesses } from '../harness/run.js';
+import { eachBackend, type Target } from '../langgraph/stack.js';
 import { modeRunner } from './modes.js';
 import { parseOptions, type SdkBenchOptions } from './options.js';
-import { commandLines, ratios, section, table, writeSection, type SdkCell } from './report.js';
+import { commandLines, ratios, SDK_SECTION, section, table, type SdkCell } from './report.js';
 
 /**
  * `npm run bench:langgraph-sdk`: the echo graph (`lg-echo`) run by the LangGraph SDK's `Client`
@@ -13,18 +16,19 @@ import { commandLines, ratios, section, table, writeSection, type SdkCell } from
  * starts: runs/s medians over rounds, native/SDK ratios against 1.3 ×, Redis commands per run.
  * See BENCHMARKS.md, section "LangGraph Server API (SDK) vs native routes".
  */
-const options = parseOptions(process.argv.slice(2));
-const command = ['npm run bench:langgraph-sdk', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const argv = process.argv.slice(2);
+const options = parseOptions(argv);
+const command = benchCommand('bench:langgraph-sdk', argv);
 
 /** Every round over every client count and mode, on one backend. */
 async function measureBackend(target: Target, o: SdkBenchOptions, cells: SdkCell[]): Promise<void> {
   for (let round = 1; round <= o.rounds; round += 1) {
     for (const clients of o.clientCounts) {
       // Alternate the order, so no mode always runs on a warmer or a fuller process.
-      for (const mode of round % 2 === 1 ? o.modes : [...o.modes].reverse()) {
+      for (const mode of inRoundOrder(round, o.modes)) {
         const runner = await modeRunner(target.apiUrl, mode, clients);
         try {
-          const measured = await measureLoop(target, clients, o.warmup, o.runs, runner.run);
+          const measured = await measureClosedLoop(target, clients, o.warmup, o.runs, runner.run);
           cells.push({ backend: target.backend, mode, clients, round, ...measured });
           console.log(
             `${target.backend} round ${round}, ${clients} client(s), ${mode}: ${measured.runsPerSec.toFixed(0)} runs/s` +
@@ -38,16 +42,13 @@ async function measureBackend(target: Target, o: SdkBenchOptions, cells: SdkCell
   }
 }
 
-async function main(stacks: LangGraphStacks, o: SdkBenchOptions): Promise<void> {
+async function main(processes: BenchProcesses, o: SdkBenchOptions): Promise<void> {
   const source = sourceRevision();
   const cells: SdkCell[] = [];
   console.log(`bench:langgraph-sdk: ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; modes ${o.modes.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
-  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, o, cells));
+  const m = await eachBackend(processes, o.backends, o, (target) => measureBackend(target, o, cells));
   console.log(`\n${table(cells, o)}\n\n${ratios(cells, o).map((r) => r.line).join('\n')}\n\n${commandLines(cells, o).join('\n')}`);
-  if (o.write) {
-    writeSection(section(cells, m, o, command, source));
-    console.log('BENCHMARKS.md: section "### LangGraph Server API (SDK) vs native routes" updated.');
-  }
+  if (o.write) writeBlock(SDK_SECTION, section(cells, m, o, command, source));
 }
 
-await runBench('bench:langgraph-sdk', options.limitSec, (stacks) => main(stacks, options));
+await runBench('bench:langgraph-sdk', options.limitSec, (processes) => main(processes, options));

@@ -1,4 +1,5 @@
-import type { LangGraphBackend } from '../langgraph/options.js';
+import { choices, count, counts, parseFlags, toggle } from '../harness/args.js';
+import { BACKENDS, type LangGraphBackend } from '../langgraph/stack.js';
 import { MODES, type ModeId } from './modes.js';
 
 /** Settings of `npm run bench:langgraph-sdk`, from `--name value` arguments. */
@@ -25,51 +26,27 @@ export interface SdkBenchOptions {
   limitSec: number;
 }
 
+const MODE_IDS = MODES.map((m) => m.id);
+
 const USAGE = `npm run bench:langgraph-sdk -- [--runs N] [--warmup N] [--rounds N] [--clients 1,8]
-                                 [--backends embedded,redis] [--modes ${MODES.map((m) => m.id).join(',')}]
+                                 [--backends embedded,redis] [--modes ${MODE_IDS.join(',')}]
                                  [--workers N] [--concurrency N] [--no-write] [--limit-sec S]`;
 
-function positive(name: string, raw: string | undefined): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} needs a positive integer, got "${raw}".\n${USAGE}`);
-  return value;
-}
-
-function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T[] {
-  const parts = (raw ?? '').split(',');
-  if (parts.some((p) => !allowed.includes(p as T))) throw new Error(`--${name} takes ${allowed.join(', ')}, got "${raw}".\n${USAGE}`);
-  return [...new Set(parts as T[])];
-}
+const FLAGS = {
+  runs: count(200),
+  warmup: count(40),
+  rounds: count(3),
+  clients: counts([1, 8]),
+  backends: choices(BACKENDS, BACKENDS),
+  modes: choices(MODE_IDS, MODE_IDS),
+  workers: count(1),
+  concurrency: count(8),
+  limitSec: count(900),
+  noWrite: toggle(),
+};
 
 export function parseOptions(argv: string[]): SdkBenchOptions {
-  const options: SdkBenchOptions = {
-    runs: 200,
-    warmup: 40,
-    rounds: 3,
-    clientCounts: [1, 8],
-    backends: ['embedded', 'redis'],
-    modes: MODES.map((m) => m.id),
-    workers: 1,
-    concurrency: 8,
-    write: true,
-    limitSec: 900,
-  };
-  for (let i = 0; i < argv.length; i += 1) {
-    const flag = argv[i]!;
-    const value = () => argv[++i];
-    switch (flag) {
-      case '--runs': options.runs = positive('runs', value()); break;
-      case '--warmup': options.warmup = positive('warmup', value()); break;
-      case '--rounds': options.rounds = positive('rounds', value()); break;
-      case '--clients': options.clientCounts = (value() ?? '').split(',').map((part) => positive('clients', part)); break;
-      case '--backends': options.backends = oneOf('backends', value(), ['embedded', 'redis'] as const); break;
-      case '--modes': options.modes = oneOf('modes', value(), MODES.map((m) => m.id)); break;
-      case '--workers': options.workers = positive('workers', value()); break;
-      case '--concurrency': options.concurrency = positive('concurrency', value()); break;
-      case '--limit-sec': options.limitSec = positive('limit-sec', value()); break;
-      case '--no-write': options.write = false; break;
-      default: throw new Error(`Unknown argument "${flag}".\n${USAGE}`);
-    }
-  }
-  return options;
+  const { flags: f } = parseFlags(argv, FLAGS, USAGE);
+  const { runs, warmup, rounds, backends, modes, workers, concurrency, limitSec } = f;
+  return { runs, warmup, rounds, clientCounts: f.clients, backends, modes, workers, concurrency, write: !f.noWrite, limitSec };
 }

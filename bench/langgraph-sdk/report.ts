@@ -1,14 +1,14 @@
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
-import type { Measurement } from '../langgraph/measure.js';
-import type { LangGraphBackend } from '../langgraph/options.js';
-import { backendLabel, commandsLine, fixed, MEASUREMENT_HEADER, measurementColumns, summarizeRounds, type Summary } from '../langgraph/rounds.js';
-import { percentile } from '../runs/load.js';
-import type { Machine } from '../runs/report.js';
+import type { Measurement } from '../harness/measure.js';
+import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { summarizeRounds, type Summary } from '../harness/rounds.js';
+import { fixed, percentile } from '../harness/stats.js';
+import { backendLabel, commandsLine, MEASUREMENT_HEADER, measurementColumns } from '../langgraph/rounds.js';
+import type { LangGraphBackend } from '../langgraph/stack.js';
 import { MODES, type ModeId } from './modes.js';
 import type { SdkBenchOptions } from './options.js';
 
 /** A subsection of "## LangGraph graphs": the writer finds it by this line and keeps the rest. */
-export const HEADING = '### LangGraph Server API (SDK) vs native routes';
+export const SDK_SECTION: SectionPlace = { heading: '### LangGraph Server API (SDK) vs native routes', name: 'langgraph-sdk' };
 
 /** Issue 27: the compatibility layer within this factor of the native routes' runs/s. */
 export const GOAL_RATIO = 1.3;
@@ -91,16 +91,14 @@ export function commandLines(cells: SdkCell[], o: SdkBenchOptions): string[] {
 
 /** The generated block: command, machine, method, table, verdict, ratios and commands per run. */
 export function section(cells: SdkCell[], m: Machine, o: SdkBenchOptions, command: string, source: string): string {
-  const { begin, end } = markers('langgraph-sdk');
   const r = ratios(cells, o);
   const commands = commandLines(cells, o);
   const stacks = [
     o.backends.includes('embedded') ? `embedded: one API process without REDIS_URL (in-memory adapters) executes the runs itself (WORKER_CONCURRENCY ${o.concurrency})` : '',
     o.backends.includes('redis') ? `Redis: a private redis-server ${m.redis}, one API process and ${o.workers} worker process${o.workers > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${o.concurrency})` : '',
   ].filter(Boolean);
-  return [
-    begin,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(SDK_SECTION, [
+    commandLine(command, source),
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; ${stacks.join('; ')}, started as bench:langgraph starts them (the echo graph as \`lg-echo\`); ` +
       'the benchmark shares these cores with them and with other users of the machine (load avg column).',
@@ -125,10 +123,5 @@ export function section(cells: SdkCell[], m: Machine, o: SdkBenchOptions, comman
     '',
     ...r.map((x) => x.line),
     ...(commands.length ? ['', `Redis commands per run (${Math.max(...o.clientCounts)} clients, median round):`, '', ...commands] : []),
-    end,
-  ].join('\n');
-}
-
-export function writeSection(body: string): void {
-  writeGeneratedSection(HEADING, 'langgraph-sdk', body);
+  ]);
 }

@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { ApiClient } from '../runs/client.js';
-import { measureLoop, type InProcessCell, type Target } from './measure.js';
+import { ApiClient } from '../harness/client.js';
+import { measureClosedLoop } from '../harness/measure.js';
+import type { InProcessCell } from './measure.js';
+import type { Target } from './stack.js';
 import type { Workload } from './workloads.js';
-
-/** The bare server's module (bench/langgraph/bare-server.ts), relative to the repository root. */
-export const BARE_SERVER_ENTRY = 'bench/langgraph/bare-server.ts';
 
 type Values = { echoed?: unknown; outcome?: unknown; thread_id?: string; __interrupt__?: unknown[] };
 
@@ -19,7 +18,7 @@ type Values = { echoed?: unknown; outcome?: unknown; thread_id?: string; __inter
 export async function measureBare(target: Target, workload: Workload, clients: number, round: number, warmup: number, runs: number): Promise<InProcessCell> {
   const api = new ApiClient(target.apiUrl, clients);
   try {
-    const measured = await measureLoop(target, clients, warmup, runs, async (i) => {
+    const measured = await measureClosedLoop(target, clients, warmup, runs, async (i) => {
       const sent = performance.now();
       if (workload === 'echo') {
         const reply = await api.post<Values>('/echo', { message: `run ${i}` });

@@ -12,30 +12,24 @@ import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { Redis } from 'ioredis';
 import { redisGraphCheckpointStore } from '../../src/adapters/redis/graph-checkpoints.js';
 import { AgentplaneCheckpointSaver } from '../../src/langgraph/checkpoint-saver.js';
-import { startRedisServer } from '../runs/processes.js';
+import { count, parseFlags } from '../harness/args.js';
+import { runBench, type BenchProcesses } from '../harness/run.js';
+import { commandCalls } from '../harness/stats.js';
 
-const argv = process.argv.slice(2);
-const CALLS = argv.includes('--calls') ? Number(argv[argv.indexOf('--calls') + 1]) : 200;
+const { flags } = parseFlags(process.argv.slice(2), { calls: count(200) }, 'npx --no-install tsx bench/langgraph/commands.ts [--calls N]');
+const CALLS = flags.calls;
 const CHANNELS = ['ch0', 'ch1', 'ch2', 'ch3', 'ch4'];
 
-type Counts = Record<string, number>;
-
-async function commandCounts(redis: Redis): Promise<Counts> {
-  const counts: Counts = {};
-  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) counts[m[1]!] = Number(m[2]);
-  return counts;
-}
-
-/** Commands per call between two snapshots, INFO itself left out. */
-function perCall(before: Counts, after: Counts, calls: number): string {
-  return Object.keys(after)
-    .filter((name) => name !== 'info' && after[name]! > (before[name] ?? 0))
-    .map((name) => `${name} ${Math.round(((after[name]! - (before[name] ?? 0)) / calls) * 100) / 100}`)
+/** Commands per call between two snapshots (in INFO's order), INFO itself left out. */
+function perCall(before: Map<string, number>, after: Map<string, number>, calls: number): string {
+  return [...after]
+    .filter(([name, n]) => name !== 'info' && n > (before.get(name) ?? 0))
+    .map(([name, n]) => `${name} ${Math.round(((n - (before.get(name) ?? 0)) / calls) * 100) / 100}`)
     .join(', ');
 }
 
-async function main(): Promise<void> {
-  const server = await startRedisServer();
+async function main(processes: BenchProcesses): Promise<void> {
+  const server = await processes.redisServer();
   const redis = new Redis(server.url);
   try {
     const saver = new AgentplaneCheckpointSaver({ tenant: 'bench', storage: redisGraphCheckpointStore(redis, 'bench'), retain: 50 });
@@ -47,9 +41,9 @@ async function main(): Promise<void> {
       config = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} }, step === 0 ? versions : { ch0: step + 1 });
     };
     const measure = async (label: string, calls: number, call: (i: number) => Promise<unknown>) => {
-      const before = await commandCounts(redis);
+      const before = await commandCalls(redis);
       for (let i = 0; i < calls; i += 1) await call(i);
-      console.log(`${label}: ${perCall(before, await commandCounts(redis), calls)}`);
+      console.log(`${label}: ${perCall(before, await commandCalls(redis), calls)}`);
     };
     for (let step = 0; step < 60; step += 1) {
       await put(step);
@@ -65,8 +59,7 @@ async function main(): Promise<void> {
     });
   } finally {
     redis.disconnect();
-    await server.stop();
   }
 }
 
-await main();
+await runBench('bench/langgraph/commands.ts', 600, main);

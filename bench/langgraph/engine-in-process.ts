@@ -4,7 +4,8 @@ import { loadConfig } from '../../src/config.js';
 import type { StoredEvent } from '../../src/domain/types.js';
 import { bootProcess } from '../../src/main/process.js';
 import type { Composition } from '../../src/main/compose.js';
-import { measureLoop, type InProcessCell, type Target } from './measure.js';
+import { measureClosedLoop } from '../harness/measure.js';
+import { THIS_PROCESS, type InProcessCell } from './measure.js';
 import type { Workload } from './workloads.js';
 
 const LANGGRAPH_JSON = fileURLToPath(new URL('./langgraph.json', import.meta.url));
@@ -53,9 +54,8 @@ function boot() {
  */
 export async function measureEngineInProcess(workload: Workload, clients: number, round: number, warmup: number, runs: number): Promise<InProcessCell> {
   const { composition, next } = await boot();
-  const self: Target = { backend: 'embedded', apiUrl: '', groups: { api: [process.pid], workers: [], redis: [] } };
   const ended = ['completed', 'failed', 'cancelled'] as const;
-  const measured = await measureLoop(self, clients, warmup, runs, async (i) => {
+  const measured = await measureClosedLoop(THIS_PROCESS, clients, warmup, runs, async (i) => {
     const sent = performance.now();
     if (workload === 'echo') {
       const { run_id } = await composition.runs.startRun(TENANT, { agent_id: 'lg-echo', graph: { input: { message: `run ${i}` } } });

@@ -1,12 +1,15 @@
-import { sourceRevision } from '../runs/report.js';
+import { benchCommand } from '../harness/args.js';
+import { sourceRevision, writeBlock } from '../harness/report.js';
+import { inRoundOrder } from '../harness/rounds.js';
+import { runBench, type BenchProcesses } from '../harness/run.js';
 import { measureBare } from './bare.js';
 import { closeEngineInProcess, measureEngineInProcess } from './engine-in-process.js';
-import { measureCell, measureInProcess, type Cell, type InProcessCell, type Target } from './measure.js';
+import { measureCell, measureInProcess, type Cell, type InProcessCell } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
 import { approvalFloors, commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
-import { section, writeSection } from './report-section.js';
+import { LANGGRAPH_SECTION, section } from './report-section.js';
+import { eachBackend, startBare, type Target } from './stack.js';
 import { PAIRS } from './workloads.js';
-import { eachBackend, runBench, type LangGraphStacks } from './stack.js';
 
 /**
  * `npm run bench:langgraph`: the `echo` graph of examples/langgraph beside the native `echo`,
@@ -17,8 +20,9 @@ import { eachBackend, runBench, type LangGraphStacks } from './stack.js';
  * runs/s medians over rounds, their ratio, and Redis commands per run of each. See
  * BENCHMARKS.md, section "LangGraph graphs".
  */
-const options = parseOptions(process.argv.slice(2));
-const command = ['npm run bench:langgraph', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const argv = process.argv.slice(2);
+const options = parseOptions(argv);
+const command = benchCommand('bench:langgraph', argv);
 
 /** Every round over every client count, workload and its two agents, on one backend. */
 async function measureBackend(target: Target, bare: Target, o: LangGraphBenchOptions, cells: Cell[], inProcess: InProcessCell[]): Promise<void> {
@@ -27,7 +31,7 @@ async function measureBackend(target: Target, bare: Target, o: LangGraphBenchOpt
       for (const workload of o.workloads) {
         const { native, graph, unit } = PAIRS[workload];
         // Alternate which agent goes first, so neither always runs on a warmer or a fuller process.
-        for (const id of round % 2 === 1 ? [native, graph] : [graph, native]) {
+        for (const id of inRoundOrder(round, [native, graph])) {
           const cell = await measureCell(target, id, clients, round, o.warmup, o.runs);
           cells.push(cell);
           console.log(
@@ -41,7 +45,7 @@ async function measureBackend(target: Target, bare: Target, o: LangGraphBenchOpt
         for (const workload of o.workloads) {
           // LangGraph alone, the engine serving the same graph in this process (no HTTP) and LangGraph
           // alone behind a bare node:http server, alternating which goes first.
-          for (const kind of round % 2 === 1 ? (['alone', 'engine', 'bare'] as const) : (['bare', 'engine', 'alone'] as const)) {
+          for (const kind of inRoundOrder(round, ['alone', 'engine', 'bare'] as const)) {
             const cell =
               kind === 'engine'
                 ? { ...(await measureEngineInProcess(workload, clients, round, o.warmup, o.runs)), kind }
@@ -57,22 +61,19 @@ async function measureBackend(target: Target, bare: Target, o: LangGraphBenchOpt
   }
 }
 
-async function main(stacks: LangGraphStacks, o: LangGraphBenchOptions): Promise<void> {
+async function main(processes: BenchProcesses, o: LangGraphBenchOptions): Promise<void> {
   const source = sourceRevision();
   const cells: Cell[] = [];
   const inProcess: InProcessCell[] = [];
   console.log(`bench:langgraph: ${o.workloads.join(', ')}; ${o.backends.join(', ')}; clients ${o.clientCounts.join(', ')}; ${o.rounds} rounds of ${o.runs} runs after ${o.warmup} warm-up; ${source}`);
-  const bare = await stacks.startBare();
-  const m = await eachBackend(stacks, o.backends, o, (target) => measureBackend(target, bare, o, cells, inProcess)).finally(closeEngineInProcess);
+  const bare = await startBare(processes);
+  const m = await eachBackend(processes, o.backends, o, (target) => measureBackend(target, bare, o, cells, inProcess)).finally(closeEngineInProcess);
   const lines = (goals: { line: string }[]) => goals.map((g) => g.line).join('\n');
   for (const workload of o.workloads) console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
   if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o, 'echo')}\n\n${lines(cpuRatios(cells, inProcess, o))}`);
   if (o.workloads.includes('approval')) console.log(`\n${inProcessTable(inProcess, o, 'approval')}\n\n${lines(approvalFloors(cells, inProcess, o))}`);
   console.log(`\n${commandLines(cells, o).join('\n')}`);
-  if (o.write) {
-    writeSection(section(cells, inProcess, m, o, command, source));
-    console.log('BENCHMARKS.md: section "## LangGraph graphs" updated.');
-  }
+  if (o.write) writeBlock(LANGGRAPH_SECTION, section(cells, inProcess, m, o, command, source));
 }
 
-await runBench('bench:langgraph', options.limitSec, (stacks) => main(stacks, options));
+await runBench('bench:langgraph', options.limitSec, (processes) => main(processes, options));

@@ -1,42 +1,13 @@
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { Command, MemorySaver } from '@langchain/langgraph';
-import type { RedisClient } from '../../src/adapters/redis/connection.js';
 import { graph as echoGraph } from '../../examples/langgraph/echo.js';
 import { graph as reviewGraph } from '../../examples/langgraph/human-review.js';
-import { ApiClient, closedLoop } from '../runs/client.js';
-import { callsPerRun, commandCalls } from '../runs/stats.js';
-import { cpuSnapshot, type ProcessGroups } from '../runs/wait.js';
-import type { LangGraphBackend } from './options.js';
+import { ApiClient } from '../harness/client.js';
+import { measureClosedLoop, type Measurement } from '../harness/measure.js';
+import type { LangGraphBackend, Target } from './stack.js';
 import type { Workload } from './workloads.js';
 import { callOf, type AgentId } from './workloads.js';
-
-/** The processes measured: where the API listens, whose CPU counts, and (Redis) the client that reads INFO. */
-export interface Target {
-  backend: LangGraphBackend;
-  apiUrl: string;
-  groups: ProcessGroups;
-  /** Redis: the benchmark's own connection, for INFO commandstats. */
-  admin?: RedisClient;
-}
-
-/** One batch of closed-loop runs. Times in ms, lists sorted ascending. */
-export interface Measurement {
-  /** Measured runs that answered as expected. */
-  runs: number;
-  /** Measured runs answered otherwise. */
-  failed: number;
-  /** Completed runs per second over first request → last answer. */
-  runsPerSec: number;
-  /** Request sent → its answer (read to its end). */
-  latencyMs: number[];
-  cpuMsPerRun: { api: number; workers: number; redis: number };
-  /** Redis: commands per run (INFO commandstats, commands inside Lua included), most frequent first; empty when embedded. */
-  commandsPerRun: [string, number][];
-  /** 1-minute load average when the measured batch started. */
-  loadAvg: number;
-}
 
 /** One agent with one client count in one round: runs through POST /api/runs/wait, or approval round trips (runs/s is then round trips/s). */
 export interface Cell extends Measurement {
@@ -46,54 +17,20 @@ export interface Cell extends Measurement {
   round: number;
 }
 
-/**
- * `warmup` then `runs` calls of `one` by `clients` closed-loop clients, with CPU and (Redis)
- * commands per run. `one(i)` answers its latency in ms, or why it failed.
- */
-export async function measureLoop(target: Target, clients: number, warmup: number, runs: number, one: (i: number) => Promise<number | string>): Promise<Measurement> {
-  const timeoutMs = Math.max(120_000, runs * 100);
-  let latencyMs: number[] = [];
-  let failed = 0;
-  const loop = (n: number) =>
-    closedLoop(clients, n, timeoutMs, async (i) => {
-      const outcome = await one(i);
-      if (typeof outcome === 'number') latencyMs.push(outcome);
-      else if ((failed += 1) === 1) console.error(outcome);
-    });
-  await loop(warmup);
-  latencyMs = [];
-  failed = 0;
-  const loadAvg = loadavg()[0]!;
-  const cpuBefore = cpuSnapshot(target.groups);
-  const callsBefore = target.admin ? await commandCalls(target.admin) : undefined;
-  const elapsedMs = await loop(runs);
-  const cpuAfter = cpuSnapshot(target.groups);
-  const callsAfter = target.admin ? await commandCalls(target.admin) : undefined;
-  const completed = latencyMs.length;
-  const perRun = (k: keyof ProcessGroups) => (cpuAfter[k] - cpuBefore[k]) / completed;
-  return {
-    runs: completed,
-    failed,
-    runsPerSec: (completed / elapsedMs) * 1000,
-    latencyMs: latencyMs.sort((a, b) => a - b),
-    cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis') },
-    // The benchmark's own INFO calls are not the runs'.
-    commandsPerRun: callsBefore && callsAfter ? callsPerRun(callsBefore, callsAfter, completed).filter(([name]) => name !== 'info') : [],
-    loadAvg,
-  };
-}
-
 /** `warmup` then `runs` calls of `agent`'s workload (an echo run, an approval round trip) by `clients` closed-loop clients. */
 export async function measureCell(target: Target, agent: AgentId, clients: number, round: number, warmup: number, runs: number): Promise<Cell> {
   const api = new ApiClient(target.apiUrl, clients);
   const call = callOf(agent);
   try {
-    const measured = await measureLoop(target, clients, warmup, runs, (i) => call(api, agent, i));
+    const measured = await measureClosedLoop(target, clients, warmup, runs, (i) => call(api, agent, i));
     return { backend: target.backend, agent, clients, round, ...measured };
   } finally {
     api.close();
   }
 }
+
+/** The benchmark's own process, whose CPU the in-process rows count. */
+export const THIS_PROCESS = { groups: { api: [process.pid], workers: [], redis: [] } };
 
 /** One batch of a workload's graph invoked in the benchmark's own process, LangGraph alone. */
 export interface InProcessCell extends Measurement {
@@ -119,8 +56,7 @@ export async function measureInProcess(workload: Workload, clients: number, roun
   // Either graph, invoked below with its own input (typed as the echo's).
   const graph = (workload === 'echo' ? echoGraph : (reviewGraph as unknown as typeof echoGraph)).withConfig({});
   graph.checkpointer = new MemorySaver();
-  const self: Target = { backend: 'embedded', apiUrl: '', groups: { api: [process.pid], workers: [], redis: [] } };
-  const measured = await measureLoop(self, clients, warmup, runs, async (i) => {
+  const measured = await measureClosedLoop(THIS_PROCESS, clients, warmup, runs, async (i) => {
     const sent = performance.now();
     const config = { configurable: { thread_id: randomUUID() } };
     if (workload === 'echo') {

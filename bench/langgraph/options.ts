@@ -1,7 +1,6 @@
+import { choices, count, counts, parseFlags, text, toggle } from '../harness/args.js';
+import { BACKENDS, type LangGraphBackend } from './stack.js';
 import { WORKLOADS, type Workload } from './workloads.js';
-
-/** Where `npm run bench:langgraph` runs the agents: one process in memory, or API + workers on Redis. */
-export type LangGraphBackend = 'embedded' | 'redis';
 
 /** Settings of `npm run bench:langgraph`, from `--name value` arguments. */
 export interface LangGraphBenchOptions {
@@ -33,54 +32,34 @@ const USAGE = `npm run bench:langgraph -- [--runs N] [--warmup N] [--rounds N] [
                              [--backends embedded,redis] [--workloads echo,approval] [--workers N] [--concurrency N]
                              [--no-write] [--limit-sec S] [--profile DIR]`;
 
-function positive(name: string, raw: string | undefined): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} needs a positive integer, got "${raw}".\n${USAGE}`);
-  return value;
-}
-
-function backends(raw: string | undefined): LangGraphBackend[] {
-  const parts = (raw ?? '').split(',');
-  if (parts.some((p) => p !== 'embedded' && p !== 'redis')) throw new Error(`--backends takes embedded and/or redis, got "${raw}".\n${USAGE}`);
-  return [...new Set(parts as LangGraphBackend[])];
-}
-
-function workloads(raw: string | undefined): Workload[] {
-  const parts = (raw ?? '').split(',');
-  if (parts.some((p) => !WORKLOADS.includes(p as Workload))) throw new Error(`--workloads takes ${WORKLOADS.join(' and/or ')}, got "${raw}".\n${USAGE}`);
-  return WORKLOADS.filter((w) => parts.includes(w));
-}
+const FLAGS = {
+  runs: count(500),
+  warmup: count(100),
+  rounds: count(3),
+  clients: counts([1, 8]),
+  backends: choices(BACKENDS, BACKENDS),
+  workloads: choices(WORKLOADS, WORKLOADS),
+  workers: count(1),
+  concurrency: count(8),
+  limitSec: count(1800),
+  noWrite: toggle(),
+  profile: text(),
+};
 
 export function parseOptions(argv: string[]): LangGraphBenchOptions {
-  const options: LangGraphBenchOptions = {
-    runs: 500,
-    warmup: 100,
-    rounds: 3,
-    clientCounts: [1, 8],
-    backends: ['embedded', 'redis'],
-    workloads: [...WORKLOADS],
-    workers: 1,
-    concurrency: 8,
-    write: true,
-    limitSec: 1800,
+  const { flags: f } = parseFlags(argv, FLAGS, USAGE);
+  return {
+    runs: f.runs,
+    warmup: f.warmup,
+    rounds: f.rounds,
+    clientCounts: f.clients,
+    // Whatever order they are given in, the workloads are measured and reported in this one.
+    workloads: WORKLOADS.filter((w) => f.workloads.includes(w)),
+    backends: f.backends,
+    workers: f.workers,
+    concurrency: f.concurrency,
+    write: !f.noWrite,
+    limitSec: f.limitSec,
+    profileDir: f.profile,
   };
-  for (let i = 0; i < argv.length; i += 1) {
-    const flag = argv[i]!;
-    const value = () => argv[++i];
-    switch (flag) {
-      case '--runs': options.runs = positive('runs', value()); break;
-      case '--warmup': options.warmup = positive('warmup', value()); break;
-      case '--rounds': options.rounds = positive('rounds', value()); break;
-      case '--clients': options.clientCounts = (value() ?? '').split(',').map((part) => positive('clients', part)); break;
-      case '--backends': options.backends = backends(value()); break;
-      case '--workloads': options.workloads = workloads(value()); break;
-      case '--workers': options.workers = positive('workers', value()); break;
-      case '--concurrency': options.concurrency = positive('concurrency', value()); break;
-      case '--limit-sec': options.limitSec = positive('limit-sec', value()); break;
-      case '--no-write': options.write = false; break;
-      case '--profile': options.profileDir = value() || undefined; break;
-      default: throw new Error(`Unknown argument "${flag}".\n${USAGE}`);
-    }
-  }
-  return options;
 }

@@ -1,10 +1,9 @@
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
-import type { Machine } from '../runs/report.js';
+import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import type { Cell, InProcessCell } from './measure.js';
 import type { LangGraphBenchOptions } from './options.js';
 import { approvalFloors, commandLines, cpuRatios, CPU_GOAL_RATIO, GOAL_RATIO, inProcessTable, ratios, table, verdict } from './report.js';
 
-export const HEADING = '## LangGraph graphs';
+export const LANGGRAPH_SECTION: SectionPlace = { heading: '## LangGraph graphs', name: 'langgraph' };
 
 function machineLine(m: Machine, o: LangGraphBenchOptions): string {
   const parts = [
@@ -117,11 +116,9 @@ function approvalPart(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBen
 
 /** The generated block of the section: command, machine, method, then per workload its table and ratios, and commands per run. */
 export function section(cells: Cell[], inProcess: InProcessCell[], m: Machine, o: LangGraphBenchOptions, command: string, source: string): string {
-  const { begin, end } = markers('langgraph');
   const commands = commandLines(cells, o);
-  return [
-    begin,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(LANGGRAPH_SECTION, [
+    commandLine(command, source),
     '',
     machineLine(m, o),
     '',
@@ -129,10 +126,5 @@ export function section(cells: Cell[], inProcess: InProcessCell[], m: Machine, o
     ...(o.workloads.includes('echo') ? ['', ...echoPart(cells, inProcess, o)] : []),
     ...(o.workloads.includes('approval') ? ['', ...approvalPart(cells, inProcess, o)] : []),
     ...(commands.length ? ['', `Redis commands per run or round trip (${Math.max(...o.clientCounts)} clients, median round):`, '', ...commands] : []),
-    end,
-  ].join('\n');
-}
-
-export function writeSection(body: string): void {
-  writeGeneratedSection(HEADING, 'langgraph', body);
+  ]);
 }

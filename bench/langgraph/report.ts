@@ -1,7 +1,9 @@
-import { percentile } from '../runs/load.js';
+import { summarizeRounds, type Summary } from '../harness/rounds.js';
+import { fixed, percentile } from '../harness/stats.js';
 import type { Cell, InProcessCell } from './measure.js';
-import type { LangGraphBackend, LangGraphBenchOptions } from './options.js';
-import { backendLabel, commandsLine, fixed, MEASUREMENT_HEADER, measurementColumns, summarizeRounds, type Summary } from './rounds.js';
+import type { LangGraphBenchOptions } from './options.js';
+import { backendLabel, commandsLine, MEASUREMENT_HEADER, measurementColumns } from './rounds.js';
+import type { LangGraphBackend } from './stack.js';
 import { agentLabel, PAIRS, type AgentId, type Workload } from './workloads.js';
 
 /**

@@ -1,31 +1,12 @@
-import { percentile } from '../runs/load.js';
-import type { Measurement } from './measure.js';
-import type { LangGraphBackend } from './options.js';
+/** The columns the tables of the LangGraph benchmarks (bench:langgraph, bench:langgraph-sdk) share. */
+import type { Measurement } from '../harness/measure.js';
+import type { Summary } from '../harness/rounds.js';
+import { fixed, percentile } from '../harness/stats.js';
+import type { LangGraphBackend } from './stack.js';
 
-/** The rounds of one configuration: the median round (by runs/s), every round's runs/s, their failures and load range. */
-export interface Summary<T extends Measurement> {
-  median: T;
-  rounds: number[];
-  failed: number;
-  loadAvg: [number, number];
-}
-
-export const fixed = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 export const totalCommands = (commands: [string, number][]): number => commands.reduce((sum, [, n]) => sum + n, 0);
 export const backendLabel = (backend: LangGraphBackend, workers: number): string =>
   backend === 'embedded' ? 'embedded (memory)' : `Redis, API + ${workers} worker${workers > 1 ? 's' : ''}`;
-
-export function summarizeRounds<T extends Measurement>(rounds: T[]): Summary<T> | undefined {
-  if (rounds.length === 0) return undefined;
-  const sorted = [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec);
-  const loads = rounds.map((c) => c.loadAvg);
-  return {
-    median: sorted[Math.floor((sorted.length - 1) / 2)]!,
-    rounds: rounds.map((c) => c.runsPerSec),
-    failed: rounds.reduce((n, c) => n + c.failed, 0),
-    loadAvg: [Math.min(...loads), Math.max(...loads)],
-  };
-}
 
 /** The table header from `runs/s` on, after the columns that name the configuration. */
 export const MEASUREMENT_HEADER = {

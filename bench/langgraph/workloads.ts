@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ApiClient } from '../runs/client.js';
+import type { ApiClient } from '../harness/client.js';
 
 /**
  * What one closed-loop call does: `echo` one run through POST /api/runs/wait; `approval` one

@@ -1,7 +1,7 @@
 import { loadavg } from 'node:os';
 import type { RedisClient } from '../../src/adapters/redis/connection.js';
-import { fireBatch, percentile, type BatchResult, type RunEndWatcher } from './load.js';
-import { callsPerRun, commandCalls, cpuMs } from './stats.js';
+import { callsPerRun, commandCalls, cpuPer, cpuSnapshot, fixed, percentile, type ProcessGroups } from '../harness/stats.js';
+import { fireBatch, type BatchResult, type RunEndWatcher } from './load.js';
 
 /**
  * One light-load batch: `clients` closed-loop clients (each POSTs its next run once the last
@@ -26,37 +26,31 @@ export interface LightContext {
   apiUrl: string;
   watcher: RunEndWatcher;
   admin: RedisClient;
-  /** Process ids by role. */
-  groups: { api: number[]; workers: number[]; redis: number[] };
+  groups: ProcessGroups;
   workers: number;
   concurrency: number;
 }
 
 /** Measures `runs` echo runs by `clients` closed-loop clients. */
 export async function measureLight(ctx: LightContext, clients: number, runs: number): Promise<LightMeasurement> {
-  const cpu = () => {
-    const sum = (pids: number[]) => pids.reduce((s, pid) => s + cpuMs(pid), 0);
-    return { api: sum(ctx.groups.api), workers: sum(ctx.groups.workers), redis: sum(ctx.groups.redis) };
-  };
+  const { api, workers, redis } = ctx.groups;
+  const cpu = () => cpuSnapshot({ api, workers, redis });
   const loadAvg = loadavg()[0]!;
   const cpuBefore = cpu();
   const callsBefore = await commandCalls(ctx.admin);
   const batch = await fireBatch({ apiUrl: ctx.apiUrl, runs, clients, closedLoop: true, watcher: ctx.watcher, timeoutMs: Math.max(60_000, runs * 100) });
   const cpuAfter = cpu();
   const callsAfter = await commandCalls(ctx.admin);
-  const perRun = (k: 'api' | 'workers' | 'redis') => (cpuAfter[k] - cpuBefore[k]) / batch.runs;
   return {
     workers: ctx.workers,
     concurrency: ctx.concurrency,
     clients,
     batch,
-    cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis') },
+    cpuMsPerRun: cpuPer(cpuBefore, cpuAfter, batch.runs),
     callsPerRun: callsPerRun(callsBefore, callsAfter, batch.runs),
     loadAvg,
   };
 }
-
-const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 /** The light-load table: one row per configuration and client count. */
 export function lightTable(rows: LightMeasurement[]): string {

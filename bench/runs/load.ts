@@ -22,11 +22,6 @@ export interface BatchResult {
   latenciesMs: number[];
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
 /** Called once per run that ended: its id, POST sent → end received, completed or failed, when. */
 export type RunEndListener = (runId: string, latencyMs: number, ok: boolean, at: number) => void;
 

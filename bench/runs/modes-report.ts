@@ -1,11 +1,16 @@
-import { percentile } from './load.js';
-import type { Machine } from './report.js';
+import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { fixed, percentile } from '../harness/stats.js';
 import type { ReviewMeasurement } from './review.js';
 import type { WaitMeasurement } from './wait.js';
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
 
-/** The BENCHMARKS.md section the modes write, one generated block per mode and set-up. */
-export const MODES_HEADING = '## Runs: wait and review';
+/** The block of a mode and set-up in BENCHMARKS.md: one section for the modes, a block for each. */
+export function modeSection(mode: 'wait' | 'review', embedded: boolean): SectionPlace {
+  return {
+    heading: '## Runs: wait and review',
+    name: `runs-${mode}${embedded ? '-embedded' : ''}`,
+    writer: `npm run bench:runs -- --mode ${mode}${embedded ? ' --embedded' : ''}`,
+  };
+}
 
 /** What the modes ran against, for the tables' context. */
 export interface Setup {
@@ -17,7 +22,6 @@ export interface Setup {
   warmup: number;
 }
 
-const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const p = (sorted: number[], q: number, digits = 1) => fixed(percentile(sorted, q), digits);
 const cpu = (c: { api: number; workers: number; redis: number }) =>
   [c.api, c.workers, c.redis].map((v) => (Number.isFinite(v) ? v.toFixed(2) : '—')).join(' · ');
@@ -120,19 +124,13 @@ function machineLine(m: Machine, s: Setup): string {
         `(WORKER_CONCURRENCY ${s.concurrency}) all share these cores.`;
 }
 
-const stamp = () => new Date().toISOString().slice(0, 16).replace('T', ' ');
-
-/** The markers of a mode's block and its first lines: the begin marker, the command, the machine. */
-function sectionHead(mode: 'wait' | 'review', m: Machine, s: Setup, command: string, source: string) {
-  const { begin, end } = markers(s.embedded ? `runs-${mode}-embedded` : `runs-${mode}`, modeWriter(mode, s.embedded));
-  return { begin, end, head: [begin, `Command: \`${command}\` (${stamp()} UTC, ${source}).`, '', machineLine(m, s), ''] };
-}
+/** The first lines of a mode's block: the command, the machine. */
+const head = (m: Machine, s: Setup, command: string, source: string) => [commandLine(command, source), '', machineLine(m, s), ''];
 
 /** The generated block of `--mode wait`. */
 export function waitSection(rows: WaitMeasurement[], m: Machine, s: Setup, command: string, source: string): string {
-  const { end, head } = sectionHead('wait', m, s, command, source);
-  return [
-    ...head,
+  return generatedBlock(modeSection('wait', s.embedded), [
+    ...head(m, s, command, source),
     `One echo run (2 nodes) at a time per client, each client in a closed loop: ${s.warmup} warm-up runs, then ${s.runs} measured ` +
       'runs per flow and client count. *Client*: request sent → the answer that says the run completed (the 200 of ' +
       `POST /api/runs/wait; the GET /api/runs/{id} that first reads \`completed\`, polled every ${s.pollMs} ms after the 202` +
@@ -150,15 +148,13 @@ export function waitSection(rows: WaitMeasurement[], m: Machine, s: Setup, comma
     waitTable(rows, s.pollMs),
     '',
     waitSummary(rows, s.pollMs),
-    end,
-  ].join('\n');
+  ]);
 }
 
 /** The generated block of `--mode review`. */
 export function reviewSection(rows: ReviewMeasurement[], m: Machine, s: Setup, command: string, source: string): string {
-  const { end, head } = sectionHead('review', m, s, command, source);
-  return [
-    ...head,
+  return generatedBlock(modeSection('review', s.embedded), [
+    ...head(m, s, command, source),
     'One round trip of the `human-review` agent (draft → review asks for an approval → publish), answered at once ' +
       `(approved), per client in a closed loop: ${s.warmup} warm-up round trips, then ${s.runs} measured per flow and client ` +
       'count. *Waiting*: POST /api/runs/wait (answers `interrupted` with the approval), then POST /api/approval/respond ' +
@@ -170,15 +166,5 @@ export function reviewSection(rows: ReviewMeasurement[], m: Machine, s: Setup, c
     reviewTable(rows, s.pollMs),
     '',
     reviewSummary(rows),
-    end,
-  ].join('\n');
-}
-
-function modeWriter(mode: 'wait' | 'review', embedded: boolean): string {
-  return `npm run bench:runs -- --mode ${mode}${embedded ? ' --embedded' : ''}`;
-}
-
-/** Writes a block of {@link waitSection} or {@link reviewSection} into its place in BENCHMARKS.md. */
-export function writeModeSection(mode: 'wait' | 'review', embedded: boolean, body: string): void {
-  writeGeneratedSection(MODES_HEADING, `runs-${mode}${embedded ? '-embedded' : ''}`, body, modeWriter(mode, embedded));
+  ]);
 }

@@ -1,3 +1,5 @@
+import { choice, count, counts, flagName, parseFlags, toggle } from '../harness/args.js';
+
 /** What `npm run bench:runs` measures: the default throughput table, or one of the round-trip modes. */
 export type BenchMode = 'throughput' | 'wait' | 'review';
 
@@ -53,82 +55,56 @@ const USAGE = `npm run bench:runs -- [--runs N] [--warmup N] [--clients N] [--li
 npm run bench:runs -- --mode wait|review [--clients 1,8,32] [--runs N] [--warmup N] [--poll-ms MS]
                         [--workers N] [--concurrency N] [--embedded] [--no-write] [--limit-sec S]`;
 
-function positive(name: string, raw: string | undefined): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} needs a positive integer, got "${raw}".\n${USAGE}`);
-  return value;
-}
+const FLAGS = {
+  mode: choice(['throughput', 'wait', 'review'] as const, 'throughput'),
+  runs: count(5000),
+  warmup: count(1000),
+  clients: counts([]),
+  pollMs: count(5),
+  embedded: toggle(),
+  lightRuns: count(500),
+  lightClients: counts([1, 8]),
+  workers: counts([1, 2]),
+  concurrency: counts([8]),
+  repeats: count(1),
+  limitSec: count(900),
+  profile: toggle(),
+  noWrite: toggle(),
+  redisCluster: toggle(),
+};
 
-const list = (name: string, raw: string | undefined) => (raw ?? '').split(',').map((part) => positive(name, part));
+/** The flags only one kind of run takes. */
+const MODES_ONLY = ['pollMs', 'embedded'] as const;
+const THROUGHPUT_ONLY = ['lightRuns', 'lightClients', 'repeats', 'profile', 'redisCluster'] as const;
 
-function mode(raw: string | undefined): BenchMode {
-  if (raw === 'throughput' || raw === 'wait' || raw === 'review') return raw;
-  throw new Error(`--mode needs throughput, wait or review, got "${raw}".\n${USAGE}`);
-}
+const misplaced = (given: ReadonlySet<string>, keys: readonly string[]) => keys.filter((k) => given.has(k)).map(flagName);
 
 export function parseOptions(argv: string[]): BenchOptions {
-  const options: BenchOptions = {
-    mode: 'throughput',
-    runs: 5000,
-    warmup: 1000,
-    clients: 64,
-    clientCounts: [],
-    pollMs: 5,
-    embedded: false,
-    lightRuns: 500,
-    lightClients: [1, 8],
-    workers: [1, 2],
-    concurrency: [8],
-    repeats: 1,
-    profile: false,
-    write: true,
-    limitSec: 900,
-    redisCluster: false,
+  const { flags: f, given } = parseFlags(argv, FLAGS, USAGE);
+  const fail = (message: string): never => {
+    throw new Error(`${message}\n${USAGE}`);
   };
-  const given = new Set<string>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const flag = argv[i]!;
-    const value = () => argv[++i];
-    given.add(flag);
-    switch (flag) {
-      case '--mode': options.mode = mode(value()); break;
-      case '--runs': options.runs = positive('runs', value()); break;
-      case '--warmup': options.warmup = positive('warmup', value()); break;
-      case '--clients': options.clientCounts = list('clients', value()); break;
-      case '--poll-ms': options.pollMs = positive('poll-ms', value()); break;
-      case '--embedded': options.embedded = true; break;
-      case '--light-runs': options.lightRuns = positive('light-runs', value()); break;
-      case '--light-clients': options.lightClients = list('light-clients', value()); break;
-      case '--workers': options.workers = list('workers', value()); break;
-      case '--concurrency': options.concurrency = list('concurrency', value()); break;
-      case '--repeats': options.repeats = positive('repeats', value()); break;
-      case '--limit-sec': options.limitSec = positive('limit-sec', value()); break;
-      case '--profile': options.profile = true; break;
-      case '--no-write': options.write = false; break;
-      case '--redis-cluster': options.redisCluster = true; break;
-      default: throw new Error(`Unknown argument "${flag}".\n${USAGE}`);
-    }
-  }
+  const options: BenchOptions = { ...f, clientCounts: f.clients, clients: 64, write: !f.noWrite };
   if (options.mode === 'throughput') {
-    const misplaced = ['--poll-ms', '--embedded'].filter((f) => given.has(f));
-    if (misplaced.length > 0) throw new Error(`${misplaced.join(', ')}: only with --mode wait or --mode review.\n${USAGE}`);
-    if (options.clientCounts.length > 1) throw new Error(`--clients takes one number without --mode.\n${USAGE}`);
+    const wrong = misplaced(given, MODES_ONLY);
+    if (wrong.length > 0) fail(`${wrong.join(', ')}: only with --mode wait or --mode review.`);
+    if (options.clientCounts.length > 1) fail('--clients takes one number without --mode.');
     options.clients = options.clientCounts[0] ?? options.clients;
     options.clientCounts = [options.clients];
   } else {
-    const misplaced = ['--light-runs', '--light-clients', '--repeats', '--profile', '--redis-cluster'].filter((f) => given.has(f));
-    if (misplaced.length > 0) throw new Error(`${misplaced.join(', ')}: not with --mode ${options.mode}.\n${USAGE}`);
-    if (!given.has('--runs')) options.runs = options.mode === 'wait' ? 500 : 300;
-    if (!given.has('--warmup')) options.warmup = options.mode === 'wait' ? 100 : 50;
-    if (!given.has('--clients')) options.clientCounts = options.mode === 'wait' ? [1, 8, 32] : [1, 8];
-    if (!given.has('--workers')) options.workers = [2];
-    if (!given.has('--limit-sec')) options.limitSec = 300;
+    const wrong = misplaced(given, THROUGHPUT_ONLY);
+    if (wrong.length > 0) fail(`${wrong.join(', ')}: not with --mode ${options.mode}.`);
+    if (!given.has('runs')) options.runs = options.mode === 'wait' ? 500 : 300;
+    if (!given.has('warmup')) options.warmup = options.mode === 'wait' ? 100 : 50;
+    if (!given.has('clients')) options.clientCounts = options.mode === 'wait' ? [1, 8, 32] : [1, 8];
+    if (!given.has('workers')) options.workers = [2];
+    if (!given.has('limitSec')) options.limitSec = 300;
     if (options.workers.length > 1 || options.concurrency.length > 1) {
-      throw new Error(`--mode ${options.mode} measures one configuration: --workers and --concurrency take one number.\n${USAGE}`);
+      fail(`--mode ${options.mode} measures one configuration: --workers and --concurrency take one number.`);
     }
-    if (options.embedded && given.has('--workers')) throw new Error(`--embedded starts no workers (the API executes the runs).\n${USAGE}`);
+    if (options.embedded && given.has('workers')) fail('--embedded starts no workers (the API executes the runs).');
   }
-  if (options.profile && options.redisCluster) throw new Error(`--profile and --redis-cluster: one at a time.\n${USAGE}`);
+  if (options.profile && options.redisCluster) fail('--profile and --redis-cluster: one at a time.');
   if (options.profile) options.write = false;
   return options;
 }

@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
+import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { fixed, percentile } from '../harness/stats.js';
 import { lightTable, type LightMeasurement } from './light.js';
-import { percentile, type BatchResult } from './load.js';
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
+import type { BatchResult } from './load.js';
 
 /** One measured configuration. */
 export interface Measurement {
@@ -24,37 +23,14 @@ export interface Measurement {
   cpuShare: number;
 }
 
-export interface Machine {
-  cores: number;
-  memGiB: number;
-  cpu: string;
-  node: string;
-  redis: string;
-}
-
 /** The `## Runs` target: runs/s with 2 worker processes. */
 export const TARGET_RUNS_PER_SEC = 500;
 
-const { begin: BEGIN, end: END } = markers('runs');
+/** Where the throughput table goes. */
+export const RUNS_SECTION: SectionPlace = { heading: '## Runs', name: 'runs' };
 
-/** The commit measured, and how many files under src/ differed from it then. */
-export function sourceRevision(): string {
-  const git = (...args: string[]) => spawnSync('git', args, { encoding: 'utf8', cwd: fileURLToPath(new URL('../../', import.meta.url)) }).stdout.trim();
-  const dirty = git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean).length;
-  return `commit ${git('rev-parse', '--short', 'HEAD') || 'unknown'}${dirty ? ` + ${dirty} uncommitted files in src/` : ''}`;
-}
-
-export function machine(redisVersion: string): Machine {
-  return {
-    cores: cpus().length,
-    memGiB: Math.round(totalmem() / 2 ** 30),
-    cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
-    node: process.version,
-    redis: redisVersion,
-  };
-}
-
-const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+/** Where `--redis-cluster` puts its tables. */
+export const CLUSTER_SECTION: SectionPlace = { heading: '## Redis Cluster', name: 'redis-cluster-runs', writer: 'npm run bench:runs -- --redis-cluster' };
 
 /** The results table, one row per configuration. */
 export function table(rows: Measurement[]): string {
@@ -111,9 +87,8 @@ export function generated(
     .map((r) => `${r.workers}w×${r.concurrency}: ${r.passes.map((p) => fixed(p, 0)).join(' / ')}`)
     .join('; ');
   const best = [...rows].sort((a, b) => b.batch.runsPerSec - a.batch.runsPerSec)[0];
-  return [
-    BEGIN,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(RUNS_SECTION, [
+    commandLine(command, source),
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; the benchmark, ` +
       'redis-server, one API process and the workers all share these cores.',
@@ -141,16 +116,8 @@ export function generated(
       'Redis commands per run from INFO commandstats, script-inner ones included.',
     '',
     lightTable(rows.flatMap((r) => r.light)),
-    END,
-  ].join('\n');
+  ]);
 }
-
-/** Writes `body` into the generated part of the `## Runs` section of BENCHMARKS.md. */
-export function writeSection(body: string): void {
-  writeGeneratedSection('## Runs', 'runs', body);
-}
-
-const CLUSTER = markers('redis-cluster-runs', 'npm run bench:runs -- --redis-cluster');
 
 /** The generated runs part of the `## Redis Cluster` section: the same table on each Redis, measured one after the other. */
 export function clusterSection(
@@ -162,9 +129,8 @@ export function clusterSection(
 ): string {
   const best = (rows: Measurement[]) => [...rows].sort((a, b) => b.batch.runsPerSec - a.batch.runsPerSec)[0];
   const [single, cluster] = results.map((r) => best(r.rows));
-  return [
-    CLUSTER.begin,
-    `Command: \`${command}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${source}).`,
+  return generatedBlock(CLUSTER_SECTION, [
+    commandLine(command, source),
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; the benchmark, the Redis ` +
       'processes (one, or six), one API process and the workers all share these cores. Each Redis measured after the other ' +
@@ -180,14 +146,8 @@ export function clusterSection(
             `${fixed(percentile(lightest(single).batch.latenciesMs, 50), 1)} ms vs ${fixed(percentile(lightest(cluster).batch.latenciesMs, 50), 1)} ms.`,
         ]
       : []),
-    CLUSTER.end,
-  ].join('\n');
+  ]);
 }
 
 /** The light-load batch with the most clients (the one the cluster section compares). */
 const lightest = (row: Measurement): LightMeasurement => row.light.at(-1)!;
-
-/** Writes `body` into the runs part of the `## Redis Cluster` section of BENCHMARKS.md. */
-export function writeClusterSection(body: string): void {
-  writeGeneratedSection('## Redis Cluster', 'redis-cluster-runs', body, 'npm run bench:runs -- --redis-cluster');
-}

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { ApiClient, closedLoop, sleep, type ScopedClient } from './client.js';
-import { cpuSnapshot, type ProcessGroups } from './wait.js';
+import { ApiClient, sleep, type ScopedClient } from '../harness/client.js';
+import { measureClosedLoop } from '../harness/measure.js';
+import type { ProcessGroups } from '../harness/stats.js';
 
 /** `wait`: POST /api/runs/wait, then POST /api/approval/respond with wait_ms. `poll`: the flow without them. */
 export type ReviewFlow = 'wait' | 'poll';
@@ -87,46 +88,42 @@ function roundTrip(flow: ReviewFlow, pollMs: number): (api: ScopedClient, i: num
 export async function measureReviewFlow(ctx: ReviewContext, flow: ReviewFlow, clients: number, warmup: number, runs: number): Promise<ReviewMeasurement> {
   const api = new ApiClient(ctx.apiUrl, clients);
   const one = roundTrip(flow, ctx.pollMs);
-  const latencies: number[] = [];
-  let failed = 0;
   let minRequests = Infinity;
   let maxRequests = 0;
-  const loop = (n: number) =>
-    closedLoop(clients, n, Math.max(90_000, n * 200), async (i) => {
-      const scoped = api.scoped();
-      const sent = performance.now();
-      const problem = await one(scoped, i);
-      minRequests = Math.min(minRequests, scoped.requests);
-      maxRequests = Math.max(maxRequests, scoped.requests);
-      if (problem) {
-        if (failed === 0) console.error(`review ${flow}: ${problem}`);
-        failed += 1;
-      } else latencies.push(performance.now() - sent);
-    });
   try {
-    await loop(warmup);
-    latencies.length = 0;
-    failed = 0;
-    minRequests = Infinity;
-    maxRequests = 0;
-    api.resetCounts();
-    const cpuBefore = cpuSnapshot(ctx.groups);
-    const elapsedMs = await loop(runs);
-    const cpuAfter = cpuSnapshot(ctx.groups);
-    const trips = latencies.length;
-    const perTrip = (k: keyof ProcessGroups) => (cpuAfter[k] - cpuBefore[k]) / trips;
+    const measured = await measureClosedLoop(
+      { groups: ctx.groups },
+      clients,
+      warmup,
+      runs,
+      async (i) => {
+        const scoped = api.scoped();
+        const sent = performance.now();
+        const problem = await one(scoped, i);
+        minRequests = Math.min(minRequests, scoped.requests);
+        maxRequests = Math.max(maxRequests, scoped.requests);
+        return problem ? `review ${flow}: ${problem}` : performance.now() - sent;
+      },
+      {
+        onMeasureStart: () => {
+          minRequests = Infinity;
+          maxRequests = 0;
+          api.resetCounts();
+        },
+      },
+    );
     return {
       flow,
       clients,
-      roundTrips: trips,
-      failed,
-      roundTripsPerSec: (trips / elapsedMs) * 1000,
-      latencyMs: latencies.sort((a, b) => a - b),
+      roundTrips: measured.runs,
+      failed: measured.failed,
+      roundTripsPerSec: measured.runsPerSec,
+      latencyMs: measured.latencyMs,
       requestsByRoute: [...api.counts].map(([route, n]): [string, number] => [route, n / Math.max(1, runs)]),
       requestsPerRoundTrip: api.total() / Math.max(1, runs),
       minRequests,
       maxRequests,
-      cpuMsPerRoundTrip: { api: perTrip('api'), workers: perTrip('workers'), redis: perTrip('redis') },
+      cpuMsPerRoundTrip: measured.cpuMsPerRun,
     };
   } finally {
     api.close();

@@ -1,18 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { ApiClient, closedLoop, sleep, wallClock } from './client.js';
+import { ApiClient, sleep, wallClock } from '../harness/client.js';
+import { measureClosedLoop } from '../harness/measure.js';
+import { cpuPer, cpuSnapshot, type ProcessGroups } from '../harness/stats.js';
 import { fireBatch, type RunEndWatcher } from './load.js';
 import type { RunStops } from './run-events.js';
-import { cpuMs } from './stats.js';
 
 /** The ways a client learns that its echo run ended. */
 export type WaitFlow = 'wait' | 'poll' | 'light';
-
-/** Process ids by role, for CPU per run. */
-export interface ProcessGroups {
-  api: number[];
-  workers: number[];
-  redis: number[];
-}
 
 /** One flow with one client count, over the measured runs. Times in ms, lists sorted ascending. */
 export interface WaitMeasurement {
@@ -58,11 +52,6 @@ interface Sample {
   createdAt?: number;
 }
 
-export function cpuSnapshot(groups: ProcessGroups): Record<keyof ProcessGroups, number> {
-  const sum = (pids: number[]) => (pids.length === 0 ? NaN : pids.reduce((s, pid) => s + cpuMs(pid), 0));
-  return { api: sum(groups.api), workers: sum(groups.workers), redis: sum(groups.redis) };
-}
-
 /** One echo run, client side, for each flow: resolves with the sample, or a reason it failed. */
 function runner(flow: WaitFlow, ctx: WaitContext, api: ApiClient, wall: (perf: number) => number): (i: number) => Promise<Sample | string> {
   if (flow === 'wait') {
@@ -92,66 +81,83 @@ function runner(flow: WaitFlow, ctx: WaitContext, api: ApiClient, wall: (perf: n
   };
 }
 
+/** What a flow's measured runs gave, before the server-side times are read. */
+interface FlowResult {
+  samples: Sample[];
+  clientMs: number[];
+  runsPerSec: number;
+  requests: number;
+  failed: number;
+  completed: number;
+  cpuMsPerRun: { api: number; workers: number; redis: number };
+}
+
+/** Exactly the light load of `## Runs`: POST /api/runs, the end seen on the Redis event channel. */
+async function lightFlow(ctx: WaitContext, clients: number, warmup: number, runs: number, wall: (perf: number) => number): Promise<FlowResult> {
+  const samples: Sample[] = [];
+  const batch = (n: number) =>
+    fireBatch({
+      apiUrl: ctx.apiUrl,
+      runs: n,
+      clients,
+      closedLoop: true,
+      watcher: ctx.watcher!,
+      timeoutMs: Math.max(90_000, runs * 100),
+      onAccepted: (runId, sentAt) => samples.push({ runId, sentWall: wall(sentAt), clientMs: NaN }),
+    });
+  await batch(warmup);
+  samples.length = 0;
+  const cpuBefore = cpuSnapshot(ctx.groups);
+  const result = await batch(runs);
+  const completed = result.runs - result.failed;
+  const cpu = cpuPer(cpuBefore, cpuSnapshot(ctx.groups), completed);
+  return {
+    samples,
+    clientMs: result.latenciesMs,
+    runsPerSec: (completed / result.elapsedMs) * 1000,
+    requests: runs,
+    failed: result.failed + result.rejected,
+    completed,
+    cpuMsPerRun: { api: cpu.api, workers: cpu.workers, redis: cpu.redis },
+  };
+}
+
+/** `wait` and `poll`: each client's run, its answer read by the client itself. */
+async function clientFlow(flow: 'wait' | 'poll', ctx: WaitContext, clients: number, warmup: number, runs: number, wall: (perf: number) => number): Promise<FlowResult> {
+  const api = new ApiClient(ctx.apiUrl, clients);
+  const samples: Sample[] = [];
+  try {
+    const one = runner(flow, ctx, api, wall);
+    const measured = await measureClosedLoop(
+      { groups: ctx.groups },
+      clients,
+      warmup,
+      runs,
+      async (i) => {
+        const sample = await one(i);
+        if (typeof sample === 'string') return `${flow}: ${sample}`;
+        samples.push(sample);
+        return sample.clientMs;
+      },
+      {
+        onMeasureStart: () => {
+          samples.length = 0;
+          api.resetCounts();
+        },
+      },
+    );
+    const { latencyMs: clientMs, runsPerSec, failed, runs: completed, cpuMsPerRun } = measured;
+    return { samples, clientMs, runsPerSec, requests: api.total(), failed, completed, cpuMsPerRun };
+  } finally {
+    api.close();
+  }
+}
+
 /** Client runs of `flow` in a closed loop of `clients`: `warmup` runs, then `runs` measured ones. */
 export async function measureWaitFlow(ctx: WaitContext, flow: WaitFlow, clients: number, warmup: number, runs: number): Promise<WaitMeasurement> {
   const wall = wallClock();
-  const timeoutMs = Math.max(90_000, runs * 100);
-  let samples: Sample[] = [];
-  let failed = 0;
-  let clientMs: number[];
-  let elapsedMs: number;
-  let requests: number;
-  let completed: number;
-  let cpuBefore = cpuSnapshot(ctx.groups);
-
-  if (flow === 'light') {
-    // Exactly the light load of `## Runs`: POST /api/runs, end seen on the Redis event channel.
-    const watcher = ctx.watcher!;
-    const batch = (n: number) =>
-      fireBatch({
-        apiUrl: ctx.apiUrl,
-        runs: n,
-        clients,
-        closedLoop: true,
-        watcher,
-        timeoutMs,
-        onAccepted: (runId, sentAt) => samples.push({ runId, sentWall: wall(sentAt), clientMs: NaN }),
-      });
-    await batch(warmup);
-    samples = [];
-    cpuBefore = cpuSnapshot(ctx.groups);
-    const result = await batch(runs);
-    clientMs = result.latenciesMs;
-    elapsedMs = result.elapsedMs;
-    requests = runs;
-    failed = result.failed + result.rejected;
-    completed = result.runs - result.failed;
-  } else {
-    const api = new ApiClient(ctx.apiUrl, clients);
-    try {
-      const one = runner(flow, ctx, api, wall);
-      const loop = (n: number) =>
-        closedLoop(clients, n, timeoutMs, async (i) => {
-          const sample = await one(i);
-          if (typeof sample === 'string') {
-            if (failed === 0) console.error(`${flow}: ${sample}`);
-            failed += 1;
-          } else samples.push(sample);
-        });
-      await loop(warmup);
-      samples = [];
-      failed = 0;
-      api.resetCounts();
-      cpuBefore = cpuSnapshot(ctx.groups);
-      elapsedMs = await loop(runs);
-      requests = api.total();
-      clientMs = samples.map((s) => s.clientMs).sort((a, b) => a - b);
-      completed = samples.length;
-    } finally {
-      api.close();
-    }
-  }
-  const cpuAfter = cpuSnapshot(ctx.groups);
+  const result = flow === 'light' ? await lightFlow(ctx, clients, warmup, runs, wall) : await clientFlow(flow, ctx, clients, warmup, runs, wall);
+  const { samples, completed } = result;
   const missingEvents = await ctx.events.waitFor(
     samples.map((s) => s.runId),
     10_000,
@@ -164,18 +170,17 @@ export async function measureWaitFlow(ctx: WaitContext, flow: WaitFlow, clients:
     serverMs.push(stop.tsMs + 0.5 - s.sentWall);
     if (s.createdAt !== undefined) createdToCompletedMs.push(stop.tsMs - s.createdAt);
   }
-  const perRun = (k: keyof ProcessGroups) => (cpuAfter[k] - cpuBefore[k]) / completed;
   return {
     flow,
     clients,
     runs: completed,
-    failed,
-    runsPerSec: (completed / elapsedMs) * 1000,
-    clientMs,
+    failed: result.failed,
+    runsPerSec: result.runsPerSec,
+    clientMs: result.clientMs,
     serverMs: serverMs.sort((a, b) => a - b),
     createdToCompletedMs: createdToCompletedMs.sort((a, b) => a - b),
     missingEvents,
-    requestsPerRun: requests / Math.max(1, completed),
-    cpuMsPerRun: { api: perRun('api'), workers: perRun('workers'), redis: perRun('redis') },
+    requestsPerRun: result.requests / Math.max(1, completed),
+    cpuMsPerRun: result.cpuMsPerRun,
   };
 }

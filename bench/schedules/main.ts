@@ -1,35 +1,29 @@
 import { loadavg } from 'node:os';
-import { Redis } from 'ioredis';
 import { RedisStore } from '../../src/adapters/redis/store.js';
-import { percentile } from '../runs/load.js';
-import { startNodeProcess, startRedisServer, type BenchChild } from '../runs/processes.js';
-import { machine, sourceRevision } from '../runs/report.js';
+import { benchCommand, count, parseFlags, toggle } from '../harness/args.js';
+import { closedLoop, sleep } from '../harness/client.js';
+import { redisVersion } from '../harness/redis.js';
+import { machine, sourceRevision } from '../harness/report.js';
+import { runBench, STACK_ENV, type BenchProcesses } from '../harness/run.js';
+import { percentile } from '../harness/stats.js';
 
 /**
  * `npm run bench:schedules`: N schedules (default 10,000) all due in the same minute, two worker
  * processes, one API process, a private redis-server. Every schedule must fire exactly once;
  * reports the spread between the due time and `fired_at`, and the time until every run
- * completed. Prints the BENCHMARKS.md section. Options: `--schedules N`, `--workers N`.
+ * completed. Prints the BENCHMARKS.md section (written by hand; `--no-write`, which
+ * bench/compare-trees.sh passes to every benchmark, changes nothing).
  */
+const USAGE = 'npm run bench:schedules -- [--schedules N] [--workers N] [--no-write]';
+const argv = process.argv.slice(2);
+const { flags } = parseFlags(argv, { schedules: count(10_000), workers: count(2), noWrite: toggle() }, USAGE);
 const TENANT = 'DefaultTenant';
-const PREFIX = 'agentplane';
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const COUNT = arg('schedules', 10_000);
-const WORKERS = arg('workers', 2);
+const PREFIX = STACK_ENV.SERVICE_KEY_PREFIX;
+const COUNT = flags.schedules;
+const WORKERS = flags.workers;
 const CREATE_CONCURRENCY = 64;
 /** Ticks are awaited at most this long after the due minute. */
 const AFTER_DUE_LIMIT_MS = 180_000;
-
-const started: BenchChild[] = [];
-const watchdog = setTimeout(() => {
-  console.error('bench:schedules: watchdog fired after 10 minutes; every process it started is killed.');
-  process.exit(2);
-}, 600_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function metric(urls: string[], pattern: RegExp): Promise<number[]> {
   const texts = await Promise.all(urls.map((u) => fetch(`${u}/metrics`).then((r) => r.text())));
@@ -38,34 +32,21 @@ async function metric(urls: string[], pattern: RegExp): Promise<number[]> {
 
 async function createAll(api: string, cron: string): Promise<string[]> {
   const ids: string[] = [];
-  let next = 0;
-  const post = async (): Promise<void> => {
-    while (next < COUNT) {
-      const n = next++;
-      const response = await fetch(`${api}/api/schedules`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ agent_id: 'echo', cron_expr: cron, input: { n } }),
-      });
-      if (response.status !== 201) throw new Error(`POST /api/schedules answered ${response.status}: ${await response.text()}`);
-      ids.push(((await response.json()) as { id: string }).id);
-    }
-  };
-  await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, post));
+  await closedLoop(CREATE_CONCURRENCY, COUNT, 600_000, async (n) => {
+    const response = await fetch(`${api}/api/schedules`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_id: 'echo', cron_expr: cron, input: { n } }),
+    });
+    if (response.status !== 201) throw new Error(`POST /api/schedules answered ${response.status}: ${await response.text()}`);
+    ids.push(((await response.json()) as { id: string }).id);
+  });
   return ids;
 }
 
-async function main(): Promise<void> {
-  const redis = await startRedisServer();
-  started.push(redis);
-  const env = { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SHUTDOWN_DELAY_MS: '0' };
-  const [api, ...workers] = await Promise.all([
-    startNodeProcess({ name: 'api', entry: 'src/main/api.ts', env, portVariable: 'SERVICE_PORT' }),
-    ...Array.from({ length: WORKERS }, (_, i) =>
-      startNodeProcess({ name: `worker-${i + 1}`, entry: 'src/main/worker.ts', env: { ...env, WORKER_CONCURRENCY: '32' }, portVariable: 'WORKER_PORT' }),
-    ),
-  ]);
-  started.push(api!, ...workers);
+async function main(processes: BenchProcesses): Promise<void> {
+  const redis = await processes.redis();
+  const { api, workers } = await processes.stack({ redis, env: { ...STACK_ENV, SERVICE_RATE_LIMIT: 'off' }, workers: WORKERS, workerEnv: { WORKER_CONCURRENCY: '32' } });
   const workerUrls = workers.map((w) => w.url);
 
   // The due minute: the first one that leaves time to create every schedule (~500/s measured
@@ -76,7 +57,7 @@ async function main(): Promise<void> {
   const cron = `${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
   console.log(`creating ${COUNT} schedules "${cron}" (UTC), due ${at.toISOString()}`);
   const createStart = Date.now();
-  const ids = await createAll(api!.url, cron);
+  const ids = await createAll(api.url, cron);
   const createMs = Date.now() - createStart;
   if (Date.now() >= due) throw new Error(`creating took ${createMs} ms and ran past the due minute; lower --schedules`);
   console.log(`created in ${createMs} ms (${Math.round((COUNT * 1000) / createMs)}/s); waiting for ${at.toISOString()}`);
@@ -97,7 +78,7 @@ async function main(): Promise<void> {
   await sleep(3000);
   const perWorker = await metric(workerUrls, fireCounter);
 
-  const client = new Redis(redis.url);
+  const client = redis.client('bench:check');
   const store = new RedisStore(client, { keyPrefix: PREFIX });
   const lags: number[] = [];
   const runEnds: number[] = [];
@@ -122,8 +103,7 @@ async function main(): Promise<void> {
     );
   }
   const sessionCount = await client.zcard(`${PREFIX}:{${TENANT}}:sessions`);
-  const m = machine((await client.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?');
-  client.disconnect();
+  const m = machine(await redisVersion(client));
   lags.sort((a, b) => a - b);
   runEnds.sort((a, b) => a - b);
   const exactlyOnce = problems.length === 0 && runIds.size === COUNT && sessions.size === COUNT && sessionCount === COUNT;
@@ -131,7 +111,7 @@ async function main(): Promise<void> {
   const maxLag = lags.at(-1) ?? NaN;
 
   console.log(`
-Command: \`npm run bench:schedules${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`
+Command: \`${benchCommand('bench:schedules', argv)}\`
 (${sourceRevision()}; ${m.cores} cores ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; load average ${load.toFixed(1)} at the due minute)
 
 ${COUNT} schedules \`${cron}\` (all due ${at.toISOString()}), created through POST /api/schedules in ${s(createMs)};
@@ -148,12 +128,4 @@ Target (all ${COUNT} fired within 30 s of the minute): ${maxLag <= 30_000 ? 'met
   if (!exactlyOnce) process.exitCode = 1;
 }
 
-try {
-  await main();
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  for (const child of started.reverse()) await child.stop();
-  clearTimeout(watchdog);
-}
+await runBench('bench:schedules', 600, main);

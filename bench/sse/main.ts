@@ -3,12 +3,16 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startNodeProcess, startRedisServer, type BenchChild } from '../runs/processes.js';
-import { monotonicUs, profilesIn, summarizeProfile } from '../runs/profile.js';
-import { machine, sourceRevision } from '../runs/report.js';
-import { cpuMs } from '../runs/stats.js';
+import { benchCommand, count, counts, parseFlags, toggle } from '../harness/args.js';
+import { sleep as pause } from '../harness/client.js';
+import type { BenchChild } from '../harness/processes.js';
+import { monotonicUs, profilesIn, summarizeProfile } from '../harness/profile.js';
+import { redisVersion, type BenchRedis } from '../harness/redis.js';
+import { machine, sourceRevision, writeBlock } from '../harness/report.js';
+import { runBench, STACK_ENV, type BenchProcesses } from '../harness/run.js';
+import { cpuMs } from '../harness/stats.js';
 import { SseClientPool } from './clients.js';
-import { floorTable, section, table, verdict, writeSection, type FloorMeasurement, type SseMeasurement } from './report.js';
+import { floorTable, section, SSE_SECTION, table, verdict, type FloorMeasurement, type SseMeasurement } from './report.js';
 
 /**
  * `npm run bench:sse`: N idle SSE clients on one API replica, then events published one by
@@ -16,60 +20,31 @@ import { floorTable, section, table, verdict, writeSection, type FloorMeasuremen
  * and the replica's RSS per idle connection. Starts its own redis-server and one API process
  * per client count, on loopback, and stops everything itself. See BENCHMARKS.md, section SSE.
  */
-interface Options {
-  clients: number[];
-  events: number;
-  /** Pauses between two publishes, one measurement each, in this order. */
-  intervalsMs: number[];
-  /** Clients of the memory floor comparison (0: skip it). */
-  floorClients: number;
-  /** CPU-profile the API process and print where its time went while events were delivered (implies no write). */
-  profile: boolean;
-  write: boolean;
-  limitSec: number;
-}
-
 const USAGE =
   'npm run bench:sse -- [--clients 1000,5000,10000] [--events 100] [--interval-ms 500,100] [--floor-clients 5000] [--profile] [--no-write] [--limit-sec 900]';
-
-function parseOptions(argv: string[]): Options {
-  const options: Options = { clients: [1000, 5000, 10_000], events: 100, intervalsMs: [500, 100], floorClients: 5000, profile: false, write: true, limitSec: 900 };
-  const count = (raw: string | undefined, min = 1) => {
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`expected an integer of at least ${min}, got "${raw}"\n${USAGE}`);
-    return value;
-  };
-  const positive = (raw: string | undefined) => count(raw);
-  for (let i = 0; i < argv.length; i += 1) {
-    const flag = argv[i];
-    if (flag === '--clients') options.clients = (argv[++i] ?? '').split(',').map(positive);
-    else if (flag === '--events') options.events = positive(argv[++i]);
-    else if (flag === '--interval-ms') options.intervalsMs = (argv[++i] ?? '').split(',').map(positive);
-    else if (flag === '--limit-sec') options.limitSec = positive(argv[++i]);
-    else if (flag === '--floor-clients') options.floorClients = count(argv[++i], 0);
-    else if (flag === '--no-write') options.write = false;
-    else if (flag === '--profile') {
-      options.profile = true;
-      options.write = false;
-    }
-    else throw new Error(`unknown argument "${flag}"\n${USAGE}`);
-  }
-  return options;
-}
+const FLAGS = {
+  clients: counts([1000, 5000, 10_000]),
+  events: count(100),
+  /** Pauses between two publishes, one measurement each, in this order. */
+  intervalMs: counts([500, 100]),
+  /** Clients of the memory floor comparison (0: skip it). */
+  floorClients: count(5000, 0),
+  /** CPU-profile the API process and print where its time went while events were delivered (implies no write). */
+  profile: toggle(),
+  noWrite: toggle(),
+  limitSec: count(900),
+};
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PREFIX = 'agentplane-bench-sse';
 /** About this many clients read as events arrive and are timed; the rest read at the end. */
 const TIMED_CLIENTS = 500;
-const options = parseOptions(process.argv.slice(2));
-const command = ['npm run bench:sse', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
-const watchdog = setTimeout(() => {
-  console.error(`bench:sse: stopped after --limit-sec ${options.limitSec}; every process it started is killed.`);
-  process.exit(2);
-}, options.limitSec * 1000);
+const argv = process.argv.slice(2);
+const { flags } = parseFlags(argv, FLAGS, USAGE);
+const options = { ...flags, intervalsMs: flags.intervalMs, write: !flags.noWrite && !flags.profile };
+const command = benchCommand('bench:sse', argv);
 
 const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function openStreams(api: BenchChild): Promise<number> {
   const text = await (await fetch(`${api.url}/metrics`)).text();
@@ -96,13 +71,14 @@ function publish(redisUrl: string, events: number, intervalMs: number): Promise<
   );
 }
 
-async function measure(redis: BenchChild, clients: number): Promise<SseMeasurement[]> {
+async function measure(processes: BenchProcesses, redis: BenchRedis, clients: number): Promise<SseMeasurement[]> {
+  const redisUrl = redis.env.REDIS_URL!;
   const profileDir = options.profile ? mkdtempSync(join(tmpdir(), 'agentplane-bench-sse-')) : undefined;
-  const api = await startNodeProcess({
-    name: `api (${clients} clients)`,
-    entry: 'src/main/api.ts',
-    portVariable: 'SERVICE_PORT',
-    env: { REDIS_URL: redis.url, SERVICE_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT: 'off', SERVICE_SSE_MAX_PER_PRINCIPAL: '0', SERVICE_SSE_MAX_PER_TENANT: '0', SERVICE_SHUTDOWN_DELAY_MS: '0' },
+  const { api, stop } = await processes.stack({
+    redis,
+    env: { ...STACK_ENV, SERVICE_KEY_PREFIX: PREFIX, SERVICE_RATE_LIMIT: 'off', SERVICE_SSE_MAX_PER_PRINCIPAL: '0', SERVICE_SSE_MAX_PER_TENANT: '0' },
+    workers: 0,
+    apiName: `api (${clients} clients)`,
     nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
   /** Monotonic µs spans of the deliveries: the profile is summarised over these only. */
@@ -111,7 +87,7 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
     // Warm-up: the code paths of a stream and of a delivery run once before anything is measured.
     const warm = new SseClientPool(api.port);
     await warm.open(20);
-    await publish(redis.url, 5, 10);
+    await publish(redisUrl, 5, 10);
     await warm.waitForTimed(5, 10_000);
     warm.close();
     await waitForStreams(api, 0);
@@ -129,7 +105,7 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
       const loadAvg = loadavg()[0]!;
       const cpuBefore = cpuMs(api.pid);
       const from = monotonicUs();
-      await publish(redis.url, options.events, intervalMs);
+      await publish(redisUrl, options.events, intervalMs);
       await pool.waitForTimed((i + 1) * options.events, 60_000);
       windows.push([from, monotonicUs()]);
       const deliveryCpuMs = cpuMs(api.pid) - cpuBefore;
@@ -151,7 +127,7 @@ async function measure(redis: BenchChild, clients: number): Promise<SseMeasureme
       rssWith,
     }));
   } finally {
-    await api.stop();
+    await stop();
     if (profileDir) {
       for (const { path } of profilesIn(profileDir, new Map([[api.pid, api.name]]))) {
         console.log([`${api.name}, while events were delivered:`, ...summarizeProfile(path, windows, 20)].join('\n'));
@@ -173,12 +149,13 @@ function floor(variant: FloorMeasurement['variant'], clients: number): Promise<F
   );
 }
 
-const redis = await startRedisServer();
-const rows: SseMeasurement[] = [];
-const floors: FloorMeasurement[] = [];
-try {
+/** Each client count on its own API process, then the memory floor of each server variant. */
+async function main(processes: BenchProcesses): Promise<void> {
+  const redis = await processes.redis();
+  const rows: SseMeasurement[] = [];
+  const floors: FloorMeasurement[] = [];
   for (const clients of options.clients) {
-    const measured = await measure(redis, clients);
+    const measured = await measure(processes, redis, clients);
     rows.push(...measured);
     console.log(table(measured).split('\n').slice(2).join('\n'));
   }
@@ -186,19 +163,17 @@ try {
     for (const variant of ['pipe', 'node', 'koa', 'agentplane'] as const) floors.push(await floor(variant, options.floorClients));
     console.log(floorTable(floors));
   }
-} finally {
-  await redis.stop();
-  clearTimeout(watchdog);
+  const version = await redisVersion(redis.client('bench:version'));
+  const notes = [
+    `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; for each rate, ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), at a steady pace.`,
+    `Latency: wall-clock time from just before the publish call to the moment a client read the frame. About ${TIMED_CLIENTS} clients, spread evenly over the connection order (the fan-out order), read as events arrive and are timed; the others leave the frames in their socket buffers (the server does the same work for them) and are counted at the end, so the benchmark process does not take the CPU the server needs.`,
+    '"delivered" counts every (client, event) pair of all rates together; a shortfall, if any, shows on the last row of a client count. "API CPU per delivery": the API process CPU time (user + system) over one rate, divided by its (client, event) pairs; most of it is the kernel writing to loopback sockets.',
+    'RSS per idle connection: the API process RSS with all clients connected and idle for 2 s minus its RSS after a warm-up with no client, divided by the client count.',
+    `Open files: each side holds one descriptor per client; \`ulimit -n\` was ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()} here (raise it before measuring more than that).`,
+  ];
+  const body = section(command, machine(`redis ${version}`), sourceRevision(), rows, floors, notes);
+  console.log(`\n${verdict(rows)}`);
+  if (options.write) writeBlock(SSE_SECTION, body);
 }
 
-const redisVersion = /v=(\S+)/.exec(spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? 'unknown';
-const notes = [
-  `Clients are raw HTTP/1.1 sockets in the benchmark process (not EventSource, too heavy at 10k), all on one API process; for each rate, ${options.events} events are published by a separate process through the EventBus (XADD + PUBLISH script), at a steady pace.`,
-  `Latency: wall-clock time from just before the publish call to the moment a client read the frame. About ${TIMED_CLIENTS} clients, spread evenly over the connection order (the fan-out order), read as events arrive and are timed; the others leave the frames in their socket buffers (the server does the same work for them) and are counted at the end, so the benchmark process does not take the CPU the server needs.`,
-  '"delivered" counts every (client, event) pair of all rates together; a shortfall, if any, shows on the last row of a client count. "API CPU per delivery": the API process CPU time (user + system) over one rate, divided by its (client, event) pairs; most of it is the kernel writing to loopback sockets.',
-  'RSS per idle connection: the API process RSS with all clients connected and idle for 2 s minus its RSS after a warm-up with no client, divided by the client count.',
-  `Open files: each side holds one descriptor per client; \`ulimit -n\` was ${spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()} here (raise it before measuring more than that).`,
-];
-const body = section(command, machine(`redis ${redisVersion}`), sourceRevision(), rows, floors, notes);
-console.log(`\n${verdict(rows)}`);
-if (options.write) writeSection(body);
+await runBench('bench:sse', options.limitSec, main);

@@ -1,6 +1,5 @@
-import { percentile } from '../runs/load.js';
-import type { Machine } from '../runs/report.js';
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
+import { generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { percentile } from '../harness/stats.js';
 
 /** One measured number of idle clients. */
 export interface SseMeasurement {
@@ -50,7 +49,7 @@ export function floorTable(rows: FloorMeasurement[]): string {
 
 export const TARGET = { clients: 10_000, p99Ms: 200, rssPerConnectionKiB: 20 };
 
-const { begin: BEGIN, end: END } = markers('sse');
+export const SSE_SECTION: SectionPlace = { heading: '## SSE', name: 'sse' };
 
 const kib = (bytes: number) => bytes / 1024;
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -87,8 +86,7 @@ export function verdict(rows: SseMeasurement[]): string {
 }
 
 export function section(command: string, host: Machine, revision: string, rows: SseMeasurement[], floors: FloorMeasurement[], notes: string[]): string {
-  return [
-    BEGIN,
+  return generatedBlock(SSE_SECTION, [
     `Command: \`${command}\``,
     '',
     `Machine: ${host.cores} cores (${host.cpu}), ${host.memGiB} GiB, Node ${host.node}, ${host.redis}; ${revision}; ${new Date().toISOString().slice(0, 10)}.`,
@@ -101,11 +99,5 @@ export function section(command: string, host: Machine, revision: string, rows: 
       ? [`Memory floor: ${floors[0]!.clients.toLocaleString('en')} idle connections held by each server in turn (\`bench/sse/floor.ts\`, node --expose-gc, after full collections).`, '', floorTable(floors), '']
       : []),
     ...notes.map((note) => `- ${note}`),
-    END,
-  ].join('\n');
-}
-
-/** Writes `body` into the generated part of the `## SSE` section of BENCHMARKS.md. */
-export function writeSection(body: string): void {
-  writeGeneratedSection('## SSE', 'sse', body);
+  ]);
 }

@@ -7,7 +7,6 @@
  * tenant's read takes while one-key patches land on a 60,000-key state. Writes the `## Storage`
  * section of BENCHMARKS.md (off with --no-write).
  *
- * Options: --runs N (5000), --patches N (2000), --no-write.
  */
 import { cpus, totalmem } from 'node:os';
 import { Writable } from 'node:stream';
@@ -18,27 +17,27 @@ import { DEFAULT_TENANT } from '../../src/domain/types.js';
 import { compose } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
-import { markers, writeGeneratedSection } from '../benchmarks-md.js';
-import { startRedisServer } from '../runs/processes.js';
+import { benchCommand, count, parseFlags, toggle } from '../harness/args.js';
+import { redisVersion } from '../harness/redis.js';
+import { generatedBlock, stamp, writeBlock, type SectionPlace } from '../harness/report.js';
+import { runBench, type BenchProcesses } from '../harness/run.js';
 import { measureIsolation } from './isolation.js';
 
+const USAGE = 'npm run bench:storage -- [--runs N] [--patches N] [--no-write]';
 const argv = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-};
-const RUNS = option('runs', 5000);
-const PATCHES = option('patches', 2000);
-const WRITE = !argv.includes('--no-write');
+const { flags } = parseFlags(argv, { runs: count(5000), patches: count(2000), noWrite: toggle() }, USAGE);
+const RUNS = flags.runs;
+const PATCHES = flags.patches;
 const MONTH_RUNS = 10 * 86_400 * 30;
+const SECTION: SectionPlace = { heading: '## Storage', name: 'storage' };
 
 async function usage(admin: Redis): Promise<{ bytes: number; keys: number }> {
   const info = await admin.info('memory');
   return { bytes: Number(/^used_memory:(\d+)/m.exec(info)![1]), keys: await admin.dbsize() };
 }
 
-async function main(): Promise<void> {
-  const redis = await startRedisServer();
+async function main(processes: BenchProcesses): Promise<void> {
+  const redis = await processes.redisServer();
   const admin = new Redis(redis.url);
   const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
   const config = loadConfig({ REDIS_URL: redis.url, SERVICE_KEY_PREFIX: 'bench', LOG_LEVEL: 'warn', WORKER_CONCURRENCY: '16' });
@@ -69,10 +68,9 @@ async function main(): Promise<void> {
 
     const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
     const gib = (n: number) => `${(n / 1073741824).toFixed(1)} GiB`;
-    const lines = [
-      markers('storage').begin,
-      `Command: \`npm run bench:storage${argv.length ? ` -- ${argv.join(' ')}` : ''}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC). ` +
-        `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1073741824)} GiB, Node ${process.version}, private redis-server (${/redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? '?'}).`,
+    const body = generatedBlock(SECTION, [
+      `Command: \`${benchCommand('bench:storage', argv)}\` (${stamp()} UTC). ` +
+        `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1073741824)} GiB, Node ${process.version}, private redis-server (${await redisVersion(admin)}).`,
       '',
       `${RUNS} echo runs (2 nodes, input of two keys) executed by one worker composition with the default limits (state ≤ 1 MiB, 50 checkpoints retained), then ${PATCHES} one- or two-key patches of one session.`,
       '',
@@ -88,15 +86,12 @@ async function main(): Promise<void> {
       `| the same with SERVICE_SESSION_TTL=1d | ${gib(perRun.bytes * 10 * 86_400)} |`,
       `| another tenant's run read (median, at Redis), idle / during one-key patches of a ${isolation.stateKeys.toLocaleString('en')}-key state (4 loops, ${isolation.patches} patches) | ` +
         `${isolation.idleMs.toFixed(2)} ms / ${isolation.busyMs.toFixed(2)} ms (${(isolation.busyMs / isolation.idleMs).toFixed(1)}×) |`,
-      markers('storage').end,
-    ];
-    const body = lines.join('\n');
+    ]);
     console.log(body);
-    if (WRITE) writeGeneratedSection('## Storage', 'storage', body);
+    if (!flags.noWrite) writeBlock(SECTION, body);
   } finally {
     await worker.close();
     admin.disconnect();
-    await redis.stop();
   }
 }
 
@@ -108,4 +103,4 @@ async function waitRun(store: ReturnType<typeof compose>['backend']['store'], ru
   }
 }
 
-await main();
+await runBench('bench:storage', 1800, main);
