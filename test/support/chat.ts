@@ -50,14 +50,15 @@ export async function mountAdapter<F extends { close(): Promise<void> }, A exten
 
 /**
  * Stops a chat adapter while its handler is still running, and checks that stop() waits for it:
- * stop() has not resolved a turn later, and does once `finish` (which lets the handler answer)
- * was called.
+ * stop() resolves only after `finish` (which lets the handler answer) was called, a turn after
+ * stop() was (a stop that does not wait resolves first).
  */
 export async function expectStopWaitsForHandler(adapter: { stop(): Promise<void> }, finish: () => void): Promise<void> {
-  let stopped = false;
-  const stopping = adapter.stop().then(() => (stopped = true));
-  await new Promise((resolve) => setImmediate(resolve));
-  expect(stopped).toBe(false);
-  finish();
-  await stopping;
+  let finished = false;
+  const finishedAtStop = adapter.stop().then(() => finished);
+  setImmediate(() => {
+    finished = true;
+    finish();
+  });
+  expect(await finishedAtStop, 'stop() resolved while the handler was still running').toBe(true);
 }
