@@ -73,6 +73,55 @@ describe.each(['embedded', 'redis'] as const)('Discord and Telegram chat gateway
     expect(discord.callsTo(`/messages/${messageId}`)).toHaveLength(1);
   });
 
+  it('Discord: Comment opens a dialog for approvers only; its signed submission decides with the comment, once', async () => {
+    const { discord, keys, urls, at } = await setup(backend);
+    const post = (url: string, interaction: object, headers?: Record<string, string>) => {
+      const body = JSON.stringify(interaction);
+      return call(`${url}/discord/interactions`, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...(headers ?? discordHeaders(keys.privateKey, body)) } });
+    };
+    const ask = { type: 2, id: 'c1', application_id: '1', token: 't', channel_id: '310', member: { user: { id: '111' } }, data: { name: 'ask', options: [{ name: 'text', value: 'deploy v7' }] } };
+    expect((await post(at(0), ask)).status).toBe(200);
+    const posted = await waitFor('the approval message', () => discord.callsTo('/channels/310/messages').find((entry) => (entry.body as any).components));
+    const buttons = (posted.body as any).components[0].components as { label: string; custom_id: string }[];
+    expect(buttons.map((button) => button.label)).toEqual(['Approve', 'Reject', 'Comment…']);
+    const approvalId = buttons[2]!.custom_id.slice('apv:c:'.length);
+    const messageId = String(9_000 + discord.calls.indexOf(posted) + 1);
+    const from = (user: string, type: number, data: object) => ({ type, id: `i-${user}-${type}`, application_id: '1', token: 't', channel_id: '310', member: { user: { id: user } }, message: { id: messageId }, data });
+
+    const comment = (user: string) => from(user, 3, { custom_id: `apv:c:${approvalId}`, component_type: 2 });
+    expect((await post(at(1), comment('222'))).body).toEqual({ type: 4, data: { content: 'You may not decide approvals.', flags: 64 } });
+    const modal = (await post(at(0), comment('111'))).body;
+    expect(modal).toMatchObject({ type: 9, data: { custom_id: `apd:${approvalId}`, title: 'Decide the approval' } });
+    expect(modal.data.components.map((label: any) => [label.type, label.component.type, label.component.custom_id])).toEqual([
+      [18, 3, 'decision'],
+      [18, 4, 'comment'],
+    ]);
+
+    // What Discord sends on submit: each label with its input's value.
+    const submit = (user: string, choice: string, text: string) =>
+      from(user, 5, {
+        custom_id: `apd:${approvalId}`,
+        components: [
+          { type: 18, id: 1, component: { type: 3, id: 2, custom_id: 'decision', values: [choice] } },
+          { type: 18, id: 3, component: { type: 4, id: 4, custom_id: 'comment', value: text } },
+        ],
+      });
+    const raw = JSON.stringify(submit('111', 'reject', 'not on a Friday'));
+    expect((await post(at(1), submit('111', 'reject', 'not on a Friday'), discordHeaders(discordKeys().privateKey, raw))).status).toBe(401);
+    expect((await post(at(1), submit('222', 'approve', 'sneaky'))).body).toMatchObject({ data: { content: 'You may not decide approvals.', flags: 64 } });
+    expect((await post(at(0), submit('111', 'maybe', ''))).body).toMatchObject({ data: { content: 'Choose Approve or Reject.', flags: 64 } });
+    expect((await call(`${urls[0]}/api/approvals/${approvalId}`)).body.status).toBe('pending');
+
+    expect((await post(at(1), submit('111', 'reject', 'not on a Friday'))).body).toEqual({ type: 6 });
+    expect((await call(`${urls[0]}/api/approvals/${approvalId}`)).body).toMatchObject({ status: 'rejected', comment: 'not on a Friday', decided_by: 'discord:111' });
+    const edit = await waitFor('the edit', () => bodiesOf(discord, `/channels/310/messages/${messageId}`)[0]);
+    expect(edit.content).toContain('**Rejected by <@111>**\n> not on a Friday');
+    expect(edit.components).toEqual([]);
+    await waitFor('the answer after the approval', () => bodiesOf(discord, '/channels/310/messages').find((body) => body.content === 'not deployed'));
+    expect((await post(at(0), submit('111', 'approve', 'changed my mind'))).body).toMatchObject({ data: { content: 'This approval was already decided.' } });
+    expect(discord.callsTo(`/messages/${messageId}`)).toHaveLength(1);
+  });
+
   it('Telegram: a chat is a session; an approval refused without the secret token or for a user not allowed, decided once; one decided through the API is edited', async () => {
     const { telegram, urls, at } = await setup(backend);
     const push = (url: string, update: object, token = SECRET_TOKEN) =>
