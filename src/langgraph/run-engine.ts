@@ -31,8 +31,9 @@ async function drive(attempt: RunAttempt, source: GraphSource, graphs: GraphLoad
   // What the run was asked: its input or command, and a LangGraph client's run options.
   const asked = parseRunInput(await store.runs.getRunInput(tenant, run.id));
   const config = runConfigOf(attempt, source, asked);
+  const graph = await graphs.graphFor(source, tenant, { configurable: config.configurable });
+  /** The thread the run reads and goes on from: its latest checkpoint. */
   const thread = { configurable: config.configurable };
-  const graph = await graphs.graphFor(source, tenant, thread);
   const start = await startOf(attempt, graphs, graph, thread, asked);
   if (start.kind === 'pause') return pauseOn(attempt, start.pending);
   // The graph's first read of the thread answers the checkpoint read just now (a fork reads its own).
