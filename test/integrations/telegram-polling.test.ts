@@ -6,6 +6,12 @@ import { waitFor } from '../support/wait.js';
 import { captureLogger } from '../support/chat.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';
+/**
+ * A long poll the fake holds, and a backoff, that a stop must cut short: a stop that waited for
+ * either resolves only after its timer ran out (well within the test's own timeout).
+ */
+const HELD_POLL_SEC = 20;
+const BACKOFF_MS = 20_000;
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
@@ -47,19 +53,31 @@ async function setup(): Promise<Setup> {
   return { fake, newAdapter, received, logs: records };
 }
 
+/** What Node keeps on a Timeout: whether it is done (fired or cleared) and its delay. */
+type TimeoutInternals = { _destroyed: boolean; _idleTimeout: number };
+
 /**
  * Follows every timer created from now on; `pending()` counts those still armed and keeping
- * the process alive. Unlike a global count, timers of the test runner do not blur it.
+ * the process alive, `fired(ms)` those of a `ms` delay that ran out (their callback ran).
+ * Unlike a global count, timers of the test runner do not blur it.
  */
-function trackTimers(): { pending(): number; stop(): void } {
-  const timers: NodeJS.Timeout[] = [];
+function trackTimers(): { pending(): number; fired(ms: number): number; stop(): void } {
+  const internals = (timer: NodeJS.Timeout) => timer as unknown as TimeoutInternals;
+  // Each timer with its delay as armed (clearing a timer, even in its own callback, resets it).
+  const timers = new Map<number, { timer: NodeJS.Timeout; delayMs: number }>();
+  const fired: number[] = [];
   const hook = createHook({
-    init(_id, type, _trigger, resource) {
-      if (type === 'Timeout') timers.push(resource as NodeJS.Timeout);
+    init(id, type, _trigger, resource) {
+      if (type === 'Timeout') timers.set(id, { timer: resource as NodeJS.Timeout, delayMs: internals(resource as NodeJS.Timeout)._idleTimeout });
+    },
+    before(id) {
+      const tracked = timers.get(id);
+      if (tracked) fired.push(tracked.delayMs);
     },
   }).enable();
   return {
-    pending: () => timers.filter((timer) => timer.hasRef() && !(timer as unknown as { _destroyed: boolean })._destroyed).length,
+    pending: () => [...timers.values()].filter(({ timer }) => timer.hasRef() && !internals(timer)._destroyed).length,
+    fired: (ms) => fired.filter((delayMs) => delayMs === ms).length,
     stop: () => hook.disable(),
   };
 }
@@ -144,11 +162,12 @@ describe('Telegram long polling', () => {
   it('stop() aborts a held long poll at once and leaves no timer', async () => {
     const { fake, newAdapter } = await setup();
     const timers = trackTimers();
-    const adapter = newAdapter({ pollTimeoutSec: 30 });
+    const adapter = newAdapter({ pollTimeoutSec: HELD_POLL_SEC });
     adapter.start();
     await waitFor('a held getUpdates', () => fake.calls('getUpdates').length === 1);
-    const deadline = new Promise((_, reject) => setTimeout(() => reject(new Error('stop() waited for the long poll')), 10_000).unref());
-    await Promise.race([adapter.stop(), deadline]);
+    // The fake holds the poll until its timeout ran out: a stop that waited for the poll resolves after.
+    const heldRanOutAtStop = await adapter.stop().then(() => timers.fired(HELD_POLL_SEC * 1000));
+    expect(heldRanOutAtStop, 'stop() waited for the long poll').toBe(0);
     await waitFor('the timers to be cleared', () => timers.pending() === 0);
     timers.stop();
     expect(fake.calls('getUpdates')).toHaveLength(1);
@@ -158,11 +177,11 @@ describe('Telegram long polling', () => {
     const { fake, newAdapter, logs } = await setup();
     const timers = trackTimers();
     fake.server.queue((call) => call.path.endsWith('/getUpdates'), { destroy: true });
-    const adapter = newAdapter({ retryInitialMs: 60_000 });
+    const adapter = newAdapter({ retryInitialMs: BACKOFF_MS });
     adapter.start();
-    await waitFor('the backoff', () => logs.some((log) => log.waitMs === 60_000));
-    const deadline = new Promise((_, reject) => setTimeout(() => reject(new Error('stop() waited for the backoff')), 10_000).unref());
-    await Promise.race([adapter.stop(), deadline]);
+    await waitFor('the backoff', () => logs.some((log) => log.waitMs === BACKOFF_MS));
+    const backoffRanOutAtStop = await adapter.stop().then(() => timers.fired(BACKOFF_MS));
+    expect(backoffRanOutAtStop, 'stop() waited for the backoff').toBe(0);
     await waitFor('the timers to be cleared', () => timers.pending() === 0);
     timers.stop();
     expect(fake.calls('getUpdates')).toHaveLength(1);
