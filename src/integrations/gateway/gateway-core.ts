@@ -44,7 +44,8 @@ export const PRESS_REFUSALS: Readonly<Record<Exclude<PressOutcome, 'decided'>, s
  * follows the run events of each tenant: an `interrupted` run's approval is posted, an
  * `approval_decided` (any decider: a button, the console, the API, a timeout) or a `cancelled`
  * run edits the approval's message, a `completed` or `failed` run of a conversation posts its
- * answer (streamed while the run emits `token` events: {@link AnswerStreams}). Every replica hears every event; a claim in the backend's deduplicator lets exactly
+ * answer (streamed while the run emits `token` events, or a LangGraph graph's model tokens as
+ * `messages` events: {@link AnswerStreams}). Every replica hears every event; a claim in the backend's deduplicator lets exactly
  * one of them act on each (post, edit, answer), and where each approval was posted is a note
  * there, so a replica edits a message another replica (since stopped) posted.
  */
@@ -144,9 +145,9 @@ export class GatewayCore {
       if (platform.config.tenant !== tenant) continue;
       if (event.type === 'interrupted' && event.approval_id) void this.tasks.run(() => this.postApproval(platform, event.approval_id!, event.session));
       if (event.type === 'approval_decided' && event.approval_id) void this.tasks.run(() => this.showOutcome(platform, event.approval_id!));
-      if (event.type === 'custom' && event.name === 'token') {
+      if (event.type === 'custom' && (event.name === 'token' || event.name === 'messages')) {
         const owner = placeOf(event.session);
-        if (owner?.platform === platform.name) this.streams.token(platform, owner.place, event.run_id, event.data);
+        if (owner?.platform === platform.name) this.streams.token(platform, owner.place, event.run_id, event.name, event.data);
       }
       if (event.type === 'cancelled') {
         void this.tasks.run(() => this.showCancelled(platform, tenant, event.run_id));

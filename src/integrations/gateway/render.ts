@@ -45,8 +45,11 @@ export function replyOf(state: JsonObject | undefined): string | undefined {
   return undefined;
 }
 
-/** The text of an AI message in any of the shapes a LangGraph state holds, else undefined. */
-function aiText(message: unknown): string | undefined {
+/**
+ * The text of an AI message (or message chunk) in any of the shapes a LangGraph state or a
+ * `messages` event holds, `''` for one without text (a tool call); undefined for any other message.
+ */
+export function aiText(message: unknown): string | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
   const m = message as Record<string, unknown>;
   const kwargs = (typeof m.kwargs === 'object' && m.kwargs !== null ? m.kwargs : {}) as Record<string, unknown>;
