@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT } from '../../src/domain/types.js';
+import { listen } from '../../src/http/listen.js';
 import { loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
 import { configuredReceiver } from '../../src/integrations/webhook/configured-receiver.js';
 import { silentLogger } from '../../src/integrations/shared/silent-logger.js';
-import { flushTracing, startTracing, stopTracing } from '../../src/observability/tracing.js';
+import { serviceApp } from '../../src/main/service-app.js';
+import { startTracing, stopTracing } from '../../src/observability/tracing.js';
 import { createScheduleFirer } from '../../src/runtime/schedule-fire.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { mount } from '../support/chat.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { spanReceived, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { waitFor } from '../support/wait.js';
 
 const SENDER_TRACE = '7f3a9c0e5d2b41a8b6c4e1f0a9d8c7b6';
@@ -29,12 +31,7 @@ afterAll(async () => {
   delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 });
 
-function received(what: string, match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> {
-  return waitFor(what, async () => {
-    await flushTracing();
-    return receiver.spans.find(match);
-  });
-}
+const received = (what: string, match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> => spanReceived(receiver, what, match);
 
 describe('OpenTelemetry traces of work that does not come through the API', () => {
   it('each schedule fire is a trace of its own, its run under the fire', async () => {
@@ -75,6 +72,30 @@ describe('OpenTelemetry traces of work that does not come through the API', () =
       expect(span).toMatchObject({ parentSpanId: SENDER_SPAN, kind: 2 });
       const run = await received('the run it started', (s) => s.name === 'run echo' && s.traceId === SENDER_TRACE);
       expect(run.parentSpanId).toBe(span.spanId);
+    } finally {
+      await server.close();
+      await hooks.close();
+    }
+  });
+
+  it('the webhook receiver as its own process serves it (server spans): the request continues the sender\'s traceparent, the delivery and its run under it', async () => {
+    const config = loadWebhooksConfig({ WEBHOOK_ROUTES: 'push=echo', WEBHOOK_SECRET: 'hook-secret' });
+    const hooks = configuredReceiver(config, app.composition.runs, silentLogger());
+    const server = await listen(serviceApp(app.composition, { draining: false }, [hooks.middleware()]), { port: 0, host: '127.0.0.1' });
+    const sender = '2b3c4d5e6f7a8b9c';
+    try {
+      const delivery = await call(`${server.url}/webhook`, {
+        method: 'POST',
+        headers: { 'X-Webhook-Secret': 'hook-secret', 'X-Event-Type': 'push', traceparent: `00-${SENDER_TRACE}-${sender}-01` },
+        json: { ref: 'main' },
+      });
+      expect(delivery).toMatchObject({ status: 200, body: { status: 'ok', handled: 1 } });
+      const request = await received('the server span', (s) => s.parentSpanId === sender && s.traceId === SENDER_TRACE);
+      expect(request).toMatchObject({ name: 'POST /webhook', kind: 2 });
+      const span = await received('the delivery span', (s) => s.name === 'webhook push' && s.parentSpanId === request.spanId);
+      expect(span).toMatchObject({ traceId: SENDER_TRACE, kind: 1 });
+      const run = await received('the run it started', (s) => s.name === 'run echo' && s.parentSpanId === span.spanId);
+      expect(run.traceId).toBe(SENDER_TRACE);
     } finally {
       await server.close();
       await hooks.close();

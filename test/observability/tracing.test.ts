@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flushTracing, startTracing, stopTracing } from '../../src/observability/tracing.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { spanReceived, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { waitFor } from '../support/wait.js';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -19,13 +19,7 @@ afterAll(async () => {
   await receiver.close();
 });
 
-/** Waits until the receiver holds a span matching `match`, flushing the batch processor in between. */
-async function received(what: string, match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> {
-  return waitFor(what, async () => {
-    await flushTracing();
-    return receiver.spans.find(match);
-  });
-}
+const received = (what: string, match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> => spanReceived(receiver, what, match);
 
 async function runToEnd(app: TestApi, headers: Record<string, string>): Promise<{ id: string; session_id: string }> {
   const response = await fetch(`${app.url}/api/runs/wait`, {

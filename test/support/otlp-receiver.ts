@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { flushTracing } from '../../src/observability/tracing.js';
+import { waitFor } from './wait.js';
 
 /** A span as the receiver decoded it, ids in lower-case hex, attributes flattened. */
 export interface ReceivedSpan {
@@ -74,6 +76,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     headers,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** Waits until `receiver` holds a span matching `match`, exporting the spans this process buffered (flushTracing) before each look. */
+export function spanReceived(receiver: OtlpReceiver, what: string, match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> {
+  return waitFor(what, async () => {
+    await flushTracing();
+    return receiver.spans.find(match);
+  });
 }
 
 interface KeyValue {
