@@ -39,7 +39,7 @@ export const choice = <T extends string>(values: readonly T[], fallback: T): Fla
   fallback,
   read: (raw, flag) => {
     if (values.includes(raw as T)) return raw as T;
-    throw new FlagError(`${flag} needs ${values.join(', ')}, got "${raw}"`);
+    throw new FlagError(`${flag} needs one of ${values.join(', ')}, got "${raw}"`);
   },
 });
 

@@ -22,6 +22,9 @@ export function machine(redisVersion: string): Machine {
   };
 }
 
+/** `2 cores (AMD EPYC), 24 GiB, Node v20.19.0`: how the sections and progress lines name the machine. */
+export const describeMachine = (m: Machine): string => `${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}`;
+
 /** The commit measured, and how many files under src/ differed from it then. */
 export function sourceRevision(): string {
   const git = (...args: string[]) => spawnSync('git', args, { encoding: 'utf8', cwd: fileURLToPath(new URL('../../', import.meta.url)) }).stdout.trim();

@@ -1,5 +1,5 @@
 import type { LoadResult } from '../harness/autocannon.js';
-import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { commandLine, describeMachine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 
 /** One pass over one endpoint: each process measured back to back. */
 export interface Pass {
@@ -68,7 +68,7 @@ export function generated(rows: Row[], m: Machine, command: string, source: stri
   return generatedBlock(HTTP_SECTION, [
     commandLine(command, source),
     '',
-    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; autocannon (in the benchmark ` +
+    `Machine: ${describeMachine(m)}, Redis ${m.redis}; autocannon (in the benchmark ` +
       'process), redis-server, the API process and the bare Koa process share these cores, with other users of the machine ' +
       '(load avg column).',
     '',
@@ -99,7 +99,7 @@ export function clusterSection(
   return generatedBlock(CLUSTER_SECTION, [
     commandLine(command, source),
     '',
-    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; autocannon, the Redis processes ` +
+    `Machine: ${describeMachine(m)}, Redis ${m.redis}; autocannon, the Redis processes ` +
       '(one, or six) and the API process share these cores, with other users of the machine (load avg column).',
     '',
     setup,

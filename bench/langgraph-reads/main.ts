@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { benchCommand, choices, count, parseFlags, text, toggle } from '../harness/args.js';
 import { load, type Endpoint, type LoadResult } from '../harness/autocannon.js';
 import { closedLoop } from '../harness/client.js';
-import { commandLine, generatedBlock, sourceRevision, writeBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { commandLine, describeMachine, generatedBlock, sourceRevision, writeBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import { inRoundOrder, medianBy } from '../harness/rounds.js';
 import { runBench, type BenchProcesses } from '../harness/run.js';
 import { cpuPer, cpuSnapshot, fixed } from '../harness/stats.js';
@@ -187,7 +187,7 @@ function section(cells: Cell[], m: Machine, source: string): string {
   return generatedBlock(SECTION, [
     commandLine(command, source),
     '',
-    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; embedded: one API process without REDIS_URL; Redis: a private redis-server ${m.redis}, ` +
+    `Machine: ${describeMachine(m)}; embedded: one API process without REDIS_URL; Redis: a private redis-server ${m.redis}, ` +
       'one API process and one worker, started as bench:langgraph starts them; the load generator (autocannon) shares the cores.',
     '',
     `Seeded through the API: ${o.sessions.toLocaleString('en-US')} threads (\`POST /threads\` with metadata), the newest ${o.withRuns} each with one run of \`lg-echo\` ` +

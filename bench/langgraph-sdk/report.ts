@@ -1,5 +1,5 @@
 import type { Measurement } from '../harness/measure.js';
-import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { commandLine, describeMachine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import { summarizeRounds, type Summary } from '../harness/rounds.js';
 import { fixed, percentile } from '../harness/stats.js';
 import { backendLabel, commandsLine, MEASUREMENT_HEADER, measurementColumns } from '../langgraph/rounds.js';
@@ -100,7 +100,7 @@ export function section(cells: SdkCell[], m: Machine, o: SdkBenchOptions, comman
   return generatedBlock(SDK_SECTION, [
     commandLine(command, source),
     '',
-    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; ${stacks.join('; ')}, started as bench:langgraph starts them (the echo graph as \`lg-echo\`); ` +
+    `Machine: ${describeMachine(m)}; ${stacks.join('; ')}, started as bench:langgraph starts them (the echo graph as \`lg-echo\`); ` +
       'the benchmark shares these cores with them and with other users of the machine (load avg column).',
     '',
     'Each closed-loop client runs `lg-echo` to its end, the next run after the answer, in one of these modes: ' +

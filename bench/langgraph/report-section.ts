@@ -1,4 +1,4 @@
-import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { commandLine, describeMachine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import type { Cell, InProcessCell } from './measure.js';
 import type { LangGraphBenchOptions } from './options.js';
 import { approvalFloors, commandLines, cpuRatios, CPU_GOAL_RATIO, GOAL_RATIO, inProcessTable, ratios, table, verdict } from './report.js';
@@ -12,7 +12,7 @@ function machineLine(m: Machine, o: LangGraphBenchOptions): string {
       ? `Redis: a private redis-server ${m.redis}, one API process and ${o.workers} worker process${o.workers > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${o.concurrency})`
       : '',
   ].filter(Boolean);
-  return `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}; ${parts.join('; ')}; the benchmark shares these cores with them and with other users of the machine (load avg column).`;
+  return `Machine: ${describeMachine(m)}; ${parts.join('; ')}; the benchmark shares these cores with them and with other users of the machine (load avg column).`;
 }
 
 function method(o: LangGraphBenchOptions): string {

@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { count, parseFlags, toggle, type Flags } from '../harness/args.js';
 import { redisVersion } from '../harness/redis.js';
-import { machine, sourceRevision } from '../harness/report.js';
+import { describeMachine, machine, sourceRevision } from '../harness/report.js';
 import { runBench, STACK_ENV, type BenchProcesses } from '../harness/run.js';
 import { percentile } from '../harness/stats.js';
 
@@ -67,7 +67,7 @@ async function main(processes: BenchProcesses, o: FloodOptions): Promise<void> {
   const redis = await processes.redis();
   const m = machine(await redisVersion(redis.client('flood:version')));
   console.log(
-    `bench:runs:flood on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; ${sourceRevision()}; ` +
+    `bench:runs:flood on ${describeMachine(m)}, Redis ${m.redis}; ${sourceRevision()}; ` +
       `${o.workers} workers × ${o.concurrency}; A keeps ${o.cap} runs queued or running (${o.aClients} POST clients), B starts ${o.bRuns} runs one at a time`,
   );
   const env = {

@@ -8,7 +8,7 @@ import { benchCommand } from '../harness/args.js';
 import type { BenchChild } from '../harness/processes.js';
 import { clientAddresses, commandLines, countCommands, monotonicUs, profilesIn, summarizeProfile } from '../harness/profile.js';
 import { redisVersion, type BenchRedis } from '../harness/redis.js';
-import { machine, sourceRevision, writeBlock, type Machine } from '../harness/report.js';
+import { describeMachine, machine, sourceRevision, writeBlock, type Machine } from '../harness/report.js';
 import { medianBy } from '../harness/rounds.js';
 import { runBench, STACK_ENV, type BenchProcesses } from '../harness/run.js';
 import { callsPerRun, commandCalls, cpuPer, cpuSnapshot, type ProcessGroups } from '../harness/stats.js';
@@ -128,7 +128,7 @@ async function mainMode(processes: BenchProcesses, o: BenchOptions): Promise<voi
   const source = sourceRevision();
   const where = embedded ? `embedded (one API process, concurrency ${setup.concurrency})` : `Redis ${m.redis}, ${setup.workers} workers × ${setup.concurrency}`;
   console.log(
-    `bench:runs --mode ${o.mode} on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, ${where}; ${source}; ` +
+    `bench:runs --mode ${o.mode} on ${describeMachine(m)}, ${where}; ${source}; ` +
       `${o.runs} measured after ${o.warmup} warm-up per flow and client count; clients ${o.clientCounts.join(', ')}; polls every ${o.pollMs} ms`,
   );
   try {
@@ -206,7 +206,7 @@ async function main(processes: BenchProcesses, o: BenchOptions): Promise<void> {
     const redis = await processes.redis(cluster);
     if (!m) {
       m = machine(await redisVersion(redis.client('bench:version')));
-      console.log(`bench:runs on ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; ${source}; ${o.runs} runs after ${o.warmup} warm-up, ${o.clients} POST clients`);
+      console.log(`bench:runs on ${describeMachine(m)}, Redis ${m.redis}; ${source}; ${o.runs} runs after ${o.warmup} warm-up, ${o.clients} POST clients`);
     }
     console.log(`\non ${redis.name}:`);
     results.push({ name: redis.name, rows: await measureOn(processes, redis, o) });

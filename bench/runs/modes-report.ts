@@ -1,4 +1,4 @@
-import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { commandLine, describeMachine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import { fixed, percentile } from '../harness/stats.js';
 import type { ReviewMeasurement } from './review.js';
 import type { WaitMeasurement } from './wait.js';
@@ -116,7 +116,7 @@ export function reviewSummary(rows: ReviewMeasurement[]): string {
 }
 
 function machineLine(m: Machine, s: Setup): string {
-  const base = `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}`;
+  const base = `Machine: ${describeMachine(m)}`;
   return s.embedded
     ? `${base}; embedded mode: one API process without REDIS_URL (in-memory adapters) executes the runs itself ` +
         `(WORKER_CONCURRENCY ${s.concurrency}) and shares these cores with the benchmark.`

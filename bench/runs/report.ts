@@ -1,5 +1,5 @@
 import { cpus } from 'node:os';
-import { commandLine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { commandLine, describeMachine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import { fixed, percentile } from '../harness/stats.js';
 import { lightTable, type LightMeasurement } from './light.js';
 import type { BatchResult } from './load.js';
@@ -90,7 +90,7 @@ export function generated(
   return generatedBlock(RUNS_SECTION, [
     commandLine(command, source),
     '',
-    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; the benchmark, ` +
+    `Machine: ${describeMachine(m)}, Redis ${m.redis}; the benchmark, ` +
       'redis-server, one API process and the workers all share these cores.',
     '',
     `Each configuration: ${options.warmup} warm-up runs, then ${options.runs} echo runs (2 nodes) fired by at most ` +
@@ -132,7 +132,7 @@ export function clusterSection(
   return generatedBlock(CLUSTER_SECTION, [
     commandLine(command, source),
     '',
-    `Machine: ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB, Node ${m.node}, Redis ${m.redis}; the benchmark, the Redis ` +
+    `Machine: ${describeMachine(m)}, Redis ${m.redis}; the benchmark, the Redis ` +
       'processes (one, or six), one API process and the workers all share these cores. Each Redis measured after the other ' +
       `in the same run, the same configurations as \`## Runs\`: ${options.warmup} warm-up runs, then ${options.runs} echo runs ` +
       `by at most ${options.clients} POST clients${options.repeats > 1 ? `, median of ${options.repeats} passes` : ''}; the cluster's ` +

@@ -1,4 +1,4 @@
-import { generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
+import { describeMachine, generatedBlock, type Machine, type SectionPlace } from '../harness/report.js';
 import { percentile } from '../harness/stats.js';
 
 /** One measured number of idle clients. */
@@ -89,7 +89,7 @@ export function section(command: string, host: Machine, revision: string, rows: 
   return generatedBlock(SSE_SECTION, [
     `Command: \`${command}\``,
     '',
-    `Machine: ${host.cores} cores (${host.cpu}), ${host.memGiB} GiB, Node ${host.node}, ${host.redis}; ${revision}; ${new Date().toISOString().slice(0, 10)}.`,
+    `Machine: ${describeMachine(host)}, ${host.redis}; ${revision}; ${new Date().toISOString().slice(0, 10)}.`,
     '',
     table(rows),
     '',
