@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_TENANT, RUN_EVENT_TYPES, type RunEvent } from '../../src/domain/types.js';
 import { startSecuredApi, type SecuredApi } from '../auth/secured-api.js';
@@ -141,9 +142,13 @@ describe.each(['redis', 'memory'] as const)('GET /api/events/stream on %s', (mod
     const stream = await open();
     let ended = false;
     void stream.ended.then(() => (ended = true));
-    // Idle well past the 200 ms socket timeout (a bounded, deliberate pause: the stream must outlive it).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(ended).toBe(false);
+    // A connection idle from after the stream opened: once the socket timeout cut it, the
+    // stream has been idle past that timeout too.
+    const idle = connect(Number(new URL(app.url).port), '127.0.0.1');
+    onTestFinished(() => void idle.destroy());
+    await new Promise((resolve) => idle.once('connect', resolve));
+    await new Promise((resolve) => idle.once('close', resolve));
+    expect(ended, 'the stream was cut while idle').toBe(false);
     const id = await publish(runEvent('idle'));
     await stream.waitForFrames((f) => eventsOf(f).some((e) => e.id === id), 'the event after the idle period');
   });
