@@ -1,9 +1,9 @@
-import { createHook } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramAdapter, type TelegramText } from '../../src/integrations/telegram/telegram-adapter.js';
 import { FakeTelegram, telegramError } from '../support/fake-platforms/fake-telegram.js';
 import { waitFor } from '../support/wait.js';
 import { captureLogger } from '../support/chat.js';
+import { trackTimers } from '../support/timers.js';
 
 const BOT_TOKEN = '123456:telegram-bot-token';
 /**
@@ -51,35 +51,6 @@ async function setup(): Promise<Setup> {
     return adapter;
   };
   return { fake, newAdapter, received, logs: records };
-}
-
-/** What Node keeps on a Timeout: whether it is done (fired or cleared) and its delay. */
-type TimeoutInternals = { _destroyed: boolean; _idleTimeout: number };
-
-/**
- * Follows every timer created from now on; `pending()` counts those still armed and keeping
- * the process alive, `fired(ms)` those of a `ms` delay that ran out (their callback ran).
- * Unlike a global count, timers of the test runner do not blur it.
- */
-function trackTimers(): { pending(): number; fired(ms: number): number; stop(): void } {
-  const internals = (timer: NodeJS.Timeout) => timer as unknown as TimeoutInternals;
-  // Each timer with its delay as armed (clearing a timer, even in its own callback, resets it).
-  const timers = new Map<number, { timer: NodeJS.Timeout; delayMs: number }>();
-  const fired: number[] = [];
-  const hook = createHook({
-    init(id, type, _trigger, resource) {
-      if (type === 'Timeout') timers.set(id, { timer: resource as NodeJS.Timeout, delayMs: internals(resource as NodeJS.Timeout)._idleTimeout });
-    },
-    before(id) {
-      const tracked = timers.get(id);
-      if (tracked) fired.push(tracked.delayMs);
-    },
-  }).enable();
-  return {
-    pending: () => [...timers.values()].filter(({ timer }) => timer.hasRef() && !internals(timer)._destroyed).length,
-    fired: (ms) => fired.filter((delayMs) => delayMs === ms).length,
-    stop: () => hook.disable(),
-  };
 }
 
 describe('Telegram long polling', () => {
