@@ -20,7 +20,7 @@ function area(url: string, functionName: string): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
   if (url.startsWith('node:')) return url.split('/').slice(0, 2).join('/');
-  const ours = /\/((?:src|workers)\/.*)$/.exec(url);
+  const ours = /\/((?:src|workers|bench|examples)\/.*)$/.exec(url);
   return ours ? ours[1]! : url;
 }
 
@@ -31,7 +31,7 @@ export const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
  * Self time by function and by area of one `.cpuprofile`, idle excluded, counting only samples
  * inside `windows` (monotonic µs: the measured batches, not start-up), as text lines.
  */
-export function summarizeProfile(path: string, windows: [number, number][], top = 15): string[] {
+export function summarizeProfile(path: string, windows: [number, number][], top = 15, within = 'the measured batches'): string[] {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const fn = new Map<string, number>();
@@ -54,7 +54,7 @@ export function summarizeProfile(path: string, windows: [number, number][], top 
   const rank = (m: Map<string, number>, n: number) =>
     [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `  ${pct(us)}  ${k}`);
   return [
-    `busy ${(busyUs / 1e6).toFixed(2)} s in the measured batches (idle excluded)`,
+    `busy ${(busyUs / 1e6).toFixed(2)} s in ${within} (idle excluded)`,
     'self time by area:',
     ...rank(areas, 12),
     'self time by function:',

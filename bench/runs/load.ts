@@ -1,6 +1,6 @@
-import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { isCluster, type RedisClient } from '../../src/adapters/redis/connection.js';
+import { ApiClient } from '../harness/client.js';
 
 /** What one batch of runs measured. Times in milliseconds. */
 export interface BatchResult {
@@ -99,7 +99,7 @@ export interface BatchOptions {
 /** Fires `runs` echo runs with at most `clients` POSTs in flight and waits for every run to end. */
 export async function fireBatch(options: BatchOptions): Promise<BatchResult> {
   const { apiUrl, runs, clients, watcher } = options;
-  const agent = new Agent({ keepAlive: true, maxSockets: clients });
+  const api = new ApiClient(apiUrl, clients);
   const latencies: number[] = [];
   let accepted = 0;
   let rejected = 0;
@@ -131,16 +131,16 @@ export async function fireBatch(options: BatchOptions): Promise<BatchResult> {
     while (next < runs) {
       const i = next++;
       const sentAt = performance.now();
-      const reply = await post(agent, `${apiUrl}/api/runs`, JSON.stringify({ agent_id: 'echo', input: { n: i } }));
+      const reply = await api.post<{ run_id: string }>('/api/runs', { agent_id: 'echo', input: { n: i } });
       if (reply.status !== 202) {
         rejected += 1;
-        if (rejected === 1) console.error(`POST /api/runs answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+        if (rejected === 1) console.error(`POST /api/runs answered ${reply.status}: ${reply.text.slice(0, 300)}`);
         continue;
       }
       accepted += 1;
       lastAccept = performance.now();
       peakBacklog = Math.max(peakBacklog, accepted - finished);
-      const runId = (JSON.parse(reply.body) as { run_id: string }).run_id;
+      const runId = reply.body.run_id;
       options.onAccepted?.(runId, sentAt);
       const ended = options.closedLoop ? new Promise<void>((resolve) => waiting.set(runId, resolve)) : undefined;
       watcher.accepted(runId, sentAt);
@@ -162,7 +162,7 @@ export async function fireBatch(options: BatchOptions): Promise<BatchResult> {
   } finally {
     clearTimeout(timer);
     watcher.listen(() => {});
-    agent.destroy();
+    api.close();
   }
   const elapsedMs = lastEnd - started;
   return {
@@ -175,21 +175,4 @@ export async function fireBatch(options: BatchOptions): Promise<BatchResult> {
     peakBacklog,
     latenciesMs: latencies.sort((a, b) => a - b),
   };
-}
-
-function post(agent: Agent, url: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 }

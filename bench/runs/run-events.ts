@@ -21,18 +21,24 @@ export interface RunStops {
   close(): void;
 }
 
-/** The ends recorded so far, and the waiters woken when one arrives. */
-class StopBook {
-  readonly stops = new Map<string, RunStop>();
+/** The ends recorded so far, and the waiters woken when one arrives: what each source of ends shares. */
+abstract class StopBook implements RunStops {
+  private readonly stops = new Map<string, RunStop>();
   private readonly waiters = new Set<() => void>();
 
-  record(event: { type: RunStop['type']; run_id: string; ts: string }): boolean {
+  abstract close(): void;
+
+  stop(runId: string): RunStop | undefined {
+    return this.stops.get(runId);
+  }
+
+  protected record(event: { type: RunStop['type']; run_id: string; ts: string }): boolean {
     if (!END_TYPES.includes(event.type) || this.stops.has(event.run_id)) return false;
     this.stops.set(event.run_id, { type: event.type, tsMs: Date.parse(event.ts), receivedAt: performance.now() });
     return true;
   }
 
-  wake(): void {
+  protected wake(): void {
     const waiters = [...this.waiters];
     this.waiters.clear();
     for (const wake of waiters) wake();
@@ -59,28 +65,20 @@ class StopBook {
  * subscriber (Redis mode): the API under test serves no extra stream, so what it does for a
  * wait is measured alone.
  */
-export class ChannelRunStops implements RunStops {
-  private readonly book = new StopBook();
+export class ChannelRunStops extends StopBook {
   private readonly onMessage: (channel: string, message: string) => void;
 
   constructor(
     private readonly subscriber: RedisClient,
     channel: string,
   ) {
+    super();
     this.onMessage = (ch, message) => {
       if (ch !== channel || !END_TYPES.some((t) => message.includes(`"type":"${t}"`))) return;
       const { event } = JSON.parse(message) as { event: { type: RunStop['type']; run_id: string; ts: string } };
-      if (this.book.record(event)) this.book.wake();
+      if (this.record(event)) this.wake();
     };
     subscriber.on(isCluster(subscriber) ? 'smessage' : 'message', this.onMessage);
-  }
-
-  stop(runId: string): RunStop | undefined {
-    return this.book.stops.get(runId);
-  }
-
-  waitFor(runIds: string[], timeoutMs: number): Promise<number> {
-    return this.book.waitFor(runIds, timeoutMs);
   }
 
   close(): void {
@@ -92,13 +90,14 @@ export class ChannelRunStops implements RunStops {
  * One GET /api/events/stream held for the whole benchmark: records the end event (`completed`,
  * `failed`, `cancelled`) of every run of the tenant, for the server-side completion times.
  */
-export class RunEventStream implements RunStops {
-  private readonly book = new StopBook();
+export class RunEventStream extends StopBook {
   private req: ClientRequest | undefined;
   private buffer = '';
   private closed = false;
 
-  private constructor() {}
+  private constructor() {
+    super();
+  }
 
   /** Opens the stream; resolves once its first bytes (the `retry:` line) arrived. */
   static open(apiUrl: string): Promise<RunEventStream> {
@@ -130,14 +129,6 @@ export class RunEventStream implements RunStops {
     });
   }
 
-  stop(runId: string): RunStop | undefined {
-    return this.book.stops.get(runId);
-  }
-
-  waitFor(runIds: string[], timeoutMs: number): Promise<number> {
-    return this.book.waitFor(runIds, timeoutMs);
-  }
-
   close(): void {
     this.closed = true;
     this.req?.destroy();
@@ -154,8 +145,8 @@ export class RunEventStream implements RunStops {
       if (!END_TYPES.some((t) => frame.includes(`"type":"${t}"`))) continue;
       const data = frame.split('\n').find((line) => line.startsWith('data: '));
       if (!data) continue;
-      if (this.book.record(JSON.parse(data.slice(6)) as { type: RunStop['type']; run_id: string; ts: string })) found = true;
+      if (this.record(JSON.parse(data.slice(6)) as { type: RunStop['type']; run_id: string; ts: string })) found = true;
     }
-    if (found) this.book.wake();
+    if (found) this.wake();
   }
 }
