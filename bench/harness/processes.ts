@@ -143,3 +143,26 @@ export async function startNodeProcess(options: NodeProcessOptions): Promise<Ben
   );
   return started;
 }
+
+/**
+ * Runs `node [nodeArgs] --import tsx <entry> [args]` in the repository to its end; resolves with
+ * what it printed (with `print`, passed through to this process's output instead) and rejects
+ * unless it exits 0. Killed with the benchmark, as every child.
+ */
+export function runNodeScript(entry: string, o: { args?: string[]; env?: Record<string, string>; nodeArgs?: string[]; print?: boolean } = {}): Promise<string> {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', entry, ...(o.args ?? [])], {
+    cwd: ROOT,
+    env: { ...process.env, ...o.env },
+    stdio: ['ignore', o.print ? 'inherit' : 'pipe', 'inherit'],
+  });
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) =>
+    child.once('close', (code) => {
+      running.delete(child);
+      if (code === 0) resolve(output);
+      else reject(new Error(`${entry} exited with ${code}`));
+    }),
+  );
+}

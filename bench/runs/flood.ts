@@ -5,6 +5,7 @@ import { redisVersion } from '../harness/redis.js';
 import { describeMachine, machine, sourceRevision } from '../harness/report.js';
 import { runBench, STACK_ENV, type BenchProcesses } from '../harness/run.js';
 import { percentile } from '../harness/stats.js';
+import { sleep } from '../harness/client.js';
 
 /**
  * `npm run bench:runs:flood`: two tenants, one flooding. Tenant A keeps its queue full (as many
@@ -92,20 +93,20 @@ async function main(processes: BenchProcesses, o: FloodOptions): Promise<void> {
   const aClient = async () => {
     while (flooding) {
       if (aAccepted - watch.aEnded >= o.cap) {
-        await Promise.race([aEndedSignal(), new Promise((r) => setTimeout(r, 50))]);
+        await Promise.race([aEndedSignal(), sleep(50)]);
         continue;
       }
       const answer = await post(api.url, 'A');
       if (answer.status === 202) aAccepted += 1;
       else if (answer.status === 429) {
         aRefused += 1;
-        await Promise.race([aEndedSignal(), new Promise((r) => setTimeout(r, 50))]);
+        await Promise.race([aEndedSignal(), sleep(50)]);
       } else throw new Error(`A's POST answered ${answer.status}`);
     }
   };
   const aClients = Array.from({ length: o.aClients }, aClient);
   // Until A's queue is full.
-  while (aAccepted - watch.aEnded < o.cap * 0.9) await new Promise((r) => setTimeout(r, 20));
+  while (aAccepted - watch.aEnded < o.cap * 0.9) await sleep(20);
 
   const depths: number[] = [];
   const sampler = setInterval(() => depths.push(aAccepted - watch.aEnded), 100);

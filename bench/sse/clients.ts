@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { sleep } from '../harness/client.js';
 
 /** Where the benchmark's event carries its send time: `"run_id":"<wall-clock ms>"`. */
 const MARK = '"run_id":"';
@@ -79,7 +80,7 @@ export class SseClientPool {
 
   private async until(done: () => boolean, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!done() && Date.now() < deadline) await sleep(50);
   }
 
   private openOne(timed: boolean): Promise<Client> {

@@ -11,6 +11,7 @@ import { createApiServer } from '../../src/main/api-server.js';
 import { compose } from '../../src/main/compose.js';
 import { createLogger } from '../../src/main/logger.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
+import { sleep } from '../harness/client.js';
 
 /**
  * The memory floor of an idle SSE connection, run by `npm run bench:sse` in a child process
@@ -81,7 +82,7 @@ async function hold(port: number, count: number): Promise<ChildProcess> {
   return child;
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
+const settle = () => sleep(1000);
 const usage = () => {
   gc();
   gc();

@@ -1,11 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { benchCommand, count, counts, parseFlags, toggle } from '../harness/args.js';
 import { sleep as pause } from '../harness/client.js';
-import type { BenchChild } from '../harness/processes.js';
+import { runNodeScript, type BenchChild } from '../harness/processes.js';
 import { monotonicUs, profilesIn, summarizeProfile } from '../harness/profile.js';
 import { redisVersion, type BenchRedis } from '../harness/redis.js';
 import { machine, sourceRevision, writeBlock } from '../harness/report.js';
@@ -35,7 +34,6 @@ const FLAGS = {
   limitSec: count(900),
 };
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PREFIX = 'agentplane-bench-sse';
 /** About this many clients read as events arrive and are timed; the rest read at the end. */
 const TIMED_CLIENTS = 500;
@@ -60,15 +58,9 @@ async function waitForStreams(api: BenchChild, count: number): Promise<void> {
 }
 
 /** Runs the publishing process to completion. */
-function publish(redisUrl: string, events: number, intervalMs: number): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/sse/publisher.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, REDIS_URL: redisUrl, SERVICE_KEY_PREFIX: PREFIX, EVENTS: String(events), INTERVAL_MS: String(intervalMs) },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  return new Promise((resolve, reject) =>
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`publisher exited with ${code}`)))),
-  );
+async function publish(redisUrl: string, events: number, intervalMs: number): Promise<void> {
+  const env = { REDIS_URL: redisUrl, SERVICE_KEY_PREFIX: PREFIX, EVENTS: String(events), INTERVAL_MS: String(intervalMs) };
+  await runNodeScript('bench/sse/publisher.ts', { env, print: true });
 }
 
 async function measure(processes: BenchProcesses, redis: BenchRedis, clients: number): Promise<SseMeasurement[]> {
@@ -137,16 +129,9 @@ async function measure(processes: BenchProcesses, redis: BenchRedis, clients: nu
 }
 
 /** Live heap and RSS per idle connection of one server variant (bench/sse/floor.ts). */
-function floor(variant: FloorMeasurement['variant'], clients: number): Promise<FloorMeasurement> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/sse/floor.ts', variant, String(clients)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) =>
-    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(output) as FloorMeasurement) : reject(new Error(`floor ${variant} exited with ${code}`)))),
-  );
+async function floor(variant: FloorMeasurement['variant'], clients: number): Promise<FloorMeasurement> {
+  const output = await runNodeScript('bench/sse/floor.ts', { args: [variant, String(clients)], nodeArgs: ['--expose-gc'] });
+  return JSON.parse(output) as FloorMeasurement;
 }
 
 /** Each client count on its own API process, then the memory floor of each server variant. */

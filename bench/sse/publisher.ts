@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { RedisEventBus } from '../../src/adapters/redis/event-bus.js';
 import { DEFAULT_TENANT } from '../../src/domain/types.js';
+import { sleep } from '../harness/client.js';
 
 /**
  * The publishing process of `npm run bench:sse`: publishes `EVENTS` events through the
@@ -22,7 +23,7 @@ const intervalMs = Number(INTERVAL_MS ?? 20);
 const started = now();
 for (let i = 0; i < events; i += 1) {
   const due = started + i * intervalMs;
-  if (due > now()) await new Promise((resolve) => setTimeout(resolve, due - now()));
+  if (due > now()) await sleep(due - now());
   const sentAt = now();
   await bus.publish(DEFAULT_TENANT, {
     type: 'node_start',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import type { Store } from '../../src/ports/store.js';
+import { sleep } from '../harness/client.js';
 
 /** How long another tenant's read takes while one tenant patches a huge state. */
 export interface IsolationFigures {
@@ -56,7 +57,7 @@ export async function measureIsolation(store: Store, admin: Redis, prefix: strin
   });
   const busy: number[] = [];
   try {
-    while (patches < 4) await new Promise((r) => setTimeout(r, 1));
+    while (patches < 4) await sleep(1);
     const from = patches;
     while (busy.length < 200 || patches < from + 20) busy.push(await readOnce());
   } finally {

@@ -22,6 +22,7 @@ import { redisVersion } from '../harness/redis.js';
 import { generatedBlock, stamp, writeBlock, type SectionPlace } from '../harness/report.js';
 import { runBench, type BenchProcesses } from '../harness/run.js';
 import { measureIsolation } from './isolation.js';
+import { sleep } from '../harness/client.js';
 
 const USAGE = 'npm run bench:storage -- [--runs N] [--patches N] [--no-write]';
 const argv = process.argv.slice(2);
@@ -99,7 +100,7 @@ async function waitRun(store: ReturnType<typeof compose>['backend']['store'], ru
   for (;;) {
     const run = await store.runs.getRun(DEFAULT_TENANT, runId);
     if (run && (run.status === 'completed' || run.status === 'failed')) return;
-    await new Promise((r) => setTimeout(r, 5));
+    await sleep(5);
   }
 }
 
