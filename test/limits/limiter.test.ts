@@ -84,22 +84,28 @@ describe('RedisLimiter when its Redis fails', () => {
     expect(Number(await ownClient.get(`${prefix}:ratelimit:global:k`))).toBeLessThanOrEqual(2);
   });
 
-  // Redis is paused far beyond the test's deadline: the test can only pass if the limiter stops
-  // waiting after timeoutMs and answers from the insurance.
+  // Redis holds every write while the limiter answers: a write sent before the limiter's calls
+  // is still unanswered when they are answered, so Redis answered none of them.
   it('answers from the insurance when Redis hangs longer than timeoutMs', { timeout: 15_000 }, async () => {
-    const limiter = new RedisLimiter(
-      { name: 'global', points: 2, durationSec: 60 },
-      { client: ownClient, prefix: uniquePrefix('limits'), timeoutMs: 100 },
-    );
+    const prefix = uniquePrefix('limits');
+    const limiter = new RedisLimiter({ name: 'global', points: 2, durationSec: 60 }, { client: ownClient, prefix, timeoutMs: 100 });
     const admin = new Redis(own.url);
+    const writer = new Redis(own.url);
+    await Promise.all([ready(admin), ready(writer)]);
+    let written: Promise<unknown> | undefined;
     try {
-      // WRITE mode blocks scripts but lets the UNPAUSE below through.
-      await admin.client('PAUSE', 30_000, 'WRITE');
+      // WRITE mode holds scripts but lets the UNPAUSE below through; it outlasts the test.
+      await admin.client('PAUSE', 120_000, 'WRITE');
+      let writeAnswered = false;
+      written = writer.set(`${prefix}:held`, '1').then(() => (writeAnswered = true));
       const results = await Promise.all([limiter.consume('k'), limiter.consume('k'), limiter.consume('k')]);
+      expect(writeAnswered, 'Redis took writes again before the limiter answered').toBe(false);
       expect(results.map((r) => r.allowed).sort()).toEqual([false, true, true]);
     } finally {
       await admin.client('UNPAUSE').catch(() => {});
+      await written?.catch(() => {});
       admin.disconnect();
+      writer.disconnect();
     }
   });
 });
