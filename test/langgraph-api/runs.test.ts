@@ -4,6 +4,7 @@ import { BACKENDS, collect, gates, useLangGraphApi } from './runs-support.js';
 import { waitFor } from '../support/wait.js';
 import { sdkFailure } from '../support/langgraph-sdk.js';
 import { MAX_SESSION_METADATA_BYTES } from '../../src/domain/session-metadata.js';
+import { DEFAULT_TENANT } from '../../src/domain/types.js';
 
 /*
  * The LangGraph Server API's runs through the real SDK Client, on both backends: waits on a
@@ -177,13 +178,14 @@ describe.each(BACKENDS)('LangGraph runs through the SDK: wait, stream, join (%s)
     const asked = Date.now();
     const run = await api.client.runs.create(thread, 'lg-two', { input: {}, afterSeconds: 1 });
     expect(run.status).toBe('pending');
-    // Still pending well within the delay (the run has no worker yet).
-    expect((await api.client.runs.get(thread, run.run_id)).status).toBe('pending');
     await api.client.runs.join(thread, run.run_id);
     const done = await api.client.runs.get(thread, run.run_id);
     expect(done.status).toBe('success');
-    // The worker took it no sooner than the delay: it ended at least a second after the request.
-    expect(Date.parse(done.updated_at) - asked).toBeGreaterThanOrEqual(1_000);
+    // The worker took it no sooner than the delay: its first node started (this process's
+    // clock) at least a second after the request; until then it was pending.
+    const events = await api.app.backend.events.readAfter(DEFAULT_TENANT, '0-0', 100_000);
+    const started = events.find(({ event }) => event.run_id === run.run_id && event.type === 'node_start');
+    expect(Date.parse(started!.event.ts) - asked).toBeGreaterThanOrEqual(1_000);
     expect((await api.post('/runs/wait', { assistant_id: 'lg-two', after_seconds: 86_400 * 31 })).status).toBe(400);
   });
 
