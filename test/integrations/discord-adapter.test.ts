@@ -48,11 +48,17 @@ function post(url: string, body: string, headers: Record<string, string> = {}): 
 
 describe('Discord adapter', () => {
   it('answers a ping with the pong', async () => {
-    const { url, fake } = await setup(() => 'unused');
+    const { url, fake } = await setup(() => 'pong seen');
     const response = await post(url, '{"type":1}');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ type: 1 });
-    expect(fake.calls).toHaveLength(0);
+    // Replies go out after the answer: those of a command sent behind the ping are the only calls.
+    expect(await (await post(url, command())).json()).toEqual({ type: 5 });
+    await waitFor('the reply to the command', () => fake.calls.length >= 2);
+    expect(fake.calls.map((call) => [call.method, (call.body as { content?: string } | null)?.content])).toEqual([
+      ['POST', 'pong seen'],
+      ['DELETE', undefined],
+    ]);
   });
 
   it('acknowledges a command at once, runs the handler afterwards, posts the reply as the bot, then deletes "thinking…"', async () => {

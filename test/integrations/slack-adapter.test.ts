@@ -48,7 +48,10 @@ describe('Slack adapter', () => {
     const response = await post(url, JSON.stringify({ type: 'url_verification', token: 't', challenge: 'ch4ll3nge' }));
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ challenge: 'ch4ll3nge' });
-    expect(received).toHaveLength(0);
+    // Handlers run after the answer: a message sent behind the challenge reaches the handler alone.
+    expect((await post(url, messageEvent({ text: 'after the challenge' }))).status).toBe(200);
+    await waitFor('the message after the challenge', () => received.length > 0);
+    expect(received.map((message) => message.text)).toEqual(['after the challenge']);
   });
 
   it('acknowledges a message at once, runs the handler afterwards and replies with chat.postMessage in its thread', async () => {
