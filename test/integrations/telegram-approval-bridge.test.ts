@@ -130,13 +130,17 @@ describe('Telegram approvals bridge', () => {
     const runControl = scriptedRunControl((id) => {
       if (id === 'decided') throw new AppError('conflict', 'Approval decided already.');
       if (id === 'gone') throw new AppError('not_found', 'Approval was not found.');
+      if (id === 'decidable') return { ...approval(id), status: 'approved' };
       throw new Error('store down');
     });
     const { fake } = await setup(runControl);
     expect(await answerTo(fake, press(fake, 'apv:y:decided'))).toMatchObject({ text: ALREADY_DECIDED_TEXT, show_alert: true });
     expect(await answerTo(fake, press(fake, 'apv:y:gone'))).toMatchObject({ text: 'This approval does not exist any more.' });
     expect(await answerTo(fake, press(fake, 'apv:y:other'))).toMatchObject({ text: 'The decision could not be recorded; please try again.' });
-    expect(fake.calls('editMessageText')).toHaveLength(0);
+    // A message is edited after its press is answered: the edit of a press decided behind them is the only one.
+    expect(await answerTo(fake, press(fake, 'apv:y:decidable', { messageId: 88 }))).toMatchObject({ text: 'Approved.' });
+    await waitFor('the edit of the decided press', () => fake.calls('editMessageText').length > 0);
+    expect(fake.calls('editMessageText').map((call) => (call.body as { message_id: number }).message_id)).toEqual([88]);
   });
 
   it('refuses presses from another chat, from users not allowed, and foreign buttons, deciding nothing', async () => {
