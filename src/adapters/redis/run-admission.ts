@@ -169,27 +169,25 @@ export class RunAdmission {
   }
 
   /**
-   * Adds the jobs admitted to BullMQ and marks them handed, in one pipeline (one round trip):
-   * BullMQ's add of each (Job.addJob on a transaction, as its flows do), then the mark, which
-   * takes only the jobs BullMQ then has. A job admitted and never added is the reconcile pass's.
+   * Adds the jobs admitted to BullMQ and marks them handed, sent back to back on the one
+   * connection (one round trip, in this order): BullMQ's add of each (Job.addJob, which sends
+   * its command before it yields), then the mark, which takes only the jobs BullMQ then has. A
+   * job admitted and never added is the reconcile pass's. (Not an ioredis pipeline: building
+   * one copies every script of the connection, BullMQ's and ours, which costs more than the
+   * round trip it saves.)
    */
   private async dispatch(admitted: readonly string[]): Promise<void> {
     if (admitted.length === 0) return;
-    const pipeline = (await this.queue.backend.client).pipeline();
+    const client = await this.queue.backend.client;
     const ids: string[] = [];
-    for (const data of admitted) {
+    const sent: Promise<unknown>[] = admitted.map((data) => {
       const job = JSON.parse(data) as RunJob;
       const id = runJobId(job);
       ids.push(id);
-      // The add is queued on the pipeline at once; its outcome is read from the replies below.
-      new Job(this.queue, job.kind, job, { ...this.jobOptions, jobId: id }, id).addJob(pipeline as never).catch(() => {});
-    }
-    (pipeline as unknown as Record<string, (args: unknown[]) => void>).handRuns!([this.keys.keys[5]!, this.keys.handed, this.queue.toKey(''), ...ids]);
-    for (const [error, reply] of (await pipeline.exec()) ?? []) {
-      if (error) throw error;
-      // BullMQ's add answers a negative code for what it refuses (nothing of ours: no parents).
-      if (typeof reply === 'number' && reply < 0) throw new Error(`BullMQ refused to add a run job (code ${reply}).`);
-    }
+      return new Job(this.queue, job.kind, job, { ...this.jobOptions, jobId: id }, id).addJob(client);
+    });
+    sent.push(this.script('handRuns', [this.keys.keys[5]!, this.keys.handed], [this.queue.toKey(''), ...ids]));
+    await Promise.all(sent);
   }
 }
 
