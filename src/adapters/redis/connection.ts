@@ -190,8 +190,10 @@ function redactedUrl(url: string): string {
 
 /**
  * PING on every master the client knows (a cluster's, each within the command timeout), and
- * on a cluster `cluster_state:ok`: what readiness asks. A master that is down, or a cluster
- * that has not yet promoted its replica, fails it.
+ * on a cluster `cluster_state:ok` and a connected master for every slot the client routes: what
+ * readiness asks. A master that is down, or a cluster that has not yet promoted its replica,
+ * fails it. (A killed master leaves the client's nodes at once while its slots still route to
+ * it, and the other nodes say `ok` until they agree it failed: only the routing shows it gone.)
  */
 export async function pingAll(client: RedisClient): Promise<void> {
   if (!isCluster(client)) {
@@ -202,6 +204,9 @@ export async function pingAll(client: RedisClient): Promise<void> {
   if (nodes.length === 0 || client.status !== 'ready') throw new Error('Connection is closed: no Redis Cluster master is known.');
   const info = String(await nodes[0]!.cluster('INFO'));
   if (!/^cluster_state:ok/m.test(info)) throw new Error('Connection is closed: the Redis Cluster is down (cluster_state is not ok).');
+  const connected = new Set(nodes.map((node) => `${node.options.host}:${node.options.port}`));
+  const gone = [...new Set(client.slots.map((owners) => owners?.[0]))].find((owner) => owner !== undefined && !connected.has(owner));
+  if (gone) throw new Error(`Connection is closed: slots of the Redis Cluster route to ${gone}, a master that is not connected.`);
   await Promise.all(nodes.map((node) => node.ping()));
 }
 
