@@ -122,7 +122,7 @@ const envSchema = z.object({
   SERVICE_TENANT_MAX_QUEUED: int(0).default(DEFAULT_FAIR_SHARE.defaults.maxQueued),
   SERVICE_TENANT_MAX_RUNNING: int(0).default(DEFAULT_FAIR_SHARE.defaults.maxRunning),
   SERVICE_TENANTS: optionalString,
-  // Tenants labelled in the per-tenant queue gauges (the busiest; the rest summed as "other"); 0: no such gauges.
+  // Tenants labelled in the per-tenant queue gauges (the busiest; the rest summed as "(other)"); 0: no such gauges.
   SERVICE_METRICS_TENANTS: int(0, 1000).default(10),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
   SERVICE_EVENTS_RETAIN: int(1).default(DEFAULT_EVENT_RETENTION.count),

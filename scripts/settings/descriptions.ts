@@ -462,7 +462,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   },
   SERVICE_METRICS_TENANTS: {
     group: "Fair share between tenants",
-    text: "Tenants labelled in `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running` (the busiest by queued + running at each scrape); the rest are summed under `tenant=\"other\"`. `0`: no per-tenant gauges.",
+    text: "Tenants labelled in `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running` (the busiest by queued + running at each scrape); the rest are summed under `tenant=\"(other)\"` (not a tenant id: ids cannot hold parentheses). `0`: no per-tenant gauges.",
   },
   DISCORD_BOT_TOKEN: {
     group: "Chat gateway",

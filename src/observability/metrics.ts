@@ -2,12 +2,16 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { TenantQueueDepth } from '../ports/run-queue.js';
 import type { StorageUsage } from '../ports/store.js';
 
-/** The label value that sums the tenants past the top N of the per-tenant queue gauges. */
-export const OTHER_TENANTS = 'other';
+/**
+ * The label value that sums the tenants past the top N of the per-tenant queue gauges. Its
+ * parentheses are outside what a tenant id may hold (`ID_PATTERN`), so a tenant named `other`
+ * keeps a row of its own.
+ */
+export const OTHER_TENANTS = '(other)';
 
 /**
  * The per-tenant rows of the queue gauges: the `top` tenants by queued + running (ties by
- * name, so a scrape's labels are stable), then one `other` row summing the rest (0 when none),
+ * name, so a scrape's labels are stable), then one `(other)` row summing the rest (0 when none),
  * so a deployment of any number of tenants exports at most `top + 1` label values.
  */
 export function tenantQueueRows(depths: readonly TenantQueueDepth[], top: number): TenantQueueDepth[] {
@@ -106,7 +110,7 @@ export class Metrics {
   /**
    * @param options.tenantQueues the run queue's per-tenant depths, read at each scrape for
    *   `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running`, labelled for the
-   *   `top` busiest tenants plus `other`; left out when absent or `top` is 0.
+   *   `top` busiest tenants plus `(other)`; left out when absent or `top` is 0.
    */
   constructor(
     options: {
@@ -197,12 +201,12 @@ export class Metrics {
       });
     gauge(
       'agentplane_tenant_runs_queued',
-      'Runs waiting for a worker slot (delayed starts included), for the busiest tenants (SERVICE_METRICS_TENANTS) and "other" summing the rest.',
+      'Runs waiting for a worker slot (delayed starts included), for the busiest tenants (SERVICE_METRICS_TENANTS) and "(other)" summing the rest.',
       (row) => row.queued,
     );
     gauge(
       'agentplane_tenant_runs_running',
-      'Runs admitted to worker slots, for the busiest tenants (SERVICE_METRICS_TENANTS) and "other" summing the rest.',
+      'Runs admitted to worker slots, for the busiest tenants (SERVICE_METRICS_TENANTS) and "(other)" summing the rest.',
       (row) => row.running,
     );
   }
