@@ -5,6 +5,7 @@ import { MAX_SESSION_METADATA_BYTES } from '../domain/session-metadata.js';
 import type { JsonObject } from '../domain/types.js';
 import { uuid5 } from '../domain/uuid5.js';
 import type { AssistantRecord, AssistantVersionRecord } from '../ports/assistant-store.js';
+import type { GraphDescriptions } from '../ports/graph-threads.js';
 import { isGraphAgent, type Agent, type GraphAgent } from '../runtime/agent.js';
 import { drawAgent } from '../runtime/agent-drawing.js';
 import type { LangGraphDeps } from './deps.js';
@@ -36,7 +37,7 @@ export type Assistant = AssistantRecord;
 export type AssistantVersion = AssistantVersionRecord;
 
 type Agents = LangGraphDeps['agents'];
-type AssistantDeps = Pick<LangGraphDeps, 'agents' | 'assistants'>;
+type AssistantDeps = Pick<LangGraphDeps, 'agents' | 'assistants' | 'graphs'>;
 
 const ids = new Map<string, string>();
 
@@ -251,27 +252,27 @@ export async function deleteStoredAssistant(deps: AssistantDeps, tenant: string,
   return assistant;
 }
 
-/** A graph agent's compiled graph (with the assistant's config) and what src/langgraph/ tells about it. */
-async function introspect(agent: GraphAgent, assistant: Assistant) {
-  const configurable = (assistant.config.configurable ?? {}) as Record<string, unknown>;
-  const graph = await agent.graph.load({ configurable });
-  return { graph, describe: await import('../langgraph/introspect.js') };
+/** The LangGraph plug-in's descriptions of graphs, and the assistant's `configurable` its graph is built with. */
+function described(deps: AssistantDeps, assistant: Assistant): { graphs: GraphDescriptions; configurable: Record<string, unknown> } {
+  // The composition root loads the plug-in whenever the registry holds a graph agent.
+  if (!deps.graphs) throw new AppError('internal', 'A graph agent without the LangGraph plug-in loaded.');
+  return { graphs: deps.graphs, configurable: (assistant.config.configurable ?? {}) as Record<string, unknown> };
 }
 
 /** The assistant's graph: nodes and edges, as LangGraph draws a graph (`xray`: subgraphs inside their nodes). */
 export async function assistantGraph(deps: AssistantDeps, tenant: string, assistantId: string, xray: boolean | number | undefined): Promise<unknown> {
   const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
   if (!isGraphAgent(agent)) return drawAgent(agent);
-  const { graph, describe } = await introspect(agent, assistant);
-  return describe.drawGraph(graph, xray);
+  const { graphs, configurable } = described(deps, assistant);
+  return graphs.drawGraph(agent.id, configurable, xray);
 }
 
 /** The JSON schemas of the assistant's state, input, output, config and context. */
 export async function assistantSchemas(deps: AssistantDeps, tenant: string, assistantId: string): Promise<JsonObject> {
   const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
   if (!isGraphAgent(agent)) return { graph_id: agent.id, state_schema: {}, input_schema: {}, output_schema: {}, config_schema: null, context_schema: null };
-  const { graph, describe } = await introspect(agent, assistant);
-  const schemas = await describe.graphSchemas(graph, agent.graph);
+  const { graphs, configurable } = described(deps, assistant);
+  const schemas = await graphs.graphSchemas(agent.id, configurable);
   // As the LangGraph server: a JS graph's config and context schemas are one.
   return { graph_id: agent.id, state_schema: schemas.state, input_schema: schemas.input, output_schema: schemas.output, config_schema: schemas.config, context_schema: schemas.config };
 }
@@ -280,8 +281,8 @@ export async function assistantSchemas(deps: AssistantDeps, tenant: string, assi
 export async function assistantSubgraphs(deps: AssistantDeps, tenant: string, assistantId: string, namespace: string | undefined, recurse: boolean): Promise<JsonObject> {
   const { agent, assistant } = await resolveAssistant(deps, tenant, assistantId);
   if (!isGraphAgent(agent)) return {};
-  const { graph, describe } = await introspect(agent, assistant);
-  return (await describe.subgraphSchemas(graph, agent.graph, namespace, recurse)) as unknown as JsonObject;
+  const { graphs, configurable } = described(deps, assistant);
+  return (await graphs.subgraphSchemas(agent.id, configurable, namespace, recurse)) as unknown as JsonObject;
 }
 
 /** The assistant's versions holding `metadata` (JSON containment), newest first, paged; a default assistant has its one version. */

@@ -3,31 +3,18 @@ import { isZodSchemaV3, isZodSchemaV4 } from '@langchain/core/utils/types';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { GraphDrawing, GraphSchemas } from '../ports/graph-threads.js';
 import { typedSchemasOf, type TypedGraphSchemas } from './type-schemas.js';
 import { installedFrom } from './versions.js';
 
 /*
  * What the LangGraph Server API tells about a compiled graph (GET /assistants/{id}/graph and
- * /schemas), as the LangGraph server derives it. Reached by a dynamic import from src/http/,
- * only for graph agents. Graphs are read by their shape: a graph file may resolve another copy
- * of @langchain/langgraph than agentplane's.
+ * /schemas), as the LangGraph server derives it. Reached by a dynamic import from
+ * descriptions.ts, at the first such question. Graphs are read by their shape: a graph file may
+ * resolve another copy of @langchain/langgraph than agentplane's.
  */
 
-/** A node or an edge of a drawn graph, as LangChain's `Graph.toJSON()` writes them. */
-export interface GraphDrawing {
-  nodes: { id: string | number; type?: string; data?: unknown; metadata?: unknown }[];
-  edges: { source: string | number; target: string | number; data?: string; conditional?: boolean }[];
-}
-
 type JsonSchema = Record<string, unknown>;
-
-/** The JSON schemas of a graph's state, input, output and config; null where it declares none. */
-export interface GraphSchemas {
-  state: JsonSchema | null;
-  input: JsonSchema | null;
-  output: JsonSchema | null;
-  config: JsonSchema | null;
-}
 
 interface Drawable {
   getGraphAsync?: (config?: Record<string, unknown>) => Promise<{ toJSON(): GraphDrawing }>;

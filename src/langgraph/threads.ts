@@ -1,6 +1,6 @@
 import { AppError, badRequest, notFound } from '../domain/errors.js';
 import { errorMessage, type Checkpoint, type JsonObject } from '../domain/types.js';
-import type { GraphRunInput, GraphStateEdit, GraphSuperstep, GraphThreads } from '../ports/graph-threads.js';
+import type { GraphDescriptions, GraphRunInput, GraphStateEdit, GraphSuperstep, GraphThreads } from '../ports/graph-threads.js';
 import type { GraphEngineDeps, GraphSource } from '../runtime/graph-engine.js';
 import { streamInputOf } from './run-input.js';
 import type { GraphLoader } from './graph-loader.js';
@@ -11,8 +11,9 @@ import { nodeIdOf, StateMirror, threadStateOf, toJson } from './values.js';
  * What the LangGraph Server API does to a graph session beside running it: state edits through
  * the graph (its reducers apply), state and history reads as LangGraph's server shows them,
  * copies and rollbacks, each keeping the session's native checkpoints a mirror of the graph's.
+ * (The graphs' descriptions, the rest of {@link GraphThreads}, are descriptions.ts.)
  */
-export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs: GraphLoader): GraphThreads {
+export function createGraphThreads(deps: Pick<GraphEngineDeps, 'store'>, graphs: GraphLoader): Omit<GraphThreads, keyof GraphDescriptions> {
   const { store } = deps;
 
   async function updateState(tenant: string, sessionId: string, values: JsonObject, edit: GraphStateEdit = {}): Promise<Checkpoint> {

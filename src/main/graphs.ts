@@ -21,13 +21,14 @@ export function missingLangGraph(error: unknown): ConfigError | undefined {
 
 /**
  * The graphs of the `langgraph.json` at `configPath` (SERVICE_LANGGRAPH_JSON) as agents. The
- * LangGraph plug-in (src/langgraph/index.ts) is imported here, only when graphs are configured:
- * a process without them needs no `@langchain/*` package; a version agentplane does not run
- * (src/langgraph/versions.ts) is refused before it is imported. Every fault is a one-line ConfigError.
+ * LangGraph plug-in's face (src/langgraph/index.ts) is imported here, only when graphs are
+ * configured: a process without them needs no `@langchain/*` package; a version agentplane does
+ * not run is refused before it is imported, by the plug-in's light face (src/langgraph/light.ts,
+ * which imports nothing of `@langchain/*`). Every fault is a one-line ConfigError.
  */
 export async function loadGraphs(configPath: string, logger?: Logger): Promise<GraphAgent[]> {
   // Before anything of @langchain/* is imported: an unsupported LangGraph.js is refused in one line.
-  (await import('../langgraph/versions.js')).checkLangGraphVersions(configPath);
+  (await import('../langgraph/light.js')).checkLangGraphVersions(configPath);
   let plugin: typeof import('../langgraph/index.js');
   try {
     plugin = await import('../langgraph/index.js');

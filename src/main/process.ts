@@ -44,17 +44,20 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
   return compose(config, { logger, agents, httpApp, graphEngine: await graphEngineFor(agents) });
 }
 
-/** The `http.app` of SERVICE_LANGGRAPH_JSON, imported (API processes only); undefined when there is none. */
+/**
+ * The `http.app` of SERVICE_LANGGRAPH_JSON, imported (API processes only); undefined when there
+ * is none. Through the LangGraph plug-in's light face, as {@link uiBundlesOf}: neither loads LangGraph.
+ */
 export async function httpAppOf(config: Config): Promise<HttpApp | undefined> {
   if (!config.SERVICE_LANGGRAPH_JSON) return undefined;
-  const { loadHttpApp } = await import('../langgraph/http-app.js');
+  const { loadHttpApp } = await import('../langgraph/light.js');
   return loadHttpApp(config.SERVICE_LANGGRAPH_JSON);
 }
 
 /** The generative UI of SERVICE_LANGGRAPH_JSON's `ui`, built (API processes only); undefined when there is none. */
 export async function uiBundlesOf(config: Config): Promise<UiBundles | undefined> {
   if (!config.SERVICE_LANGGRAPH_JSON) return undefined;
-  const { buildUiBundles } = await import('../langgraph/ui-bundles.js');
+  const { buildUiBundles } = await import('../langgraph/light.js');
   return buildUiBundles(config.SERVICE_LANGGRAPH_JSON);
 }
 

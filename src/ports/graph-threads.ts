@@ -1,9 +1,10 @@
 import type { Checkpoint, JsonObject } from '../domain/types.js';
 
 /*
- * The LangGraph Server API's port to the sessions of graph agents: what src/langgraph-server/
- * asks of them besides running them, and what a LangGraph run carries. The LangGraph plug-in
- * (src/langgraph/threads.ts) implements it; the composition root hands it over.
+ * The LangGraph Server API's port to graph agents: what src/langgraph-server/ asks of their
+ * sessions besides running them, what it asks about their graphs, and what a LangGraph run
+ * carries. The LangGraph plug-in implements it (src/langgraph/threads.ts and descriptions.ts,
+ * built by its face's createGraphEngine); the composition root hands it over.
  */
 
 /**
@@ -48,11 +49,40 @@ export interface GraphStateEdit {
   checkpointNs?: string;
 }
 
+/** A drawn graph: its nodes and edges, as LangChain's `Graph.toJSON()` writes them. */
+export interface GraphDrawing {
+  nodes: { id: string | number; type?: string; data?: unknown; metadata?: unknown }[];
+  edges: { source: string | number; target: string | number; data?: string; conditional?: boolean }[];
+}
+
+/** The JSON schemas of a graph's state, input, output and config; null where it declares none. */
+export interface GraphSchemas {
+  state: Record<string, unknown> | null;
+  input: Record<string, unknown> | null;
+  output: Record<string, unknown> | null;
+  config: Record<string, unknown> | null;
+}
+
+/**
+ * What the LangGraph Server API tells about the graph of a graph agent (an assistant's
+ * `/graph`, `/schemas` and `/subgraphs`), the graph built with the assistant's `configurable`.
+ * `unknown_agent` when `agentId` is no graph agent of this process.
+ */
+export interface GraphDescriptions {
+  /** Its nodes and edges (`xray`: subgraphs drawn inside their nodes, to that depth when a number). */
+  drawGraph(agentId: string, configurable: Record<string, unknown>, xray?: boolean | number): Promise<GraphDrawing>;
+  /** The JSON schemas it declares. */
+  graphSchemas(agentId: string, configurable: Record<string, unknown>): Promise<GraphSchemas>;
+  /** Its subgraphs (under `namespace`; every depth with `recurse`), each with its schemas, by namespace (`node`, `node|inner`). */
+  subgraphSchemas(agentId: string, configurable: Record<string, unknown>, namespace: string | undefined, recurse: boolean): Promise<Record<string, GraphSchemas>>;
+}
+
 /**
  * What the LangGraph Server API does to the sessions of graph agents besides running them:
- * state edits through the graph, state and history reads, copies and rollbacks.
+ * state edits through the graph, state and history reads, copies and rollbacks; and what it
+ * tells about their graphs ({@link GraphDescriptions}).
  */
-export interface GraphThreads {
+export interface GraphThreads extends GraphDescriptions {
   /**
    * Edits a graph session's state through the graph (`updateState`: its reducers apply) and
    * records the new checkpoint; `conflict` while a run of the session is running.

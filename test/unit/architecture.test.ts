@@ -19,20 +19,25 @@ function filesUnder(dir: string): string[] {
 }
 
 const IMPORT = /^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gms;
+/** A dynamic import, or a type written as one (`typeof import('…')`). */
+const DYNAMIC_IMPORT = /\bimport\(\s*'([^']+)'\s*\)/g;
 
-/** Every module of src/ (path relative to the root) with what it imports: local files as paths, packages by name. */
-const graph = new Map(
-  filesUnder(SRC).map((file) => {
-    const specifiers = [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!);
-    const imports = specifiers.map((spec) =>
-      spec.startsWith('.') ? relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, '.ts') : spec,
-    );
-    return [relative(ROOT, file), imports] as const;
-  }),
-);
+/** What `file` imports by `pattern`: local files as paths relative to the root, packages by name. */
+function importsOf(file: string, pattern: RegExp): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(pattern)].map(({ 1: spec }) =>
+    spec!.startsWith('.') ? relative(ROOT, resolve(dirname(file), spec!)).replace(/\.js$/, '.ts') : spec!,
+  );
+}
 
-const importers = (predicate: (target: string) => boolean) =>
-  [...graph].flatMap(([file, imports]) => imports.filter(predicate).map((target) => `${file} → ${target}`));
+/** Every module of src/ (path relative to the root) with what it imports statically. */
+const graph = new Map(filesUnder(SRC).map((file) => [relative(ROOT, file), importsOf(file, IMPORT)] as const));
+
+/** The same modules with their dynamic imports too: what a module may load, now or later. */
+const everyImport = new Map(filesUnder(SRC).map((file) => [relative(ROOT, file), [...importsOf(file, IMPORT), ...importsOf(file, DYNAMIC_IMPORT)]] as const));
+
+const edgesOf = (modules: ReadonlyMap<string, readonly string[]>, predicate: (target: string) => boolean) =>
+  [...modules].flatMap(([file, imports]) => imports.filter(predicate).map((target) => `${file} → ${target}`));
+const importers = (predicate: (target: string) => boolean) => edgesOf(graph, predicate);
 
 describe('architecture', () => {
   it('reads every module of src/', () => {
@@ -93,6 +98,26 @@ describe('architecture', () => {
   it('imports LangGraph (an optional peer dependency) only in src/langgraph/, which the rest loads dynamically', () => {
     expect(importers((t) => t.startsWith('@langchain/')).filter((e) => !e.startsWith('src/langgraph/'))).toEqual([]);
     expect(importers((t) => t.startsWith('src/langgraph/')).filter((e) => !e.startsWith('src/langgraph/'))).toEqual([]);
+  });
+
+  it('reaches the LangGraph plug-in only through its faces (index.ts; light.ts, which imports nothing of @langchain/*), and only from src/main/', () => {
+    const FACES = ['src/langgraph/index.ts', 'src/langgraph/light.ts'];
+    const into = edgesOf(everyImport, (t) => t.startsWith('src/langgraph/')).filter((e) => !e.startsWith('src/langgraph/'));
+    expect(into.length, 'src/main/ loads the plug-in').toBeGreaterThan(0);
+    expect(into.filter((edge) => !FACES.includes(edge.split(' → ')[1]!))).toEqual([]);
+    expect(into.filter((edge) => !edge.startsWith('src/main/'))).toEqual([]);
+  });
+
+  it('keeps the light face light: nothing it imports, however deep, imports @langchain/*', () => {
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file) || !graph.has(file)) return;
+      reached.add(file);
+      for (const next of graph.get(file)!) visit(next);
+    };
+    visit('src/langgraph/light.ts');
+    expect(reached.size, 'light.ts exists').toBeGreaterThan(1);
+    expect(edgesOf(graph, (t) => t.startsWith('@langchain/')).filter((edge) => reached.has(edge.split(' → ')[0]!))).toEqual([]);
   });
 
   it('keeps the LangGraph Server API services free of the transport: no Koa, nothing of src/http', () => {
