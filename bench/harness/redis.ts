@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { openRedis, type RedisClient, type RedisConnection } from '../../src/adapters/redis/connection.js';
-import { seedNodes, startRedisCluster } from '../../test/support/redis-cluster.js';
+import { seedNodes, startRedisCluster } from '../../scripts/dev/redis-cluster.js';
 import { startRedisServer } from './processes.js';
 
 /** The Redis a benchmark runs on: one redis-server, or a Redis Cluster of six (`--redis-cluster`). */
@@ -26,7 +26,7 @@ export async function redisVersion(client: RedisClient | Redis): Promise<string>
 /**
  * Starts the Redis of a benchmark: a private redis-server, or (cluster) six cluster-enabled
  * redis-server processes joined by `redis-cli --cluster create` (the harness of
- * test/support/redis-cluster.ts).
+ * scripts/dev/redis-cluster.ts, which the tests use too).
  */
 export async function startBenchRedis(cluster: boolean): Promise<BenchRedis> {
   const clients: RedisClient[] = [];

@@ -147,6 +147,17 @@ describe('architecture', () => {
     expect([...names('src/http/langgraph/')].filter((name) => services.has(name))).toEqual([]);
   });
 
+  it('keeps the benches off the test tree: bench/ imports nothing of test/; scripts/dev/, which both share, neither of them nor vitest', () => {
+    const modulesUnder = (dir: string) =>
+      new Map(filesUnder(join(ROOT, dir)).map((file) => [relative(ROOT, file), [...importsOf(file, IMPORT), ...importsOf(file, DYNAMIC_IMPORT)]] as const));
+    const bench = modulesUnder('bench');
+    const shared = modulesUnder('scripts/dev');
+    expect(bench.size).toBeGreaterThan(10);
+    expect(edgesOf(bench, (t) => t.startsWith('test/'))).toEqual([]);
+    expect(edgesOf(bench, (t) => t.startsWith('scripts/dev/')).length, 'the benches use scripts/dev/').toBeGreaterThan(0);
+    expect(edgesOf(shared, (t) => t.startsWith('test/') || t.startsWith('bench/') || t === 'vitest' || t.startsWith('vitest/'))).toEqual([]);
+  });
+
   it('keeps the domain free of the rest of agentplane', () => {
     const outward = importers((t) => t.startsWith('src/') && !t.startsWith('src/domain/'));
     expect(outward.filter((e) => e.startsWith('src/domain/'))).toEqual([]);
