@@ -1,6 +1,19 @@
 import type { Middleware } from 'koa';
 import { AppError } from '../../domain/errors.js';
 
+/**
+ * Paths that are their own normal form without asking the URL parser: `/` then segments of
+ * characters the standard keeps as they are (no `.`, `%` or a backslash, nothing it escapes),
+ * no empty segment but a trailing `/`. Nearly every request's path; the rest go through
+ * {@link normalForm}.
+ */
+const PLAIN_PATH = /^\/(?:[A-Za-z0-9_~!$&'()*+,;=:@-]+\/?)*$/;
+
+/** Whether `path` is in the normal form of the WHATWG URL standard (see {@link normalForm}). */
+export function isNormalPath(path: string): boolean {
+  return PLAIN_PATH.test(path) || normalForm(path) === path;
+}
+
 /** `path` as the WHATWG URL standard writes it: `\` is `/`, `.` and `..` segments (`%2e` too) resolved, some characters escaped. */
 function normalForm(path: string): string | undefined {
   if (!path.startsWith('/')) return undefined;
@@ -27,8 +40,8 @@ export interface NormalPathOptions {
 export function normalPath(options: NormalPathOptions = {}): Middleware {
   return async (ctx, next) => {
     const { path } = ctx;
-    const normal = normalForm(path);
-    if (normal !== path) {
+    if (!isNormalPath(path)) {
+      const normal = normalForm(path);
       // The error body of the face the path belongs to (LangGraph clients read `detail`).
       if (normal !== undefined && options.errorDetail?.(normal)) ctx.state.errorDetail = true;
       throw new AppError(
