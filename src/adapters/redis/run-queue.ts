@@ -155,7 +155,9 @@ export class BullRunConsumer implements RunConsumer {
       RUNS_QUEUE,
       async (job) => {
         await handler(job.data as RunJob);
-        await this.release(job.id!);
+        // Not awaited: sent in this turn of the event loop, the release leaves in one write with
+        // BullMQ's completion of the job that follows it on this connection, in that order.
+        void this.release(job.id!);
       },
       {
         connection,
