@@ -26,15 +26,19 @@ export interface RunFollowerOptions {
  * events: only the bus subscription this process already holds. A run removed with its session
  * publishes nothing more: the watch, if given, notices it and the follower ends with `gone`.
  */
+/** The defaults of a follower's functions, shared: no closure made per follower. */
+const NEVER_STALE = (): boolean => false;
+const NOTHING = (): void => {};
+
 export class RunFollower {
   private runId: string | undefined;
-  private isStale: (event: StoredEvent) => boolean = () => false;
+  private isStale: (event: StoredEvent) => boolean = NEVER_STALE;
   private early: StoredEvent[] = [];
   private readonly unsubscribe: () => void;
   private stopped: { resolve: (event: StoredEvent) => void; reject: (error: AppError) => void } | undefined;
   private stop: StoredEvent | undefined;
   private gone: AppError | undefined;
-  private unwatch = () => {};
+  private unwatch: () => void = NOTHING;
 
   constructor(
     events: EventBus,
