@@ -5,6 +5,7 @@ import { Client, type Cron } from '@langchain/langgraph-sdk';
 import { parse as parseUuid, v5 } from '@langchain/core/utils/uuid';
 import { builtInAgents } from '../../src/agents/index.js';
 import { DEFAULT_TENANT as T } from '../../src/domain/types.js';
+import type { ScheduleTrigger } from '../../src/ports/scheduler.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { graphAgent } from '../support/langgraph.js';
@@ -17,7 +18,9 @@ import { useApiWithWorkers } from '../support/workers.js';
  * create, search, count, update and delete on memory and Redis, the per-tenant cap, what a tick
  * starts and what becomes of a stateless cron's threads, and a cron on Redis with two worker
  * processes firing one run per tick. Our cron expressions have
- * five fields, so ticks are minutes: the tests that need one wait for it (bounded).
+ * five fields, so ticks are minutes: the tests that need one wait for it (bounded), and they run
+ * at once (`describe.concurrent`, each on its own API and Redis) so that they wait for the same
+ * ticks rather than one after the other.
  */
 
 const assistantIdOf = (graphId: string) => v5(graphId, parseUuid('6ba7b821-9dad-11d1-80b4-00c04fd430c8'));
@@ -47,32 +50,64 @@ async function failure(promise: Promise<unknown> | (() => Promise<unknown>)): Pr
 /** `date` as hh:mm in `timeZone`. */
 const clockIn = (date: string, timeZone: string) => new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(date));
 
-describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backend) => {
+const BACKENDS = ['memory', 'redis'] as const;
+type Backend = (typeof BACKENDS)[number];
+
+/** An API in this process on one backend, executing runs and firing schedules, and the SDK's client of it. */
+interface CronApi {
+  redis: TestRedis | undefined;
+  app: TestApi;
+  client: Client;
+  newThread(): Promise<string>;
+  triggerOf(cronId: string): Promise<ScheduleTrigger | undefined>;
+  runsOf(sessionId: string): Promise<{ id: string; status: string }[]>;
+  historyOf(cronId: string): Promise<{ session_id: string; status: string; run_id?: string }[]>;
+}
+
+async function startCronApi(backend: Backend): Promise<CronApi> {
+  const redis = backend === 'redis' ? await startRedis() : undefined;
+  const app = await startTestApi({ agents: new AgentRegistry([...builtInAgents, graphAgent('lg-notes', notes, ['write'])]), ...(redis ? { redisUrl: redis.url } : {}) });
+  expect(app.backend.mode).toBe(backend);
+  app.composition.startExecuting();
+  app.composition.startScheduling();
+  return {
+    redis,
+    app,
+    client: new Client({ apiUrl: app.url }),
+    newThread: async () => {
+      const id = randomUUID();
+      await app.backend.store.sessions.createSession(T, { session_id: id });
+      return id;
+    },
+    triggerOf: async (cronId) => (await app.backend.scheduler.list()).find((t) => t.schedule_id === cronId),
+    runsOf: async (sessionId) => (await call(`${app.url}/api/runs?session_id=${sessionId}`)).body.runs,
+    historyOf: async (cronId) => (await call(`${app.url}/api/schedules/${cronId}/history`)).body.history,
+  };
+}
+
+// One API per backend for the whole file: the tests of each backend run in order, and the tick
+// tests of both (below) at once.
+const apis = {} as Record<Backend, CronApi>;
+beforeAll(async () => {
+  for (const backend of BACKENDS) apis[backend] = await startCronApi(backend);
+});
+afterAll(async () => {
+  for (const api of Object.values(apis)) {
+    await api.app.close();
+    await api.redis?.stop();
+  }
+});
+
+describe.each(BACKENDS)('LangGraph SDK: crons on %s', (backend) => {
   let redis: TestRedis | undefined;
   let app: TestApi;
   let client: Client;
-
-  beforeAll(async () => {
-    if (backend === 'redis') redis = await startRedis();
-    app = await startTestApi({ agents: new AgentRegistry([...builtInAgents, graphAgent('lg-notes', notes, ['write'])]), ...(redis ? { redisUrl: redis.url } : {}) });
-    expect(app.backend.mode).toBe(backend);
-    app.composition.startExecuting();
-    app.composition.startScheduling();
-    client = new Client({ apiUrl: app.url });
+  let newThread: CronApi['newThread'];
+  let triggerOf: CronApi['triggerOf'];
+  let runsOf: CronApi['runsOf'];
+  beforeAll(() => {
+    ({ redis, app, client, newThread, triggerOf, runsOf } = apis[backend]);
   });
-  afterAll(async () => {
-    await app?.close();
-    await redis?.stop();
-  });
-
-  const newThread = async (): Promise<string> => {
-    const id = randomUUID();
-    await app.backend.store.sessions.createSession(T, { session_id: id });
-    return id;
-  };
-  const triggerOf = async (cronId: string) => (await app.backend.scheduler.list()).find((t) => t.schedule_id === cronId);
-  const runsOf = async (sessionId: string) => (await call(`${app.url}/api/runs?session_id=${sessionId}`)).body.runs as { id: string; status: string }[];
-  const historyOf = async (cronId: string) => (await call(`${app.url}/api/schedules/${cronId}/history`)).body.history as { session_id: string; status: string; run_id?: string }[];
 
   it('creates a cron for a thread and a stateless one, answered as the SDK reads a Cron, in their time zones', async () => {
     const thread = await newThread();
@@ -275,10 +310,13 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
       await capped.close();
     }
   });
+});
 
-  it(
-    'at the next minute tick: a thread’s cron runs on the thread with its payload, a stateless one on a new thread (deleted once its run stops, ended or paused, unless kept); an ended or disabled one starts nothing',
-    async () => {
+describe.concurrent('LangGraph SDK: crons at the minute ticks', () => {
+  it.each(BACKENDS)(
+    'on %s, at the next minute tick: a thread’s cron runs on the thread with its payload, a stateless one on a new thread (deleted once its run stops, ended or paused, unless kept); an ended or disabled one starts nothing',
+    async (backend) => {
+      const { app, client, newThread, triggerOf, runsOf, historyOf } = apis[backend];
       // A cron ending a second from now must still have its trigger at creation and see its first tick after its end.
       await waitFor('not in the last seconds of a minute', () => Date.now() % MINUTE < 50_000, MINUTE, 250);
       const thread = await newThread();
@@ -333,52 +371,52 @@ describe.each(['memory', 'redis'] as const)('LangGraph SDK: crons on %s', (backe
     },
     TICK_MS + MINUTE,
   );
-});
 
-describe('LangGraph SDK: crons firing once across two workers', () => {
-  // Registered before the workers' hooks: after hooks run in reverse, so Redis stops after the workers.
-  const redis = useRedis();
-  const env = useApiWithWorkers(() => redis.url);
+  describe('firing once across two workers', () => {
+    // Registered before the workers' hooks: after hooks run in reverse, so Redis stops after the workers.
+    const redis = useRedis();
+    const env = useApiWithWorkers(() => redis.url);
 
-  it(
-    'a thread’s cron and a stateless cron on two worker processes: one run per tick, two ticks',
-    async () => {
-      const { app } = env;
-      const client = new Client({ apiUrl: app.url });
-      const thread = randomUUID();
-      await app.backend.store.sessions.createSession(T, { session_id: thread });
-      const createdAt = Date.now();
-      const bound = await client.crons.createForThread(thread, 'echo', { schedule: '* * * * *', input: { text: 'bound' } });
-      const stateless = await client.crons.create('echo', { schedule: '* * * * *', input: { text: 'free' } });
-      const history = async (id: string) => (await call(`${app.url}/api/schedules/${id}/history`)).body.history as { due_at: string; session_id: string; status: string; run_id?: string }[];
-      const twoDone = (id: string) =>
-        waitFor(`two completed fires of ${id}`, async () => {
-          const records = await history(id);
-          return records.length >= 2 && records.every((r) => r.status === 'completed') && records;
-        }, 3 * MINUTE + 30_000, 500);
-      const [boundFires, freeFires] = await Promise.all([twoDone(bound.cron_id), twoDone(stateless.cron_id)]);
-      // Stop both at once: the next tick is most of a minute away.
-      for (const cron of [bound, stateless]) await client.crons.delete(cron.cron_id);
-      const deletedAt = Date.now();
-      const ticks = Math.floor(deletedAt / MINUTE) - Math.floor(createdAt / MINUTE);
+    it(
+      'a thread’s cron and a stateless cron on two worker processes: one run per tick, two ticks',
+      async () => {
+        const { app } = env;
+        const client = new Client({ apiUrl: app.url });
+        const thread = randomUUID();
+        await app.backend.store.sessions.createSession(T, { session_id: thread });
+        const createdAt = Date.now();
+        const bound = await client.crons.createForThread(thread, 'echo', { schedule: '* * * * *', input: { text: 'bound' } });
+        const stateless = await client.crons.create('echo', { schedule: '* * * * *', input: { text: 'free' } });
+        const history = async (id: string) => (await call(`${app.url}/api/schedules/${id}/history`)).body.history as { due_at: string; session_id: string; status: string; run_id?: string }[];
+        const twoDone = (id: string) =>
+          waitFor(`two completed fires of ${id}`, async () => {
+            const records = await history(id);
+            return records.length >= 2 && records.every((r) => r.status === 'completed') && records;
+          }, 3 * MINUTE + 30_000, 500);
+        const [boundFires, freeFires] = await Promise.all([twoDone(bound.cron_id), twoDone(stateless.cron_id)]);
+        // Stop both at once: the next tick is most of a minute away.
+        for (const cron of [bound, stateless]) await client.crons.delete(cron.cron_id);
+        const deletedAt = Date.now();
+        const ticks = Math.floor(deletedAt / MINUTE) - Math.floor(createdAt / MINUTE);
 
-      for (const fires of [boundFires, freeFires]) {
-        expect(fires).toHaveLength(ticks);
-        const due = fires.map((r) => Date.parse(r.due_at));
-        expect(new Set(due).size).toBe(fires.length);
-        due.slice(1).forEach((d, i) => expect(due[i]! - d).toBe(MINUTE));
-        expect(new Set(fires.map((r) => r.run_id)).size).toBe(fires.length);
-      }
-      const runs = (await call(`${app.url}/api/runs?session_id=${thread}`)).body.runs as { id: string; status: string }[];
-      expect(runs.map((r) => r.id).sort()).toEqual(boundFires.map((r) => r.run_id).sort());
-      expect(runs.every((r) => r.status === 'completed')).toBe(true);
-      expect(new Set(freeFires.map((r) => r.session_id)).size).toBe(freeFires.length);
-      // Stateless, on_run_completed "delete" (the default): each tick's thread went once its run completed.
-      for (const fire of freeFires) {
-        await waitFor(`the thread ${fire.session_id} deleted`, async () => (await app.backend.store.sessions.getSession(T, fire.session_id)) === null);
-        expect((await call(`${app.url}/api/runs?session_id=${fire.session_id}`)).status).toBe(404);
-      }
-    },
-    4 * MINUTE,
-  );
+        for (const fires of [boundFires, freeFires]) {
+          expect(fires).toHaveLength(ticks);
+          const due = fires.map((r) => Date.parse(r.due_at));
+          expect(new Set(due).size).toBe(fires.length);
+          due.slice(1).forEach((d, i) => expect(due[i]! - d).toBe(MINUTE));
+          expect(new Set(fires.map((r) => r.run_id)).size).toBe(fires.length);
+        }
+        const runs = (await call(`${app.url}/api/runs?session_id=${thread}`)).body.runs as { id: string; status: string }[];
+        expect(runs.map((r) => r.id).sort()).toEqual(boundFires.map((r) => r.run_id).sort());
+        expect(runs.every((r) => r.status === 'completed')).toBe(true);
+        expect(new Set(freeFires.map((r) => r.session_id)).size).toBe(freeFires.length);
+        // Stateless, on_run_completed "delete" (the default): each tick's thread went once its run completed.
+        for (const fire of freeFires) {
+          await waitFor(`the thread ${fire.session_id} deleted`, async () => (await app.backend.store.sessions.getSession(T, fire.session_id)) === null);
+          expect((await call(`${app.url}/api/runs?session_id=${fire.session_id}`)).status).toBe(404);
+        }
+      },
+      4 * MINUTE,
+    );
+  });
 });
