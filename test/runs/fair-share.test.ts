@@ -23,8 +23,8 @@ const NODE_MS = '300';
 const SLOTS = 4;
 
 const as = (tenant: Tenant) => ({ 'X-Api-Key': KEYS[TENANTS.indexOf(tenant)]! });
-const start = async (url: string, tenant: Tenant): Promise<string> => {
-  const started = await call(`${url}/api/runs`, { method: 'POST', headers: as(tenant), json: { agent_id: 'slow' } });
+const start = async (url: string, tenant: Tenant, agent = 'slow'): Promise<string> => {
+  const started = await call(`${url}/api/runs`, { method: 'POST', headers: as(tenant), json: { agent_id: agent } });
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   return started.body.run_id as string;
 };
@@ -75,8 +75,11 @@ function scenarios(app: () => TestApi): void {
 
   it('refuses a start past the tenant’s queued cap with 429 and Retry-After, storing nothing', async () => {
     const { url } = app();
-    // Fill every slot with another tenant's runs so F's runs wait.
-    for (let i = 0; i < SLOTS * 3; i += 1) await start(url, 'TenantC');
+    // Every slot held by another tenant's runs until they are cancelled: F's runs can only wait.
+    const held: string[] = [];
+    for (let i = 0; i < SLOTS; i += 1) held.push(await start(url, 'TenantC', 'waiter'));
+    const status = async (run: string) => (await call(`${url}/api/runs/${run}`, { headers: as('TenantC') })).body.status as string;
+    await waitFor('every slot held', async () => (await Promise.all(held.map(status))).every((s) => s === 'running'), 60_000);
     await start(url, 'TenantF');
     await start(url, 'TenantF');
     const sessionsBefore = (await call(`${url}/api/sessions?limit=500`, { headers: as('TenantF') })).body;
@@ -87,6 +90,8 @@ function scenarios(app: () => TestApi): void {
     expect((await call(`${url}/api/sessions?limit=500`, { headers: as('TenantF') })).body).toEqual(sessionsBefore);
     // Another tenant is not refused.
     await start(url, 'TenantD');
+    for (const run of held) await call(`${url}/api/runs/${run}/cancel`, { method: 'POST', headers: as('TenantC') });
+    await waitFor('the held runs cancelled', async () => (await Promise.all(held.map(status))).every((s) => s === 'cancelled'), 60_000);
   });
 }
 
