@@ -226,9 +226,9 @@ export class RunAttempt {
       // The run was cancelled between the interrupt and its request.
       if (!created.ok) return { kind: 'stopped' };
       const approvalId = created.value.id;
-      if (request.span) await this.addSpan(request.span);
       if (tracer()) trace.getActiveSpan()?.addEvent('agentplane.interrupted', { 'agentplane.node.id': request.node, 'agentplane.approval.id': approvalId });
-      await this.publish({ type: 'interrupted', node: request.node, approval_id: approvalId });
+      // Sent together, in this order (one connection keeps it): the span is stored before the event tells of it.
+      await Promise.all([request.span ? this.addSpan(request.span) : undefined, this.publish({ type: 'interrupted', node: request.node, approval_id: approvalId })]);
       paused = { ...this.run, status: 'interrupted', approval_id: approvalId };
     }
     if (!paused) throw new Error('A run pauses on at least one request.');
