@@ -168,10 +168,12 @@ describe('bounded storage', () => {
 
   it('concurrent reads of a large history come in pages of bounded size, within a 256 MB heap', async () => {
     // The heap a 512Mi container leaves Node (README, Production): reads that materialised the
-    // whole history (45 MB of states per read, 4 at once) would run out of it.
+    // whole history (45 MB of states per read, 4 at once) would run out of it. Two rounds each:
+    // 360 MB pass through, more than the heap, so a server that kept what it served would too.
     const heapBytes = 256 * MiB;
     const pageBytes = 4 * MiB;
     const readers = 4;
+    const rounds = 2;
     const server = await api(uniquePrefix('history'), { NODE_OPTIONS: `--max-old-space-size=${heapBytes / MiB}`, SERVICE_MAX_PAGE_BYTES: String(pageBytes) });
     // A state near the 1 MiB limit (nine keys of 100 KB) and 50 checkpoints that each overwrite one of them.
     const initial = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`part${i}`, 'a'.repeat(100 * 1024)]));
@@ -193,19 +195,21 @@ describe('bounded storage', () => {
     let largest = 0;
     await Promise.all(
       Array.from({ length: readers }, async () => {
-        for (let round = 0; round < 5; round += 1) {
+        for (let round = 0; round < rounds; round += 1) {
           let offset = 0;
           for (;;) {
-            const page = await call(`${server.url}/api/sessions/history?session_id=${id}&limit=500&offset=${offset}`);
+            const response = await fetch(`${server.url}/api/sessions/history?session_id=${id}&limit=500&offset=${offset}`);
+            const text = await response.text();
             // A 503 is the API's one-second command timeout on a starved machine, not memory:
             // read again, as the contract says. Anything else but 200 is a failure.
-            if (page.status === 503) continue;
-            expect(page.status, JSON.stringify(page.body)).toBe(200);
+            if (response.status === 503) continue;
+            expect(response.status, text).toBe(200);
             pages += 1;
-            largest = Math.max(largest, Buffer.byteLength(JSON.stringify(page.body)));
-            offset += page.body.checkpoints.length;
-            if (page.body.next_offset === undefined) break;
-            expect(page.body.next_offset).toBe(offset);
+            largest = Math.max(largest, Buffer.byteLength(text));
+            const page = JSON.parse(text) as { checkpoints: unknown[]; next_offset?: number };
+            offset += page.checkpoints.length;
+            if (page.next_offset === undefined) break;
+            expect(page.next_offset).toBe(offset);
           }
           expect(offset).toBe(50);
         }
@@ -213,7 +217,7 @@ describe('bounded storage', () => {
     );
     const peak = memory('VmHWM');
     // 45 MB of history in pages of at most pageBound: several pages per read.
-    expect(pages).toBeGreaterThan(readers * 5 * 2);
+    expect(pages).toBeGreaterThan(readers * rounds * 2);
     expect(largest).toBeLessThanOrEqual(pageBound);
     // The process lived through it: the heap limit was never hit (V8 aborts the process then).
     expect((await call(`${server.url}/health/ready`)).status).toBe(200);
