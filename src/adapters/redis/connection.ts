@@ -60,13 +60,17 @@ export function openRedis(connection: RedisConnection, role: ClientRole): RedisC
 }
 
 /**
- * The commands a connection sends in one turn of the event loop leave in one write: its socket
- * is corked at the turn's first write and uncorked once the turn's I/O callbacks have run
- * (setImmediate). Commands of concurrent requests, and those one step sends back to back, then
- * share a write syscall, and Redis reads them with one read and answers them with one write,
- * where each used to cost its own: on loopback a write is the most expensive thing a command
- * does. What ioredis's auto-pipelining achieves without its cost (a Pipeline built per batch,
- * copying every script of the connection). The order of commands is unchanged.
+ * The commands a connection sends together (in one stretch of synchronous code, or in promise
+ * continuations run one after another) leave in one write: the socket is corked at the first
+ * write and uncorked on process.nextTick, which Node runs once that code is done. The
+ * commands one step sends back to back (BullMQ's add and the hand mark, a release and BullMQ's
+ * completion of the job, a span and its event) then share a write syscall and a read in Redis:
+ * on loopback a write is the most expensive thing a command does. Not held to the end of the
+ * event loop's turn (setImmediate): batching the commands of concurrent requests that way moved
+ * one connection's writes after another's that were sent later in the same turn, and
+ * LangGraph's `multitask_strategy: rollback` then saw a rolled-back run's state (its own suite,
+ * on Redis). Unlike ioredis's auto-pipelining, nothing waits for a reply in flight and no
+ * Pipeline is built. The order of one connection's commands is unchanged.
  */
 function coalesceWrites(client: RedisClient): void {
   const patch = (redis: Redis) =>
@@ -99,7 +103,7 @@ function coalesce(stream: CorkableStream): void {
     if (!corked) {
       corked = true;
       stream.cork();
-      setImmediate(uncork);
+      process.nextTick(uncork);
     }
     return write.apply(this, args);
   };
