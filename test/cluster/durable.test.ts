@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { call, startTestApi, type TestApi } from '../support/app.js';
 import { replicaPorts, startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
+import { monitorRedis } from '../support/redis-monitor.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -35,7 +36,7 @@ interface Seen {
 
 async function monitor(port: number): Promise<Seen[]> {
   const seen: Seen[] = [];
-  const client = await admin(port).monitor();
+  const client = await monitorRedis(port);
   onTestFinished(() => client.disconnect());
   client.on('monitor', (_time: string, args: string[], source: string) => seen.push({ source, args: args.map(String) }));
   return seen;

@@ -8,6 +8,7 @@ import { runJobId } from '../../src/domain/run-jobs.js';
 import type { RunJob } from '../../src/domain/types.js';
 import { call } from '../support/app.js';
 import { uniquePrefix, usePrivateRedis } from '../support/redis.js';
+import { monitorRedis } from '../support/redis-monitor.js';
 import { waitFor } from '../support/wait.js';
 import { useApiWithWorkers } from '../support/workers.js';
 
@@ -47,7 +48,7 @@ describe('Redis round trips at light load', () => {
    * tells whether a command naming the run's key (a read, or a script of its path) reached Redis.
    */
   async function inputReads(work: (readsOf: (runId: string) => number, sent: (runId: string) => boolean) => Promise<void>): Promise<void> {
-    const monitor = await new Redis(redis.url).monitor();
+    const monitor = await monitorRedis(redis.url);
     const reads = new Map<string, number>();
     const named = new Set<string>();
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -102,7 +103,7 @@ describe('Redis round trips at light load', () => {
   });
 
   it('looks up no tenant queue count before a start while the tenant is far below its cap (its last enqueue told it)', async () => {
-    const monitor = await new Redis(redis.url).monitor();
+    const monitor = await monitorRedis(redis.url);
     const looks: string[] = [];
     const named = new Set<string>();
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -127,7 +128,7 @@ describe('Redis round trips at light load', () => {
     const script = loadScripts(client);
     const policy = JSON.stringify({ d: [1, 0], t: {} });
     const job: RunJob = { kind: 'start', tenant: 'light', run_id: 'run-1', session_id: 'session-1', agent_id: 'echo' };
-    const monitor = await new Redis(redis.url).monitor();
+    const monitor = await monitorRedis(redis.url);
     let inside = 0;
     const markers = new Set<string>();
     // Only this test's keys: inner commands naming them (TIME names none), and the markers it sets.

@@ -6,6 +6,7 @@ import { compareEventIds } from '../../src/domain/event-ids.js';
 import { call } from '../support/app.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
 import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
+import { monitorRedis } from '../support/redis-monitor.js';
 import { waitFor } from '../support/wait.js';
 import { eventsOf, openRaw } from '../support/sse.js';
 import { cancelActiveOnFinish, cancelRun, openRunStream, postWait, respond, sessionRun, within } from './wait.js';
@@ -172,7 +173,7 @@ describe('run waits across two API processes and a worker process', () => {
     expect(names).toEqual(expect.arrayContaining(['agentplane:commands', 'agentplane:subscriber']));
 
     const seen: Monitored[] = [];
-    const monitor = await connect().monitor();
+    const monitor = await monitorRedis(redis.url);
     onTestFinished(() => monitor.disconnect());
     monitor.on('monitor', (time: string, args: string[], source: string) => seen.push({ time: Number(time), args, source }));
     // The window runs from one marker command to another, both seen by MONITOR, 2 s apart.
