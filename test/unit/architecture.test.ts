@@ -158,6 +158,31 @@ describe('architecture', () => {
     expect(edgesOf(shared, (t) => t.startsWith('test/') || t.startsWith('bench/') || t === 'vitest' || t.startsWith('vitest/'))).toEqual([]);
   });
 
+  it('has every room import only rooms below it (the floors of docs/architecture.md), none beside or above', () => {
+    // A room is a folder of src/ or a file at its top. Rooms on one floor import nothing of each other.
+    const FLOORS: readonly (readonly string[])[] = [
+      ['domain', 'client'],
+      ['ports', 'config-redis'],
+      ['config'],
+      ['observability'],
+      ['adapters', 'runtime'],
+      ['agents', 'auth', 'langgraph-server'],
+      ['langgraph', 'http'],
+      ['integrations'],
+      ['main'],
+      ['index', 'cli'],
+    ];
+    const floorOf = new Map(FLOORS.flatMap((rooms, floor) => rooms.map((room) => [room, floor] as const)));
+    const roomOf = (path: string) => path.slice('src/'.length).split('/')[0]!.replace(/\.ts$/, '');
+    const rooms = new Set([...graph.keys()].map(roomOf));
+    expect([...rooms].filter((room) => !floorOf.has(room)), 'every room has a floor').toEqual([]);
+    const upward = importers((t) => t.startsWith('src/')).filter((edge) => {
+      const [from, to] = edge.split(' → ').map(roomOf) as [string, string];
+      return from !== to && floorOf.get(from)! <= floorOf.get(to)!;
+    });
+    expect(upward).toEqual([]);
+  });
+
   it('keeps the domain free of the rest of agentplane', () => {
     const outward = importers((t) => t.startsWith('src/') && !t.startsWith('src/domain/'));
     expect(outward.filter((e) => e.startsWith('src/domain/'))).toEqual([]);
