@@ -131,7 +131,7 @@ describe.each(BACKENDS)('the example graphs of examples/langgraph through the AP
     const session_id = `chat-${randomUUID()}`;
     const stream = await openRunStream(api.app.url, { agent_id: 'chat', input: { messages: [{ role: 'user', content: city }] }, session_id });
     expect(stream.status).toBe(200);
-    await within('the run stream to end at the pause', stream.ended, 20_000);
+    await within('the run stream to end at the pause', stream.ended);
     const received = eventsOf(stream.frames);
     const runId = String(stream.headers['x-run-id']);
     expect(flow(received.map((r) => r.event))).toEqual(['node_start:agent', 'custom:agent', 'node_end:agent:ok', 'node_start:review', 'interrupted:review']);

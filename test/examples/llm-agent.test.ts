@@ -135,7 +135,7 @@ describe('example: LLM chat agent over an OpenAI-compatible API (AGENTS_MODULE=e
     fake.reply = streamed(['Hel', 'lo', ', wor', 'ld!']);
     const stream = await openRunStream(api.url, { agent_id: 'llm-chat', input: { prompt: 'Say hello' } });
     expect(stream.status, stream.text()).toBe(200);
-    await within('the run stream to end', stream.ended, 20_000);
+    await within('the run stream to end', stream.ended);
     const events = eventsOf(stream.frames).map((e) => e.event);
     expect(events.filter((e) => e.type === 'custom').map((e) => [e.node, e.name, e.data])).toEqual([
       ['chat', 'token', { index: 0, text: 'Hel' }],
@@ -232,7 +232,7 @@ describe('example: LLM chat agent over an OpenAI-compatible API (AGENTS_MODULE=e
     const cancelled = await cancelRun(api.url, runId);
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
     await waitFor('the upstream request to be closed', () => fake.requests[0]!.abandoned);
-    await within('the run stream to end', stream.ended, 20_000);
+    await within('the run stream to end', stream.ended);
     const events = eventsOf(stream.frames).map((e) => e.event);
     expect(events.filter((e) => e.type === 'custom').map((e) => e.data)).toEqual([{ index: 0, text: 'Once upon' }]);
     expect(events.at(-1)?.type).toBe('cancelled');

@@ -130,7 +130,7 @@ describe('run waits across two API processes and a worker process', () => {
     const stream = await openRunStream(a.url, { agent_id: 'human-review', input: { topic: 'resume' } });
     onTestFinished(() => stream.destroy());
     expect(stream.status, stream.text()).toBe(200);
-    await within('the run stream to end at interrupted', stream.ended, 15_000);
+    await within('the run stream to end at interrupted', stream.ended);
     const first = eventsOf(stream.frames);
     expect(first.map((e) => brief(e.event))).toEqual(['node_start:draft', 'node_end:draft:ok', 'node_start:review', 'interrupted:review']);
     const last = first.at(-1)!;
@@ -222,14 +222,14 @@ describe('run waits across two API processes and a worker process', () => {
     await waitFor('the stream to carry node_start wait', () => eventsOf(stream.frames).some((e) => brief(e.event) === 'node_start:wait'), 10_000);
 
     a.signal('SIGTERM');
-    const response = await within('the held wait to be answered', waiting, 10_000);
+    const response = await within('the held wait to be answered', waiting);
     expect(response.status, JSON.stringify(response.body)).toBe(202);
     expect(response.body).toMatchObject({ id: runs[0]!.id, session_id: held, status: 'running' });
     expect(response.body.state).toBeUndefined();
-    await within('the run stream to end', stream.ended, 10_000);
+    await within('the run stream to end', stream.ended);
     expect(stream.finished()).toBe(true);
     expect(eventsOf(stream.frames).map((e) => brief(e.event))).toEqual(['node_start:wait']);
-    expect(await within('A to exit', a.exited, 20_000)).toBe(0);
+    expect(await within('A to exit', a.exited)).toBe(0);
 
     for (const run of runs) {
       expect((await call(`${b.url}/api/runs/${run.id}`)).body.status).toBe('running');

@@ -60,7 +60,7 @@ describe('held requests on an API with tight limits (SERVICE_WAIT_MAX_PER_PRINCI
     expect((await cancelRun(app.url, runs[1]!.id)).status).toBe(200);
     expect((await held[1]!).body.status).toBe('cancelled');
     expect((await cancelRun(app.url, (await sessionRun(app.url, sessions[2]!, 'running')).id)).status).toBe(200);
-    await within('the stream to end at cancelled', stream.ended, 5_000);
+    await within('the stream to end at cancelled', stream.ended);
     expect(listenerCount(app.backend.events)).toBe(listeners);
   });
 
@@ -82,7 +82,7 @@ describe('held requests on an API with tight limits (SERVICE_WAIT_MAX_PER_PRINCI
     expect(stream.headers['x-run-id']).toBe(run.id);
     // Cancelled: the stream's last event, then its end.
     await cancelRun(app.url, run.id);
-    await within('the stream to end at cancelled', stream.ended, 5_000);
+    await within('the stream to end at cancelled', stream.ended);
     expect(stream.finished()).toBe(true);
     expect(eventsOf(stream.frames).map((e) => e.event.type)).toEqual(['node_start', 'cancelled']);
     expect((await cancelRun(app.url, waited.body.id)).status).toBe(200);

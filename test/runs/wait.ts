@@ -100,8 +100,14 @@ export function openRunStream(url: string, body: Record<string, unknown>): Promi
   });
 }
 
-/** Waits for `promise`, failing with `what` after `timeoutMs` (a stream that should end but hangs). */
-export async function within<T>(what: string, promise: Promise<T>, timeoutMs: number): Promise<T> {
+/**
+ * How long {@link within} waits before naming what hung: not a bound on speed (a loaded machine
+ * may take long), only a failure that says what never came, before the test's own timeout.
+ */
+const HANG_MS = 25_000;
+
+/** Waits for `promise`, failing with `what` after {@link HANG_MS} (a stream that should end but hangs). */
+export async function within<T>(what: string, promise: Promise<T>, timeoutMs = HANG_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -368,7 +374,7 @@ export function runWaitScenarios(name: string, harness: () => RunHarness): void 
         const session = stream.headers['x-session-id'] as string;
         expect(runId).toEqual(expect.any(String));
         expect(session).toEqual(expect.any(String));
-        await within('the stream to end after completed', stream.ended, 15_000);
+        await within('the stream to end after completed', stream.ended);
         expect(stream.finished()).toBe(true);
         expect(stream.frames[0]).toEqual({ retry: 3000 });
         const received = eventsOf(stream.frames);
@@ -407,7 +413,7 @@ export function runWaitScenarios(name: string, harness: () => RunHarness): void 
         const runId = stream.headers['x-run-id'] as string;
         const session = stream.headers['x-session-id'] as string;
         cancelActiveOnFinish(h.url, session);
-        await within('the stream to end after interrupted', stream.ended, 15_000);
+        await within('the stream to end after interrupted', stream.ended);
         expect(stream.finished()).toBe(true);
         const received = eventsOf(stream.frames);
         expect(received.map((e) => brief(e.event))).toEqual(['node_start:draft', 'node_end:draft:ok', 'node_start:review', 'interrupted:review']);
@@ -468,7 +474,7 @@ export function runWaitScenarios(name: string, harness: () => RunHarness): void 
       const stream = await openRunStream(h.url, { agent_id: 'stream-words', input: { text: 'one two three four', delay_ms: 20 } });
       onTestFinished(() => stream.destroy());
       expect(stream.status, stream.text()).toBe(200);
-      await within('the stream to end after completed', stream.ended, 15_000);
+      await within('the stream to end after completed', stream.ended);
       const received = eventsOf(stream.frames).map((e) => e.event);
       const tokens = received.filter((e) => e.type === 'custom');
       expect(tokens.map((e) => [e.name, e.data])).toEqual(['one', 'two', 'three', 'four'].map((word, index) => ['token', { index, word }]));
