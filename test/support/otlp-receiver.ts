@@ -32,6 +32,8 @@ export interface OtlpReceiver {
   contentTypes: string[];
   /** The headers of each export request received. */
   headers: IncomingMessage['headers'][];
+  /** The path (and query) each export request was sent to. */
+  paths: string[];
   close(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
   const headers: IncomingMessage['headers'][] = [];
+  const paths: string[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -59,6 +62,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const contentType = req.headers['content-type'] ?? '';
       contentTypes.push(contentType);
       headers.push(req.headers);
+      paths.push(req.url ?? '');
       const request = contentType.includes('json')
         ? (JSON.parse(body.toString('utf8')) as ExportRequest)
         : (type.toObject(type.decode(body), { longs: String, bytes: String, enums: Number, arrays: true }) as ExportRequest);
@@ -74,6 +78,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     contentTypes,
     headers,
+    paths,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
