@@ -44,7 +44,7 @@ function proseLines(markdown: string): { line: number; text: string }[] {
   return out;
 }
 
-/** Every link of a Markdown file that is not absolute (no scheme, not protocol-relative). */
+/** Every link of a Markdown file that is not absolute (no scheme, not protocol-relative); an empty target (`[x]()`) included. */
 export function relativeLinks(markdown: string): Link[] {
   const links: Link[] = [];
   for (const { line, text } of proseLines(markdown)) {
@@ -54,7 +54,7 @@ export function relativeLinks(markdown: string): Link[] {
       ...(REFERENCE.exec(text) ? [REFERENCE.exec(text)![1]!] : []),
     ];
     for (const target of targets) {
-      if (target === '' || /^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) continue;
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) continue;
       links.push({ line, target });
     }
   }
@@ -98,15 +98,16 @@ export function slug(heading: string): string {
 }
 
 /**
- * The dead links of the Markdown file `file` (a path relative to the root of `tree`): a target
- * outside the repository, missing, or git-ignored; an anchor that names no heading of its
- * Markdown target (or, in another kind of file, is not a line anchor such as `#L10-L20`).
+ * The dead links of the Markdown file `file` (a path relative to the root of `tree`): an empty
+ * target (`[above]()` goes nowhere); a target outside the repository, missing, or git-ignored;
+ * an anchor that names no heading of its Markdown target (or, in another kind of file, is not a
+ * line anchor such as `#L10-L20`).
  */
 export function deadLinks(file: string, tree: Tree): string[] {
   const problems: string[] = [];
   for (const { line, target } of relativeLinks(tree.read(file))) {
-    const problem = checkLink(file, target, tree);
-    if (problem) problems.push(`${file}:${line}: ${target}: ${problem}`);
+    const problem = target === '' ? 'an empty link target' : checkLink(file, target, tree);
+    if (problem) problems.push(`${file}:${line}: ${target || '(empty)'}: ${problem}`);
   }
   return problems;
 }

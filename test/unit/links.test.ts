@@ -48,6 +48,11 @@ describe('the link check itself', () => {
     expect(deadLinks('docs/contract.md', sample)).toEqual([]);
   });
 
+  it('reports a link with an empty target: it goes nowhere', () => {
+    const page = memoryTree({ 'docs/page.md': '# Page\n\nAs [above](), and [here](<>), and [a section](#page).\n' });
+    expect(deadLinks('docs/page.md', page)).toEqual(['docs/page.md:3: (empty): an empty link target', 'docs/page.md:3: (empty): an empty link target']);
+  });
+
   it('skips absolute links, code spans and fenced code', () => {
     expect(relativeLinks('[a](https://x.io) [b](mailto:a@b.c) [c](//cdn/x) `[d](e.md)`\n```\n[f](g.md)\n```\n[h](i.md)')).toEqual([
       { line: 5, target: 'i.md' },
