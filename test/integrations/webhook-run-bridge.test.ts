@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/domain/errors.js';
+import { queueFull } from '../../src/domain/fair-share.js';
 import type { ListeningServer } from '../../src/http/listen.js';
 import { runBridge } from '../../src/integrations/webhook/run-bridge.js';
 import { WebhookReceiver } from '../../src/integrations/webhook/webhook-receiver.js';
@@ -20,6 +21,7 @@ function scriptedRunControl(): RunControl & { started: [string, StartRunRequest]
     started,
     startRun: async (tenant, request) => {
       if (request.agent_id === 'missing') throw new AppError('unknown_agent', 'Agent missing is not registered.');
+      if (request.agent_id === 'full') throw queueFull(2, 2);
       started.push([tenant, request]);
       return { run_id: `run-${started.length}`, session_id: `sess-${started.length}`, status: 'queued' };
     },
@@ -52,5 +54,15 @@ describe('webhook run bridge', () => {
     const response = await fetch(`${server.url}/webhook`, { method: 'POST', body: '{}' });
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({ status: 'error', errors: ['unknown_agent'] });
+  });
+
+  it('answers 429 with Retry-After and the error body when the tenant’s queue is full, as the API does', async () => {
+    const receiver = new WebhookReceiver().on('*', runBridge({ runControl: scriptedRunControl(), tenant: 'acme', agentId: 'full' }));
+    const server = await mount(receiver.middleware());
+    servers.push(server);
+    const response = await fetch(`${server.url}/webhook`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await response.json()).toEqual({ error: { code: 'rate_limited', message: queueFull(2, 2).message } });
   });
 });

@@ -17,8 +17,9 @@ export interface RunBridgeOptions {
 /**
  * A webhook handler that starts a run of `agentId` on a new session for each delivery, with
  * input `{webhook: {type, source, payload}}`. Starting is all it waits for: the run executes
- * on a worker. A refusal (`unknown_agent`, a full queue) fails the handler, so the sender gets
- * a 500 and can redeliver; an input that would pass the state limit is `payload_too_large`,
+ * on a worker. A refusal (`unknown_agent`) fails the handler, so the sender gets a 500 and can
+ * redeliver; a full queue (the tenant's queued cap) is `rate_limited`, which the receiver
+ * answers 429 with Retry-After; an input that would pass the state limit is `payload_too_large`,
  * which the receiver answers 413 (a redelivery would fail the same way). Nothing is written then.
  */
 export function runBridge(options: RunBridgeOptions): WebhookHandler {

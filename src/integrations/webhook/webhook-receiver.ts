@@ -33,7 +33,9 @@ export interface WebhookEvent {
  * Handles one delivery; a throw or rejection makes the delivery's answer 500, listing the error's
  * code (an agentplane error's, else `internal`); its message and stack go to the log only. An
  * AppError `payload_too_large` says the delivery can never fit (a run's state limit): when every
- * failure is that one, the answer is 413, which a sender does not retry as it would a 500.
+ * failure is that one, the answer is 413, which a sender does not retry as it would a 500. An
+ * AppError `rate_limited` (the tenant's queue is full) says to retry later: when every failure
+ * is that one, the answer is its 429 with its Retry-After, as the API answers a start.
  */
 export type WebhookHandler = (event: WebhookEvent) => void | Promise<void>;
 
@@ -69,8 +71,9 @@ export const WILDCARD = '*';
  * POST only (405), shared secret compared in constant time and optional signature (401),
  * body up to `maxBodyBytes` (413 beyond, no handler called), JSON only (400). Handlers run one
  * after the other in registration order, type-specific before wildcard, all of them even when
- * one fails: 200 `{status:"ok",handled}`, 500 `{status:"error",errors:[<code>, …]}`, or 413
- * with the error body when every failure was `payload_too_large`. A signed delivery already
+ * one fails: 200 `{status:"ok",handled}`, 500 `{status:"error",errors:[<code>, …]}`, 413
+ * with the error body when every failure was `payload_too_large`, or 429 with the error body and
+ * Retry-After when every failure was `rate_limited` (a full queue). A signed delivery already
  * handled is answered 200 `{status:"ok",handled:0,duplicate:true}`.
  */
 export class WebhookReceiver {
@@ -151,15 +154,16 @@ export class WebhookReceiver {
       return;
     }
     const handlers = [...(this.handlers.get(event.type) ?? []), ...(event.type === WILDCARD ? [] : this.handlers.get(WILDCARD) ?? [])];
-    let errors: string[] = [];
+    let failures: unknown[] = [];
     // Tracing on: the delivery is a span continuing the sender's traceparent; the runs it starts sit under it.
     const attributes = { 'agentplane.webhook.type': event.type, 'agentplane.webhook.source': event.source };
     await inEntrySpan(`webhook ${event.type}`, { headers: ctx.req.headers }, attributes, (span) =>
       this.deliveries.run(async () => {
-        errors = await this.runHandlers(handlers, event, ctx.state.requestId as string | undefined);
-        if (errors.length > 0) span?.setStatus({ code: SpanStatusCode.ERROR }).setAttribute('error.type', errors[0]!);
+        failures = await this.runHandlers(handlers, event, ctx.state.requestId as string | undefined);
+        if (failures.length > 0) span?.setStatus({ code: SpanStatusCode.ERROR }).setAttribute('error.type', codeOf(failures[0]));
       }),
     );
+    const errors = failures.map(codeOf);
     // A failed delivery is not remembered: the sender's retry must run.
     if (delivery && errors.length > 0) await this.deduplicator.release(delivery.id).catch(() => undefined);
     // A delivery too large for its run fails the same way on every redelivery: 413 tells the
@@ -167,23 +171,32 @@ export class WebhookReceiver {
     if (errors.length > 0 && errors.every((code) => code === 'payload_too_large')) {
       throw new AppError('payload_too_large', "The delivery is too large for what its handlers keep (a run's state: SERVICE_MAX_STATE_BYTES).");
     }
+    // A full queue (the tenant's queued cap) refused every start: 429 with its Retry-After and
+    // the error body, as POST /api/runs answers; the sender retries later, nothing was stored.
+    if (errors.length > 0 && errors.every((code) => code === 'rate_limited')) throw failures[0];
     ctx.status = errors.length === 0 ? 200 : 500;
     ctx.body = errors.length === 0 ? { status: 'ok', handled: handlers.length } : { status: 'error', errors };
   }
 
-  private async runHandlers(handlers: WebhookHandler[], event: WebhookEvent, requestId: string | undefined): Promise<string[]> {
-    const errors: string[] = [];
+  /** Runs every handler; answers what each failed one threw, in order. */
+  private async runHandlers(handlers: WebhookHandler[], event: WebhookEvent, requestId: string | undefined): Promise<unknown[]> {
+    const failures: unknown[] = [];
     for (const handler of handlers) {
       try {
         await handler(event);
       } catch (error) {
-        const code = isAppError(error) ? error.code : 'internal';
+        const code = codeOf(error);
         this.logger.error({ err: error, code, type: event.type, source: event.source, requestId }, 'webhook handler failed');
-        errors.push(code);
+        failures.push(error);
       }
     }
-    return errors;
+    return failures;
   }
+}
+
+/** A handler's failure as the answer lists it: an agentplane error's code, else `internal`. */
+function codeOf(error: unknown): string {
+  return isAppError(error) ? error.code : 'internal';
 }
 
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
