@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
+import { tracingRequested } from '../../src/observability/tracing.js';
 import { helm, helmBinary } from '../support/helm.js';
 
 /*
@@ -198,6 +199,63 @@ describe('helm/agentplane: extraEnv, extraVolumes, extraVolumeMounts', () => {
     ['a mount without a path', { extraVolumeMounts: [{ name: 'x' }] }, /extraVolumeMounts\/0.*mountPath/],
   ])('refuse %s', (_name, values, where) => {
     expect(refusal(...valueArgs(values))).toMatch(where);
+  });
+});
+
+describe('helm/agentplane: OpenTelemetry', () => {
+  const configMap = (objects: Json[]): Record<string, string> => byKind(objects, 'ConfigMap').find((c) => c.metadata.name === 'rel-agentplane-config')!.data;
+  const secretData = (objects: Json[]): Record<string, string> =>
+    Object.fromEntries(Object.entries((byKind(objects, 'Secret').find((s) => s.metadata.name === 'rel-agentplane')?.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+
+  it("renders the guide's Langfuse recipe for every process: the traces endpoint and sampler in the ConfigMap, the headers in the Secret", () => {
+    const objects = render(
+      ...valueArgs({
+        config: {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://cloud.langfuse.com/api/public/otel/v1/traces',
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+          OTEL_SERVICE_NAME: 'agents',
+          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod',
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          // A YAML number: rendered as written, not cut to "0".
+          OTEL_TRACES_SAMPLER_ARG: 0.25,
+        },
+        secrets: { OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'Authorization=Basic cGstbGYtMTpzay1sZi0x' },
+        webhooks: { enabled: true, secrets: { WEBHOOK_SECRET: 'hook-secret' } },
+      }),
+    );
+    const env = { ...configMap(objects), ...secretData(objects) };
+    expect(env).toMatchObject({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://cloud.langfuse.com/api/public/otel/v1/traces',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'agents',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'Authorization=Basic cGstbGYtMTpzay1sZi0x',
+    });
+    expect(configMap(objects)).not.toHaveProperty('OTEL_EXPORTER_OTLP_TRACES_HEADERS');
+    expect(tracingRequested(env)).toBe(true);
+    for (const component of ['api', 'worker', 'webhooks']) {
+      const from = container(deployment(objects, component)).envFrom as Json[];
+      expect(from, component).toEqual(expect.arrayContaining([{ configMapRef: { name: 'rel-agentplane-config' } }, { secretRef: { name: 'rel-agentplane' } }]));
+    }
+  });
+
+  it('whole numbers still render as digits; the defaults and empty values leave tracing off', () => {
+    const objects = render(...valueArgs({ config: { SERVICE_MAX_BODY_BYTES: 1048576, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_SAMPLER_ARG: 1 } }));
+    expect(configMap(objects)).toMatchObject({ SERVICE_MAX_BODY_BYTES: '1048576', OTEL_TRACES_SAMPLER_ARG: '1', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+    expect(tracingRequested({ ...configMap(objects), ...secretData(objects) })).toBe(false);
+    const defaults = render();
+    const env = { ...configMap(defaults), ...secretData(defaults) };
+    expect(Object.keys(env).filter((name) => name.startsWith('OTEL_'))).toEqual([]);
+    expect(tracingRequested(env)).toBe(false);
+  });
+
+  it.each([
+    ['a gRPC protocol', ['--set', 'config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc'], 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'],
+    ['the headers in the ConfigMap', ['--set', 'config.OTEL_EXPORTER_OTLP_HEADERS=x-api-key=k'], "additional properties 'OTEL_EXPORTER_OTLP_HEADERS' not allowed"],
+  ])('refuses %s', (_name, args, message) => {
+    expect(refusal(...args)).toContain(message);
   });
 });
 

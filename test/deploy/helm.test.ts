@@ -175,6 +175,35 @@ describe('helm/agentplane: values.schema.json', () => {
     expect(schemaErrors(mergeValues(defaults, override as Values))).not.toEqual([]);
   });
 
+  it("accepts the OpenTelemetry settings of the guide's recipes: endpoints, protocols, resource, sampler, and the headers as secrets", () => {
+    const cases: Values[] = [
+      { config: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
+      {
+        config: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://cloud.langfuse.com/api/public/otel/v1/traces', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' },
+        secrets: { OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'Authorization=Basic cGstbGYtMTpzay1sZi0x' },
+      },
+      {
+        config: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://api.smith.langchain.com/otel/v1/traces', OTEL_SERVICE_NAME: 'agents', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod' },
+        secrets: { OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=lsv2-key,Langsmith-Project=agents' },
+      },
+      { config: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 0.25 } },
+      { config: { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
+      // Empty is unset, as the processes read it.
+      { config: { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '', OTEL_TRACES_SAMPLER: '', OTEL_TRACES_SAMPLER_ARG: '' } },
+    ];
+    for (const override of cases) expect(schemaErrors(mergeValues(defaults, override)), JSON.stringify(override)).toEqual([]);
+  });
+
+  it.each([
+    ['a protocol agentplane does not export with', { config: { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' } }],
+    ['a traces endpoint that is not a URL', { config: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'cloud.langfuse.com' } }],
+    ['a sampler the SDK does not have', { config: { OTEL_TRACES_SAMPLER: 'ratio' } }],
+    ['a sampler ratio above 1', { config: { OTEL_TRACES_SAMPLER_ARG: 2 } }],
+    ['headers with an API key in the ConfigMap', { config: { OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-api-key=k' } }],
+  ])('refuses %s', (_name, override) => {
+    expect(schemaErrors(mergeValues(defaults, override as Values))).not.toEqual([]);
+  });
+
   it('accepts each auth mode with its credentials', () => {
     const cases: Values[] = [
       { config: { SERVICE_AUTH: 'jwt' }, secrets: { SERVICE_JWT_SECRET: 'shared' } },

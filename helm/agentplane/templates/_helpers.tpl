@@ -62,10 +62,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/*
 A value of `config` as an environment variable: YAML numbers arrive as float64 and would
-print as 1.048576e+06, so whole numbers are printed as integers.
+print as 1.048576e+06, so whole numbers are printed as integers; a fraction (a sampler's
+ratio, 0.25) as it is, not cut to 0.
 */}}
 {{- define "agentplane.envValue" -}}
-{{- if kindIs "float64" . }}
+{{- if and (kindIs "float64" .) (eq (toString (float64 (int64 .))) (toString .)) }}
 {{- int64 . | quote }}
 {{- else }}
 {{- toString . | quote }}
