@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { WEBHOOK_CONFIG_VARIABLES, loadWebhooksConfig } from '../../src/integrations/webhook/config.js';
-import { TRACING_VARIABLES } from '../../src/observability/tracing.js';
+import { TRACING_VARIABLES, tracingRequested } from '../../src/observability/tracing.js';
 import { CHAT_CONFIG_VARIABLES, loadChatConfig } from '../../src/integrations/gateway/config.js';
 
 /*
@@ -209,6 +209,56 @@ describe('docker-compose.yml', () => {
     const listen = /^\s*listen\s+(\d+);/m.exec(read('deploy/nginx/server.conf'))?.[1];
     expect(nginx.ports?.map((port) => interpolate(port, exampleSettings))).toEqual([`8420:${listen}`]);
     expect(Object.keys(nginx.depends_on ?? {}).sort()).toEqual(apiServices.map((s) => s.name).sort());
+  });
+});
+
+describe('docker-compose.yml: OpenTelemetry', () => {
+  /** The OTEL_* lines of the guide's recipes (Langfuse, LangSmith, Jaeger): `OTEL_…=…` at a line's start in a code block. */
+  const guideVariables = new Set([...read('docs/guides/observability.md').matchAll(/^(OTEL_[A-Z_]+)=/gm)].map((m) => m[1]!));
+  const forwarded = [
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_HEADERS',
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+    'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+    'OTEL_SERVICE_NAME',
+    'OTEL_RESOURCE_ATTRIBUTES',
+    'OTEL_TRACES_SAMPLER',
+    'OTEL_TRACES_SAMPLER_ARG',
+  ];
+
+  it("forwards the endpoints, headers, protocols, resource and sampler to every process, the guide's recipes' variables among them", () => {
+    expect(guideVariables.size).toBeGreaterThanOrEqual(3);
+    for (const { name, service } of appServices) {
+      const env = containerEnv(service, exampleSettings);
+      for (const variable of new Set([...forwarded, ...guideVariables])) expect(env, `${name} does not get ${variable}`).toHaveProperty(variable);
+    }
+  });
+
+  it('leaves tracing off with the .env.example settings (every OTEL_* variable empty)', () => {
+    for (const { name, service } of appServices) {
+      const env = containerEnv(service, exampleSettings);
+      expect(forwarded.map((variable) => env[variable]), name).toEqual(forwarded.map(() => ''));
+      expect(tracingRequested(env), name).toBe(false);
+    }
+  });
+
+  it('passes a Langfuse-style traces endpoint and headers through as they are, and turns tracing on with it alone', () => {
+    const endpoint = 'https://cloud.langfuse.com/api/public/otel/v1/traces';
+    const headers = 'Authorization=Basic cGstbGYtMTpzay1sZi0x';
+    const settings = withSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_TRACES_HEADERS: headers, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' });
+    for (const { name, service } of appServices) {
+      const env = containerEnv(service, settings);
+      expect(env, name).toMatchObject({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_TRACES_HEADERS: headers, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_SAMPLER_ARG: '0.25' });
+      expect(tracingRequested(env), name).toBe(true);
+    }
+  });
+
+  it("the tracing profile's Jaeger publishes its UI and, on loopback, its OTLP/HTTP port (the guide's http://localhost:4318)", () => {
+    const jaeger = compose.services.jaeger!;
+    expect(jaeger.profiles).toEqual(['tracing']);
+    expect(jaeger.ports).toEqual(['16686:16686', '127.0.0.1:4318:4318']);
   });
 });
 
