@@ -47,7 +47,7 @@ export class TraceCallbacks extends LangChainSpans {
     inputs: unknown,
     runId: string,
     parentRunId?: string,
-    _tags?: string[],
+    tags?: string[],
     metadata?: Record<string, unknown>,
     _runType?: string,
     runName?: string,
@@ -56,7 +56,8 @@ export class TraceCallbacks extends LangChainSpans {
     const { langgraph_node: node, langgraph_checkpoint_ns: namespace, langgraph_step: step } = (metadata ?? {}) as TaskMetadata;
     const taskId = typeof namespace === 'string' ? namespace.slice(namespace.lastIndexOf(':') + 1) : undefined;
     // A task's own run is the first with its namespace; what runs inside it carries the same metadata.
-    if (typeof node !== 'string' || runName !== node || !taskId || this.tasks.has(taskId) || parent.getValue(TASK_KEY) === taskId) {
+    // A hidden task (`__start__`, writing the input) is no span: LangGraph's tasks stream, and so the stored spans, leave it out.
+    if (typeof node !== 'string' || runName !== node || !taskId || this.tasks.has(taskId) || parent.getValue(TASK_KEY) === taskId || tags?.includes(HIDDEN)) {
       super.handleChainStart(chain, inputs, runId, parentRunId);
       return;
     }
@@ -78,6 +79,9 @@ export class TraceCallbacks extends LangChainSpans {
     super.handleChainError(error, runId);
   }
 }
+
+/** LangGraph's tag of its own tasks and runs (TAG_HIDDEN), which its tasks stream leaves out. */
+const HIDDEN = 'langsmith:hidden';
 
 /** Marks the context inside a task's span with the task id (what runs inside carries the task's metadata too). */
 const TASK_KEY = Symbol.for('agentplane.langgraph.task');

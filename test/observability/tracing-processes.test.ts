@@ -2,15 +2,26 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/app.js';
+import { FAKE_CHAT_ATTRIBUTES, startFakeOpenAI } from '../support/fake-model.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startProcess, type AgentProcess } from '../support/processes.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { startPrivateRedis, uniquePrefix, type PrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+
+/*
+ * Real processes on a private Redis, exporting to an OTLP/HTTP endpoint of the test's that
+ * decodes the wire format: an API (protobuf), a worker (JSON) running the built-in agents and
+ * the LangGraph graph of test/fixtures/langgraph-traced (its model on a fake OpenAI-compatible
+ * server), and a webhook receiver (protobuf).
+ */
 
 const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 const APPROVER_TRACE = '5b8efff798038103d269b633813fc60c';
 const APPROVER_SPAN = 'eee19b7ec3c1b174';
+const SENDER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const SENDER_SPAN = '00f067aa0ba902b7';
+const HOOK_SECRET = 'hook-secret';
 
 const traceparent = (traceId: string, spanId: string) => `00-${traceId}-${spanId}-01`;
 
@@ -20,17 +31,20 @@ function received(receiver: OtlpReceiver, what: string, match: (span: ReceivedSp
 }
 
 describe('OpenTelemetry traces across an API process and a worker process (Redis)', () => {
-  let redis: TestRedis;
+  let redis: PrivateRedis;
   let receiver: OtlpReceiver;
+  let model: Awaited<ReturnType<typeof startFakeOpenAI>>;
   let api: AgentProcess;
   let worker: AgentProcess;
+  let webhooks: AgentProcess;
   let hook: Server;
   let hookUrl: string;
   const deliveries: IncomingHttpHeaders[] = [];
 
   beforeAll(async () => {
-    redis = await startRedis();
+    redis = await startPrivateRedis();
     receiver = await startOtlpReceiver();
+    model = await startFakeOpenAI();
     hook = createServer((req, res) => {
       deliveries.push(req.headers);
       req.resume();
@@ -45,23 +59,33 @@ describe('OpenTelemetry traces across an API process and a worker process (Redis
       LOG_LEVEL: 'warn',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      SERVICE_LANGGRAPH_JSON: 'test/fixtures/langgraph-traced/langgraph.json',
     };
-    // The API exports protobuf, the worker JSON: the receiver decodes both.
-    [api, worker] = await Promise.all([
-      startProcess({ entry: 'src/main/api.ts', env: { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } }),
+    // The API and the receiver export protobuf, the worker JSON: the receiver decodes both.
+    // Three processes compile their sources at once: a bound, not a timing.
+    [api, worker, webhooks] = await Promise.all([
+      startProcess({ entry: 'src/main/api.ts', env: { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, readyTimeoutMs: 150_000 }),
       startProcess({
         entry: 'src/main/worker.ts',
         portVariable: 'WORKER_PORT',
-        env: { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', SERVICE_WEBHOOK_ALLOW_PRIVATE: 'true' },
+        env: { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', SERVICE_WEBHOOK_ALLOW_PRIVATE: 'true', TRACED_MODEL_URL: model.baseURL },
+        readyTimeoutMs: 150_000,
+      }),
+      startProcess({
+        entry: 'src/main/webhooks.ts',
+        portVariable: 'WEBHOOK_PORT',
+        env: { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', WEBHOOK_HOST: '127.0.0.1', WEBHOOK_SECRET: HOOK_SECRET, WEBHOOK_ROUTES: 'deploy=echo' },
+        readyTimeoutMs: 150_000,
       }),
     ]);
-  });
+  }, 200_000);
   afterAll(async () => {
-    const codes = await Promise.all([worker, api].map((p) => p?.stop()));
+    const codes = await Promise.all([webhooks, worker, api].map((p) => p?.stop()));
     await new Promise<void>((resolve) => hook?.close(() => resolve()));
+    await model?.close();
     await receiver?.close();
     await redis?.stop();
-    expect(codes).toEqual([0, 0]);
+    expect(codes).toEqual([0, 0, 0]);
   });
 
   it("a run started with the caller's traceparent is one tree: the API's server span, the worker's run and node spans", async () => {
@@ -141,5 +165,70 @@ describe('OpenTelemetry traces across an API process and a worker process (Redis
       ]),
     );
     expect(resumed.attributes['agentplane.run.status']).toBe('completed');
+  });
+
+  it("a LangGraph graph's run started with the caller's traceparent: the worker's task spans and the model call with its token usage, in the caller's trace", async () => {
+    const waited = await call(`${api.url}/api/runs/wait`, {
+      method: 'POST',
+      json: { agent_id: 'lg-traced', input: { question: ' what? ' }, wait_ms: 20_000 },
+      headers: { traceparent: traceparent(CALLER_TRACE, CALLER_SPAN) },
+    });
+    expect(waited.status, JSON.stringify(waited.body)).toBe(200);
+    expect(waited.body, JSON.stringify(waited.body)).toMatchObject({ status: 'completed' });
+    const runId = waited.body.id as string;
+    const run = await received(receiver, 'the run span', (span) => span.name === 'run lg-traced' && span.attributes['agentplane.run.id'] === runId);
+    expect(run).toMatchObject({ traceId: CALLER_TRACE, kind: 5 });
+    expect(run.attributes).toMatchObject({ 'agentplane.agent.id': 'lg-traced', 'agentplane.run.status': 'completed' });
+    expect(run.resource['agentplane.role']).toBe('worker');
+    const server = await received(receiver, "the run's parent", (span) => span.spanId === run.parentSpanId);
+    expect(server).toMatchObject({ name: 'POST /api/runs/wait', traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, kind: 2 });
+    expect(server.resource['agentplane.role']).toBe('api');
+    const tasks: Record<string, ReceivedSpan> = {};
+    for (const task of ['prepare', 'ask', 'finish']) {
+      const span = await received(receiver, `the ${task} task`, (s) => s.name === `task ${task}` && s.attributes['agentplane.run.id'] === runId);
+      expect(span, task).toMatchObject({ traceId: CALLER_TRACE, parentSpanId: run.spanId, kind: 1 });
+      expect(span.attributes['agentplane.node.id']).toBe(task);
+      expect(span.resource['agentplane.role']).toBe('worker');
+      tasks[task] = span;
+    }
+    const chat = await received(receiver, 'the model call', (span) => span.name === 'chat gpt-test' && span.parentSpanId === tasks.ask!.spanId);
+    expect(chat).toMatchObject({ traceId: CALLER_TRACE, kind: 3 });
+    // As the fake server answered: its model's name and its usage (11 prompt tokens, 3 completion tokens).
+    expect(chat.attributes).toMatchObject(FAKE_CHAT_ATTRIBUTES);
+    expect(chat.resource['agentplane.role']).toBe('worker');
+    expect(chat.resource['service.instance.id']).toBe(run.resource['service.instance.id']);
+    expect(chat.resource['service.instance.id']).not.toBe(server.resource['service.instance.id']);
+    // One span of each in the caller's trace.
+    const names = receiver.spans.filter((span) => span.traceId === CALLER_TRACE && span.attributes['agentplane.run.id'] === runId).map((span) => span.name);
+    expect(names.sort()).toEqual(['run lg-traced', 'task ask', 'task finish', 'task prepare']);
+    expect(receiver.spans.filter((span) => span.name === 'chat gpt-test' && span.traceId === CALLER_TRACE)).toHaveLength(1);
+    // The stored spans (GET /api/traces) are the same run and tasks, with the ids they were exported under.
+    const stored = await call(`${api.url}/api/traces?session_id=${waited.body.session_id as string}`);
+    expect(stored.status).toBe(200);
+    const storedSpans = (stored.body.traces as { name: string; trace_id?: string; trace_span_id?: string }[]).map(({ name, trace_id, trace_span_id }) => ({ name, trace_id, trace_span_id }));
+    expect(storedSpans.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      ...['ask', 'finish', 'prepare'].map((task) => ({ name: task, trace_id: CALLER_TRACE, trace_span_id: tasks[task]!.spanId })),
+      { name: 'run lg-traced', trace_id: CALLER_TRACE, trace_span_id: run.spanId },
+    ]);
+  });
+
+  it("the webhook receiver process continues the sender's traceparent (its resource's role: webhooks); the worker's run sits under the delivery", async () => {
+    const delivery = await call(`${webhooks.url}/webhook`, {
+      method: 'POST',
+      headers: { 'X-Webhook-Secret': HOOK_SECRET, 'X-Event-Type': 'deploy', traceparent: traceparent(SENDER_TRACE, SENDER_SPAN) },
+      json: { version: 'traced' },
+    });
+    expect(delivery).toMatchObject({ status: 200, body: { status: 'ok', handled: 1 } });
+    const request = await received(receiver, "the receiver's server span", (span) => span.traceId === SENDER_TRACE && span.parentSpanId === SENDER_SPAN);
+    expect(request).toMatchObject({ name: 'POST /webhook', kind: 2 });
+    expect(request.resource['agentplane.role']).toBe('webhooks');
+    const span = await received(receiver, 'the delivery span', (s) => s.name === 'webhook deploy' && s.parentSpanId === request.spanId);
+    expect(span).toMatchObject({ traceId: SENDER_TRACE });
+    expect(span.resource['agentplane.role']).toBe('webhooks');
+    const run = await received(receiver, 'the run it started', (s) => s.name === 'run echo' && s.parentSpanId === span.spanId);
+    expect(run.traceId).toBe(SENDER_TRACE);
+    expect(run.resource['agentplane.role']).toBe('worker');
+    expect(request.resource['service.instance.id']).toEqual(expect.any(String));
+    expect(run.resource['service.instance.id']).not.toBe(request.resource['service.instance.id']);
   });
 });
