@@ -35,6 +35,8 @@ export function describeLoadError(modulePath: string, error: unknown): string {
   const err = error instanceof Error ? error : new Error(String(error));
   const message = err.message.replace(GENERATION, '');
   const code = (err as NodeJS.ErrnoException).code;
+  // A newcomer from LangGraph's Python side names their graph file: say that Python is not served, not how to rename it.
+  if (PYTHON.test(modulePath)) return pythonFile(modulePath);
   if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return notFound(modulePath, message, err);
   const syntax = syntaxErrorAt(err);
   if (syntax) return `${syntax.startsWith(`${modulePath}:`) ? '' : `${modulePath}: `}${syntax}; fix the syntax`;
@@ -48,6 +50,15 @@ export function describeLoadError(modulePath: string, error: unknown): string {
       return `${modulePath} threw while loading: ${err.name}: ${firstLine(message)}${at ? ` (at ${at})` : ''}`;
     }
   }
+}
+
+const PYTHON = /\.py[iw]?$/i;
+
+function pythonFile(modulePath: string): string {
+  return (
+    `${modulePath} is a Python file: agentplane serves agents written in JavaScript or TypeScript ` +
+    "(a .js, .mjs or .ts module of defineAgent agents) and LangGraph.js graphs (SERVICE_LANGGRAPH_JSON), not Python; serve Python graphs with LangGraph's Python server (langgraph dev)"
+  );
 }
 
 // "Cannot find package 'x' imported from /a/b.js", "Cannot find module '/a/c.js' imported from

@@ -9,8 +9,9 @@ import { call } from '../support/app.js';
 import { startProcess } from '../support/processes.js';
 
 /*
- * Two mistakes a newcomer to agentplane makes with SERVICE_LANGGRAPH_JSON, answered in one line
- * that says what to do: the project's folder instead of its langgraph.json, and a Python graph.
+ * Mistakes a newcomer to agentplane makes with SERVICE_LANGGRAPH_JSON and AGENTS_MODULE,
+ * answered in one line that says what to do: the project's folder instead of its
+ * langgraph.json, and a Python graph, named in langgraph.json or as the agents module.
  */
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph/', import.meta.url));
@@ -58,5 +59,20 @@ describe('a Python graph in langgraph.json', () => {
       `Invalid configuration: SERVICE_LANGGRAPH_JSON: ${path}: graph "agent" (./agent.py:graph) is a Python graph (${join(work, 'agent.py')}): ` +
         "agentplane serves LangGraph.js graphs only (a .ts, .mts, .js or .mjs file); serve Python graphs with LangGraph's Python server (langgraph dev)",
     );
+  });
+});
+
+describe('a Python file as AGENTS_MODULE', () => {
+  it('stops the start in one line: only JavaScript and TypeScript agents and LangGraph.js graphs are served, not Python', async () => {
+    const file = join(work, 'python-agent', 'agent.py');
+    mkdirSync(join(work, 'python-agent'));
+    writeFileSync(file, 'graph = None\n');
+    const proc = await startProcess({ entry: 'src/main/api.ts', env: { ...EMBEDDED, AGENTS_MODULE: file }, ready: 'spawned' });
+    expect(await proc.exited).toBe(1);
+    const errors = proc.lines.filter((l) => l.stream === 'stderr' && l.text.trim() !== '').map((l) => l.text);
+    expect(errors).toEqual([
+      `Invalid configuration: AGENTS_MODULE: ${file} is a Python file: agentplane serves agents written in JavaScript or TypeScript ` +
+        "(a .js, .mjs or .ts module of defineAgent agents) and LangGraph.js graphs (SERVICE_LANGGRAPH_JSON), not Python; serve Python graphs with LangGraph's Python server (langgraph dev)",
+    ]);
   });
 });
