@@ -328,12 +328,12 @@ describe('the streaming protocol across two API replicas on one Redis', () => {
   });
 });
 
-describe('the streaming protocol routes with API keys and roles', () => {
+describe.each(BACKENDS)('the streaming protocol routes with API keys and roles (%s)', (backend) => {
   const keys = tenantKeys('protocol');
   let tenants: SecuredTenants | undefined;
   beforeAll(async () => {
     // Keep-alive lines far apart: what an event stream sends at once is not the heartbeat's.
-    tenants = await startSecuredTenants('memory', { keys, agents: new AgentRegistry(registry.list()), env: { SERVICE_SSE_HEARTBEAT_MS: '600000' } });
+    tenants = await startSecuredTenants(backend, { keys, agents: new AgentRegistry(registry.list()), env: { SERVICE_SSE_HEARTBEAT_MS: '600000' } });
   });
   afterAll(async () => {
     await tenants?.close();
