@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { DEFAULT_TENANT } from '../../src/domain/types.js';
+import { DiscordAdapter } from '../../src/integrations/discord/discord-adapter.js';
+import { SlackAdapter } from '../../src/integrations/slack/slack-adapter.js';
+import { TelegramAdapter } from '../../src/integrations/telegram/telegram-adapter.js';
+import { TelegramApprovalBridge } from '../../src/integrations/telegram/telegram-approval-bridge.js';
 import { startTracing, stopTracing } from '../../src/observability/tracing.js';
-import { call } from '../support/app.js';
+import { call, startTestApi } from '../support/app.js';
 import { startGatewayStack } from '../support/chat-gateway.js';
+import { mount } from '../support/chat.js';
 import { bodiesOf, discordHeaders, discordKeys, slackHeaders, startFakeDiscordApi, startFakeSlackApi, startFakeTelegramApi } from '../support/fake-platforms/fake-chat.js';
 import { spanReceived, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { waitFor } from '../support/wait.js';
@@ -106,5 +112,97 @@ describe("OpenTelemetry traces of the chat gateway's endpoints", () => {
         expect.objectContaining({ traceId: PLATFORM_TRACE, attributes: { 'agentplane.link': 'run' } }),
       ]),
     );
+  });
+});
+
+describe('OpenTelemetry traces of the library chat adapters, mounted on an app of your own', () => {
+  /** A Koa app of the test's own (no server spans) serving `middleware`, closed when the test ends. */
+  async function mounted(...middleware: Parameters<typeof mount>) {
+    const server = await mount(...middleware);
+    onTestFinished(() => server.close());
+    return server.url;
+  }
+
+  it("SlackAdapter, DiscordAdapter and TelegramAdapter continue the platform's traceparent: a server span per delivery, the run its handler starts under it", async () => {
+    const api = await startTestApi();
+    onTestFinished(() => api.close());
+    /** The handlers start a run on a session of their platform's. */
+    const startRun = async (session: string, text: string) => {
+      await api.composition.runs.startRun(DEFAULT_TENANT, { agent_id: 'echo', session_id: session, input: { text } });
+      return '';
+    };
+
+    const slackApi = await startFakeSlackApi('xoxb-library');
+    onTestFinished(() => slackApi.close());
+    const slack = new SlackAdapter({ botToken: 'xoxb-library', signingSecret: SLACK_SECRET, apiBaseUrl: `${slackApi.url}/api`, handler: (message) => startRun('library-slack', message.text) });
+    onTestFinished(() => slack.stop());
+    const discordApi = await startFakeDiscordApi('discord-library');
+    onTestFinished(() => discordApi.close());
+    const keys = discordKeys();
+    const discord = new DiscordAdapter({ botToken: 'discord-library', publicKey: keys.publicHex, apiBaseUrl: discordApi.url, handler: (command) => startRun('library-discord', command.content) });
+    onTestFinished(() => discord.stop());
+    const telegramApi = await startFakeTelegramApi('42:library-bot');
+    onTestFinished(() => telegramApi.close());
+    const telegram = new TelegramAdapter({ botToken: '42:library-bot', secretToken: TELEGRAM_SECRET, apiBaseUrl: telegramApi.url, handler: (input) => startRun('library-telegram', input.text) });
+    onTestFinished(() => telegram.stop());
+    const url = await mounted(slack.middleware(), discord.middleware(), telegram.middleware());
+
+    /** The adapter's span under the platform's `parent`, and the run its handler started under that span. */
+    const continued = async (name: string, parent: string, session: string) => {
+      const span = await received(`the ${name} span`, (s) => s.name === name && s.parentSpanId === parent);
+      expect(span).toMatchObject({ traceId: PLATFORM_TRACE, kind: 2 });
+      const run = await received(`the run of ${name}`, (s) => s.name === 'run echo' && s.parentSpanId === span.spanId);
+      expect(run.traceId).toBe(PLATFORM_TRACE);
+      expect(run.attributes['agentplane.session.id']).toBe(session);
+    };
+
+    const event = JSON.stringify({ type: 'event_callback', event_id: 'EvLib1', event: { type: 'message', channel: 'C1', user: 'U9', text: 'deploy it', ts: '200.1' } });
+    const slackAck = await call(`${url}/slack/events`, { method: 'POST', body: event, headers: { 'Content-Type': 'application/json', traceparent: traceparent('5000000000000005'), ...slackHeaders(SLACK_SECRET, event) } });
+    expect(slackAck.status).toBe(200);
+    await continued('slack event', '5000000000000005', 'library-slack');
+
+    const command = JSON.stringify({ type: 2, id: 'i2', application_id: '1', token: 't', channel_id: '300', member: { user: { id: '111' } }, data: { name: 'ask', options: [{ name: 'text', value: 'hello' }] } });
+    const discordAck = await call(`${url}/discord/interactions`, {
+      method: 'POST',
+      body: command,
+      headers: { 'Content-Type': 'application/json', traceparent: traceparent('6000000000000006'), ...discordHeaders(keys.privateKey, command) },
+    });
+    expect(discordAck.status).toBe(200);
+    await continued('discord interaction', '6000000000000006', 'library-discord');
+
+    const update = { update_id: 7, message: { message_id: 1, chat: { id: 77 }, from: { id: 501, is_bot: false }, date: 1, text: 'hi' } };
+    const telegramAck = await call(`${url}/telegram/webhook`, { method: 'POST', json: update, headers: { 'X-Telegram-Bot-Api-Secret-Token': TELEGRAM_SECRET, traceparent: traceparent('7000000000000007') } });
+    expect(telegramAck.status).toBe(200);
+    await continued('telegram update', '7000000000000007', 'library-telegram');
+  });
+
+  it("a press of TelegramApprovalBridge's button, pushed to TelegramAdapter, continues the platform's trace; the resumed run is linked to it", async () => {
+    const api = await startTestApi();
+    onTestFinished(() => api.close());
+    const telegramApi = await startFakeTelegramApi('43:approvals-bot');
+    onTestFinished(() => telegramApi.close());
+    const telegram = new TelegramAdapter({ botToken: '43:approvals-bot', secretToken: TELEGRAM_SECRET, apiBaseUrl: telegramApi.url, handler: () => '' });
+    onTestFinished(() => telegram.stop());
+    const chatId = -1001;
+    const bridge = new TelegramApprovalBridge({ telegram, runControl: api.composition.runs, chatId, approvals: api.backend.store.approvals });
+    telegram.onCallbackQuery((query) => bridge.handleCallbackQuery(query));
+    const url = await mounted(telegram.middleware());
+
+    const { run_id: runId } = await api.composition.runs.startRun(DEFAULT_TENANT, { agent_id: 'human-review', input: { topic: 'release notes' } });
+    await waitFor('the run to wait for approval', async () => (await call(`${api.url}/api/runs/${runId}`)).body.status === 'interrupted');
+    expect(await bridge.postPending()).toBe(1);
+    const prompt = bodiesOf(telegramApi, 'sendMessage')[0]!;
+    const approve = prompt.reply_markup.inline_keyboard[0][0].callback_data as string;
+    const [approval] = (await call(`${api.url}/api/approval/pending`)).body.pending as { id: string }[];
+
+    const press = { update_id: 8, callback_query: { id: 'press-1', from: { id: 501, is_bot: false, first_name: 'Grace' }, message: { message_id: 701, chat: { id: chatId }, date: 1, text: 'Approval requested' }, data: approve } };
+    const pushed = await call(`${url}/telegram/webhook`, { method: 'POST', json: press, headers: { 'X-Telegram-Bot-Api-Secret-Token': TELEGRAM_SECRET, traceparent: traceparent('8000000000000008') } });
+    expect(pushed.status).toBe(200);
+    const span = await received('the span of the press', (s) => s.name === 'telegram update' && s.parentSpanId === '8000000000000008');
+    expect(span).toMatchObject({ traceId: PLATFORM_TRACE, kind: 2 });
+    const resume = await received('the resumed run', (s) => s.name === 'run human-review' && s.attributes['agentplane.approval.id'] === approval!.id);
+    expect(resume).toMatchObject({ parentSpanId: '', kind: 5 });
+    expect(resume.attributes['agentplane.run.id']).toBe(runId);
+    expect(resume.links).toContainEqual({ traceId: PLATFORM_TRACE, spanId: span.spanId, attributes: { 'agentplane.link': 'approval', 'agentplane.approval.id': approval!.id } });
   });
 });

@@ -75,6 +75,8 @@ export class DiscordAdapter {
       stopped: () => this.stopping !== undefined,
       signature: options.publicKey === undefined ? undefined : discordSignature(options.publicKey),
       handle: (ctx, body) => this.receive(ctx, body),
+      // Tracing on: each delivery continues the sender's traceparent; the handler's work sits under it.
+      span: 'discord interaction',
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import { AppError } from '../../domain/errors.js';
+import { inEntrySpan } from '../../observability/entry-span.js';
 import { MAX_BODY_BYTES, readRawBody } from './read-raw-body.js';
 import { methodNotAllowed, respondError, unauthorized } from './respond-error.js';
 import type { SignatureCheck, SignatureVerifier } from './signature-verifier.js';
@@ -21,6 +22,13 @@ export interface PostEndpointOptions {
   signature?: SignatureVerifier;
   /** Handles a request whose body has been read (at most `maxBodyBytes`) and verified (`check`: the signature's outcome). */
   handle(ctx: Context, body: Buffer, check: SignatureCheck | undefined): void | Promise<void>;
+  /**
+   * With tracing on, `handle` runs in a span of this name continuing the sender's `traceparent`
+   * (src/observability/entry-span.ts: a server span, or a child of the request's span on an app
+   * that has them), so the work it starts, in the background too, sits in the sender's trace.
+   * Unset: no span of its own (the chat gateway, whose app makes server spans).
+   */
+  span?: string;
 }
 
 /**
@@ -39,6 +47,9 @@ export function postEndpoint(options: PostEndpointOptions): Middleware {
   const path = options.path.length > 1 ? options.path.replace(/\/+$/, '') : options.path;
   const serves = (requested: string): boolean =>
     requested === path || (options.subpaths === true && requested.startsWith(path === '/' ? '/' : `${path}/`));
+  const { span } = options;
+  const handle: PostEndpointOptions['handle'] =
+    span === undefined ? options.handle : (ctx, body, check) => inEntrySpan(span, { headers: ctx.req.headers }, {}, async () => options.handle(ctx, body, check));
   return async (ctx, next) => {
     if (!serves(ctx.path)) return next();
     // One metrics label for the endpoint and everything beneath it.
@@ -50,7 +61,7 @@ export function postEndpoint(options: PostEndpointOptions): Middleware {
       const body = await readRawBody(ctx.req, maxBodyBytes);
       const check = options.signature?.(body, ctx.req.headers);
       if (check && !check.ok) throw unauthorized(check.reason);
-      await options.handle(ctx, body, check);
+      await handle(ctx, body, check);
     } catch (error) {
       respondError(ctx, error);
     }

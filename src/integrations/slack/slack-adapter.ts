@@ -95,6 +95,8 @@ export class SlackAdapter {
       stopped: () => this.stopping !== undefined,
       signature: options.signingSecret === undefined ? undefined : slackSignature(options.signingSecret),
       handle: (ctx, body) => this.receive(ctx, body),
+      // Tracing on: each delivery continues the sender's traceparent; the handler's work sits under it.
+      span: 'slack event',
     });
   }
 

@@ -98,6 +98,8 @@ export class TelegramAdapter {
       stopped: () => this.stopping !== undefined,
       authorize: (ctx) => this.checkSecretToken(ctx),
       handle: (ctx, body) => this.receive(ctx, body),
+      // Tracing on: each delivery continues the sender's traceparent; the handler's work sits under it.
+      span: 'telegram update',
     });
   }
 
