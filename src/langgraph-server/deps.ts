@@ -29,6 +29,6 @@ export interface LangGraphDeps {
   graphs?: GraphThreads;
   /** Run webhooks: a stateless run's thread goes only once its run's delivery is queued. */
   webhooks: Pick<RunWebhooks, 'queued'>;
-  config: Pick<Config, 'SERVICE_MAX_PAGE_BYTES'>;
+  config: Pick<Config, 'SERVICE_MAX_PAGE_BYTES' | 'fairShare'>;
   logger: Pick<Logger, 'warn'>;
 }

@@ -1,4 +1,5 @@
 import { AppError, badRequest, conflict, notFound } from '../domain/errors.js';
+import { queueFull, shareOf } from '../domain/fair-share.js';
 import { checkRunMetadata } from '../domain/session-metadata.js';
 import { newId } from '../domain/time.js';
 import type { JsonObject, Principal, Run } from '../domain/types.js';
@@ -10,7 +11,7 @@ import { rollbackActiveRuns } from './run-rollback.js';
 import { REPLACED_ERROR, RESUMED_ERROR } from './run-json.js';
 import { definedOf, multitaskOf, type RunCreate, type RunRecord, type StreamMode } from './types.js';
 
-type StartDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'assistants' | 'graphs' | 'logger'>;
+type StartDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'assistants' | 'graphs' | 'logger' | 'config'>;
 
 /** A run a LangGraph client started, or the native agent's paused run its `command.resume` resumed. */
 export interface LangGraphStart {
@@ -64,7 +65,11 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     recorded = thread.assistantId;
     const { paused } = thread;
     if (paused && !isGraphAgent(agent)) return answerPaused(deps, principal, paused, agent, body, options.waited, modes);
-    if (paused) await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
+    if (paused) {
+      // A start the tenant's full queue refuses must leave the paused run as it is: look first.
+      await checkRoom(deps, tenant);
+      await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
+    }
     else if (body.multitask_strategy === 'rollback') await rollbackActiveRuns(deps, principal, options.threadId);
   }
   const request: StartRunRequest = {
@@ -176,6 +181,17 @@ async function recordAssistant(deps: StartDeps, tenant: string, threadId: string
   await deps.store.sessions.updateSessionMetadata(tenant, threadId, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id }).catch((error: unknown) => {
     deps.logger.warn({ err: error, session_id: threadId }, "could not record a LangGraph run's assistant in its thread's metadata");
   });
+}
+
+/**
+ * Refuses (429 `rate_limited`, as RunControl.startRun would) when the tenant's queue is at its
+ * cap, before a start changes anything of its thread. A probe, as the start's own check is.
+ */
+async function checkRoom(deps: StartDeps, tenant: string): Promise<void> {
+  const { maxQueued } = shareOf(deps.config.fairShare, tenant);
+  if (maxQueued <= 0) return;
+  const { queued } = await deps.runs.queueDepth(tenant);
+  if (queued >= maxQueued) throw queueFull(queued, maxQueued);
 }
 
 /** A new run on a paused thread: the paused run is cancelled (its approvals closed) first. */

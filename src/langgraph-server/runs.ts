@@ -8,7 +8,7 @@ import type { LangGraphRun, LangGraphRunStatus, RunCreate } from './types.js';
 
 /** The runs of the LangGraph Server API as runs are read, created without a wait, cancelled, rolled back and deleted. */
 
-type RunDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'assistants' | 'graphs' | 'logger'>;
+type RunDeps = Pick<LangGraphDeps, 'store' | 'runs' | 'agents' | 'assistants' | 'graphs' | 'logger' | 'config'>;
 
 /** How a cancel ends an active run: `interrupt` (cancelled) or `rollback` (deleted, its thread rolled back). */
 export type CancelAction = 'interrupt' | 'rollback';
