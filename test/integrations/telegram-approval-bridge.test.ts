@@ -102,6 +102,17 @@ describe('Telegram approvals bridge', () => {
     });
   });
 
+  it("posts a LangGraph interrupt's approval (a run id and 32 hex digits) within Telegram's 64 bytes of callback data; its press decides that approval", async () => {
+    const runControl = scriptedRunControl((id, decision) => ({ ...approval(id), status: decision.approved ? 'approved' : 'rejected' }));
+    const { fake, bridge } = await setup(runControl);
+    const id = '0190a0a0-0000-7000-8000-000000000001.5d41402abc4b2a76b9719d911017c592';
+    await bridge.postApproval(approval(id));
+    const [approve, reject] = (fake.calls('sendMessage')[0]!.body as { reply_markup: { inline_keyboard: { callback_data: string }[][] } }).reply_markup.inline_keyboard[0]!;
+    for (const button of [approve!, reject!]) expect(Buffer.byteLength(button.callback_data)).toBeLessThanOrEqual(64);
+    expect(await answerTo(fake, press(fake, reject!.callback_data))).toMatchObject({ text: 'Rejected.' });
+    expect(runControl.decisions).toEqual([['acme', id, { approved: false, comment: '', decided_by: 'telegram:7' }]]);
+  });
+
   it('postPending posts each pending approval once', async () => {
     const pending = [approval('p1'), approval('p2')];
     const { fake, bridge } = await setup(scriptedRunControl(() => approval('x')), { pending });

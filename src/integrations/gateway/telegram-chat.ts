@@ -7,6 +7,7 @@ import { constantTimeEqual } from '../shared/constant-time-equal.js';
 import { postEndpoint } from '../shared/post-endpoint.js';
 import { parseJsonBody } from '../shared/read-raw-body.js';
 import { unauthorized } from '../shared/respond-error.js';
+import { approvalButtonData, parseApprovalButton } from '../telegram/approval-button.js';
 import { TelegramApi } from '../telegram/telegram-api.js';
 import type { TelegramMessage, TelegramUpdate } from '../telegram/telegram-types.js';
 import type { TelegramChatConfig } from './config.js';
@@ -15,7 +16,6 @@ import type { ChatPlatform, MessageRef, Place } from './platform.js';
 import { LeasedTelegramPolling } from './telegram-polling.js';
 import { approvalLines, outcomeLine, platformUser } from './render.js';
 
-const BUTTON = /^apv:([yn]):(.+)$/;
 /** Telegram's limit of a message's text. */
 const MAX_TEXT = 4096;
 
@@ -78,8 +78,9 @@ export class TelegramChat implements ChatPlatform {
       reply_markup: {
         inline_keyboard: [
           [
-            { text: 'Approve', callback_data: `apv:y:${approval.id}` },
-            { text: 'Reject', callback_data: `apv:n:${approval.id}` },
+            // Within Telegram's 64 bytes of callback data, a LangGraph interrupt's long approval id too.
+            { text: 'Approve', callback_data: approvalButtonData(true, approval.id) },
+            { text: 'Reject', callback_data: approvalButtonData(false, approval.id) },
           ],
         ],
       },
@@ -147,11 +148,11 @@ export class TelegramChat implements ChatPlatform {
   private async handle(update: TelegramUpdate): Promise<void> {
     const query = update.callback_query;
     if (query) {
-      const button = BUTTON.exec(query.data ?? '');
+      const button = parseApprovalButton(query.data);
       if (!button || !query.message) return this.answer(query.id, 'This button is not an approval.');
       const ref = { channel: String(query.message.chat.id), message: String(query.message.message_id) };
-      const outcome = await this.core.press(this, button[2]!, button[1] === 'y', String(query.from.id), ref);
-      return this.answer(query.id, outcome === 'decided' ? (button[1] === 'y' ? 'Approved.' : 'Rejected.') : PRESS_REFUSALS[outcome]);
+      const outcome = await this.core.press(this, button.approvalId, button.approved, String(query.from.id), ref);
+      return this.answer(query.id, outcome === 'decided' ? (button.approved ? 'Approved.' : 'Rejected.') : PRESS_REFUSALS[outcome]);
     }
     const message = update.message;
     if (!message || message.from === undefined || typeof message.text !== 'string' || message.text.trim() === '') return;

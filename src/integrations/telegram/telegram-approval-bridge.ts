@@ -4,6 +4,7 @@ import { DEFAULT_TENANT, type Approval } from '../../domain/types.js';
 import type { RunControl } from '../../ports/run-control.js';
 import type { ApprovalStore } from '../../ports/store.js';
 import { silentLogger } from '../shared/silent-logger.js';
+import { approvalButtonData, parseApprovalButton } from './approval-button.js';
 import type { TelegramAdapter } from './telegram-adapter.js';
 import type { TelegramCallbackQuery } from './telegram-types.js';
 
@@ -28,8 +29,6 @@ export interface TelegramApprovalBridgeOptions {
 /** Answer shown to whoever presses a button of an approval decided in the meantime. */
 export const ALREADY_DECIDED_TEXT = 'This approval was already decided.';
 
-const CALLBACK = /^apv:([yn]):(.+)$/;
-
 /**
  * Human approvals in a Telegram chat. A pending approval is posted with Approve / Reject
  * buttons; a press decides it through `RunControl.answerApproval`, exactly as
@@ -53,8 +52,8 @@ export class TelegramApprovalBridge {
     const text = `Approval requested: ${approval.prompt}\nAgent ${approval.agent_id}, session ${approval.session_id}, run ${approval.run_id}`;
     await this.options.telegram.sendInlineKeyboard(this.options.chatId, text, [
       [
-        { text: 'Approve', callbackData: `apv:y:${approval.id}` },
-        { text: 'Reject', callbackData: `apv:n:${approval.id}` },
+        { text: 'Approve', callbackData: approvalButtonData(true, approval.id) },
+        { text: 'Reject', callbackData: approvalButtonData(false, approval.id) },
       ],
     ]);
   }
@@ -90,15 +89,14 @@ export class TelegramApprovalBridge {
 
   /** Decides the approval a button names and tells the presser the outcome. */
   async handleCallbackQuery(query: TelegramCallbackQuery): Promise<void> {
-    const match = CALLBACK.exec(query.data ?? '');
+    const match = parseApprovalButton(query.data);
     const { telegram, allowedUserIds, chatId } = this.options;
     if (!match) return telegram.answerCallbackQuery(query.id, 'This button is not an approval.');
     if (query.message?.chat.id !== chatId) return telegram.answerCallbackQuery(query.id, 'Approvals are decided in the approvals chat only.', true);
     if (allowedUserIds && !allowedUserIds.includes(query.from.id)) {
       return telegram.answerCallbackQuery(query.id, 'You may not decide approvals.', true);
     }
-    const approved = match[1] === 'y';
-    const approvalId = match[2]!;
+    const { approved, approvalId } = match;
     try {
       // No comment can be typed on a button; '' is what the HTTP route records without one.
       const decision = { approved, comment: '', decided_by: `telegram:${query.from.id}` };

@@ -57,13 +57,20 @@ export function discordKeys(): { publicHex: string; privateKey: KeyObject } {
 
 /**
  * A fake Telegram Bot API for the chat gateway: sendMessage (answers a fresh message_id),
- * editMessageText and answerCallbackQuery at `/bot<token>/<method>`.
+ * editMessageText and answerCallbackQuery at `/bot<token>/<method>`. As Telegram does, a
+ * message whose inline keyboard has a button's callback_data outside 1-64 bytes is refused
+ * (400 `BUTTON_DATA_INVALID`).
  */
 export async function startFakeTelegramApi(botToken: string): Promise<RecordingServer> {
   let id = 700;
   return RecordingServer.start((call) => {
     const method = call.path.startsWith(`/bot${botToken}/`) ? call.path.slice(`/bot${botToken}/`.length) : undefined;
-    const body = (call.body ?? {}) as { chat_id?: number };
+    const body = (call.body ?? {}) as { chat_id?: number; reply_markup?: { inline_keyboard?: { callback_data?: string }[][] } };
+    const buttons = (body.reply_markup?.inline_keyboard ?? []).flat();
+    const outOfBounds = (data: string | undefined) => data !== undefined && (Buffer.byteLength(data) < 1 || Buffer.byteLength(data) > 64);
+    if (buttons.some((button) => outOfBounds(button.callback_data))) {
+      return { status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: BUTTON_DATA_INVALID' } };
+    }
     if (method === 'sendMessage') return { status: 200, body: { ok: true, result: { message_id: ++id, chat: { id: body.chat_id }, date: 1 } } };
     if (method === 'editMessageText' || method === 'answerCallbackQuery') return { status: 200, body: { ok: true, result: true } };
     return { status: 404, body: { ok: false, error_code: 404, description: 'Not Found' } };
