@@ -5,7 +5,8 @@ import { bodiesOf, slackHeaders, startFakeSlackApi } from '../support/fake-platf
 import type { RecordingServer } from '../support/fake-platforms/recording-server.js';
 import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { STREAMED_ANSWER } from '../fixtures/chat-agents.js';
+import { createRunTimers } from '../../src/runtime/run-timers.js';
+import { APPROVAL_EXPIRY_MS, STREAMED_ANSWER } from '../fixtures/chat-agents.js';
 
 const TOKEN = 'xoxb-gateway';
 const SECRET = 'slack-signing-secret';
@@ -28,7 +29,7 @@ async function setup(backend: 'embedded' | 'redis') {
   const urls = stack.replicas.map((replica) => replica.url);
   /** The replica the n-th request goes to: alternating on Redis, as a load balancer would. */
   const at = (n: number): string => urls[n % urls.length]!;
-  return { fake, urls, at };
+  return { fake, urls, at, stack };
 }
 
 /** POSTs a signed Slack Events API envelope. */
@@ -196,6 +197,35 @@ describe.each(['embedded', 'redis'] as const)('Slack chat gateway (%s)', (backen
     expect(shown.at(-1)).toBe(STREAMED_ANSWER);
     // Throttled: fifteen tokens 100 ms apart are far fewer edits.
     expect(updates.length).toBeLessThan(STREAMED_ANSWER.split(' ').length - 1);
+  });
+
+  it('an approval that expires shows "Rejected: expired", one whose run is cancelled "Cancelled with its run", without buttons', async () => {
+    const { fake, urls, at, stack } = await setup(backend);
+    expect((await sendEvent(at(0), { type: 'app_mention', channel: 'C8', user: 'U0123', text: '<@UBOT> deploy expiring v8', ts: '800.000001' }, 'Ev40')).status).toBe(200);
+    const expiring = await approvalPosted(fake, (body) => body.thread_ts === '800.000001');
+    const expiringTs = tsOf(fake, expiring.posted);
+    expect((await call(`${urls[0]}/api/approvals/${expiring.approvalId}`)).body).toMatchObject({ status: 'pending', on_timeout: 'reject' });
+    // The timers swept as every second, on a clock past the approval's expiry.
+    const { composition } = stack.replicas.at(-1)!;
+    const clock = () => Date.now() + APPROVAL_EXPIRY_MS + 60_000;
+    const timers = createRunTimers({ store: composition.backend.store, runs: composition.runs, lifecycle: composition.lifecycle, logger: composition.logger, clock });
+    expect(await timers.sweep()).toBe(1);
+    expect((await call(`${urls[0]}/api/approvals/${expiring.approvalId}`)).body).toMatchObject({ status: 'rejected', decided_by: 'timeout' });
+    const expired = await waitFor('the expired approval’s edit', () => bodiesOf(fake, 'chat.update').find((body) => body.ts === expiringTs));
+    expect(expired).toMatchObject({ channel: 'C8', text: 'Rejected: expired: Deploy deploy expiring v8?' });
+    expect(JSON.stringify(expired.blocks)).not.toContain('"actions"');
+    await waitFor('the run’s answer', () => bodiesOf(fake, 'chat.postMessage').find((body) => body.text === 'not deployed' && body.thread_ts === '800.000001'));
+
+    expect((await sendEvent(at(1), { type: 'app_mention', channel: 'C8', user: 'U0123', text: '<@UBOT> deploy v9', ts: '810.000001' }, 'Ev41')).status).toBe(200);
+    const cancelling = await approvalPosted(fake, (body) => body.thread_ts === '810.000001');
+    const cancellingTs = tsOf(fake, cancelling.posted);
+    const { run_id: runId } = (await call(`${urls[0]}/api/approvals/${cancelling.approvalId}`)).body;
+    expect((await call(`${urls.at(-1)}/api/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(200);
+    const cancelled = await waitFor('the cancelled approval’s edit', () => bodiesOf(fake, 'chat.update').find((body) => body.ts === cancellingTs));
+    expect(cancelled).toMatchObject({ channel: 'C8', text: 'Cancelled with its run: Deploy deploy v9?' });
+    expect(JSON.stringify(cancelled.blocks)).not.toContain('"actions"');
+    expect((await call(`${urls[0]}/api/approvals/${cancelling.approvalId}`)).body.status).toBe('cancelled');
+    expect(fake.callsTo('chat.update')).toHaveLength(2);
   });
 
   it('a run not started from Slack asks in the approvals channel; decided through the API, the message is edited', async () => {
