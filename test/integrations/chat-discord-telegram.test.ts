@@ -2,14 +2,17 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { call } from '../support/app.js';
 import { startGatewayStack } from '../support/chat-gateway.js';
 import { bodiesOf, discordHeaders, discordKeys, startFakeDiscordApi, startFakeTelegramApi } from '../support/fake-platforms/fake-chat.js';
+import type { RecordedCall, RecordingServer } from '../support/fake-platforms/recording-server.js';
 import { useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { STREAMED_ANSWER } from '../fixtures/chat-agents.js';
 
 const redis = useRedis();
 const DISCORD_TOKEN = 'discord-bot';
 const TELEGRAM_TOKEN = '42:gateway-bot';
 const SECRET_TOKEN = 'telegram_secret-1';
 const APPROVALS_CHAT = -100_555;
+const DISCORD_APPROVALS_CHANNEL = '400';
 
 async function setup(backend: 'embedded' | 'redis') {
   const discord = await startFakeDiscordApi(DISCORD_TOKEN);
@@ -23,6 +26,7 @@ async function setup(backend: 'embedded' | 'redis') {
       DISCORD_PUBLIC_KEY: keys.publicHex,
       DISCORD_API_URL: discord.url,
       DISCORD_AGENT: 'chat-agent',
+      DISCORD_APPROVALS_CHANNEL: DISCORD_APPROVALS_CHANNEL,
       DISCORD_APPROVERS: '111:user',
       TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,
       TELEGRAM_SECRET_TOKEN: SECRET_TOKEN,
@@ -35,6 +39,24 @@ async function setup(backend: 'embedded' | 'redis') {
   );
   const urls = stack.replicas.map((replica) => replica.url);
   return { discord, telegram, keys, urls, at: (n: number) => urls[n % urls.length]! };
+}
+
+/** The id the fake Discord answered for the message `posted` (it counts up from 9001 over every message created). */
+function discordMessageId(discord: RecordingServer, posted: RecordedCall): string {
+  return String(9_000 + discord.calls.filter((entry) => entry.method === 'POST' && /^\/channels\/\d+\/messages$/.test(entry.path)).indexOf(posted) + 1);
+}
+
+/**
+ * The texts a streamed answer showed, in order: its first post, then each edit of that message.
+ * Checks it is one message, growing: each edit adds to what the one before showed, the last
+ * shows the whole of {@link STREAMED_ANSWER}, and far fewer edits than tokens (throttled).
+ */
+function expectStreamed(shown: string[]): void {
+  expect(STREAMED_ANSWER.startsWith(shown[0]!) && shown[0]!.length < STREAMED_ANSWER.length).toBe(true);
+  for (const [index, text] of shown.slice(1).entries()) expect(text.startsWith(shown[index]!) && text.length > shown[index]!.length).toBe(true);
+  expect(shown.at(-1)).toBe(STREAMED_ANSWER);
+  // Fifteen tokens 100 ms apart, edited at most once a second.
+  expect(shown.length - 1).toBeLessThan(STREAMED_ANSWER.split(' ').length - 1);
 }
 
 describe.each(['embedded', 'redis'] as const)('Discord and Telegram chat gateway (%s)', (backend) => {
@@ -120,6 +142,58 @@ describe.each(['embedded', 'redis'] as const)('Discord and Telegram chat gateway
     await waitFor('the answer after the approval', () => bodiesOf(discord, '/channels/310/messages').find((body) => body.content === 'not deployed'));
     expect((await post(at(0), submit('111', 'approve', 'changed my mind'))).body).toMatchObject({ data: { content: 'This approval was already decided.' } });
     expect(discord.callsTo(`/messages/${messageId}`)).toHaveLength(1);
+  });
+
+  it('Discord: a run not started from Discord asks in DISCORD_APPROVALS_CHANNEL; decided through the API, the message is edited', async () => {
+    const { discord, urls } = await setup(backend);
+    const started = await call(`${urls[0]}/api/runs`, { method: 'POST', json: { agent_id: 'human-review', input: { topic: 'news' } } });
+    expect(started.status).toBe(202);
+    const posted = await waitFor('the approval message', () => discord.callsTo(`/channels/${DISCORD_APPROVALS_CHANNEL}/messages`).find((entry) => (entry.body as any).components));
+    const body = posted.body as any;
+    expect(body.content).toContain('**Approval requested**: Publish the draft?');
+    const approvalId = (body.components[0].components[0].custom_id as string).slice('apv:y:'.length);
+    const messageId = discordMessageId(discord, posted);
+    const answered = await call(`${urls.at(-1)}/api/approval/respond`, { method: 'POST', json: { id: approvalId, approved: true, comment: 'ship it' } });
+    expect(answered.status).toBe(200);
+    const edit = await waitFor('the edit', () => bodiesOf(discord, `/channels/${DISCORD_APPROVALS_CHANNEL}/messages/${messageId}`)[0]);
+    expect(edit.content).toMatch(/\*\*Approved by [^*]+\*\*\n> ship it$/);
+    expect(edit.components).toEqual([]);
+    await waitFor('the run to end', async () => (await call(`${urls[0]}/api/runs/${started.body.run_id}`)).body.status === 'completed');
+    expect(discord.callsTo(`/messages/${messageId}`)).toHaveLength(1);
+  });
+
+  it('Discord: an answer is streamed: posted at its first token, edited at most once a second, the last edit the whole answer', async () => {
+    const { discord, keys, at } = await setup(backend);
+    const body = JSON.stringify({ type: 2, id: 's1', application_id: '1', token: 't', channel_id: '320', member: { user: { id: '111' } }, data: { name: 'ask', options: [{ name: 'text', value: 'stream please' }] } });
+    const asked = await call(`${at(0)}/discord/interactions`, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...discordHeaders(keys.privateKey, body) } });
+    expect(asked.status).toBe(200);
+    const posted = await waitFor('the first post', () => discord.callsTo('/channels/320/messages')[0]);
+    const messageId = discordMessageId(discord, posted);
+    await waitFor('the whole answer', () => bodiesOf(discord, `/channels/320/messages/${messageId}`).find((edit) => edit.content === STREAMED_ANSWER));
+    expect(discord.callsTo('/channels/320/messages')).toHaveLength(1);
+    expect(discord.calls.filter((entry) => entry.method === 'PATCH').every((entry) => entry.path === `/channels/320/messages/${messageId}`)).toBe(true);
+    expectStreamed([(posted.body as any).content, ...bodiesOf(discord, `/channels/320/messages/${messageId}`).map((edit) => edit.content as string)]);
+  });
+
+  it('Telegram: an answer is streamed (sendMessage, then editMessageText of it); messages from bots start nothing', async () => {
+    const { telegram, at } = await setup(backend);
+    const push = (url: string, update: object) => call(`${url}/telegram/webhook`, { method: 'POST', json: update, headers: { 'X-Telegram-Bot-Api-Secret-Token': SECRET_TOKEN } });
+    const text = (updateId: number, chat: number, from: { id: number; is_bot: boolean }, words: string) => ({ update_id: updateId, message: { message_id: updateId, chat: { id: chat }, from, date: 1, text: words } });
+    expect((await push(at(0), text(30, 79, { id: 501, is_bot: false }, 'stream please'))).status).toBe(200);
+    const posted = await waitFor('the first post', () => bodiesOf(telegram, 'sendMessage').find((body) => body.chat_id === 79));
+    const messageId = 700 + bodiesOf(telegram, 'sendMessage').indexOf(posted) + 1;
+    await waitFor('the whole answer', () => bodiesOf(telegram, 'editMessageText').find((edit) => edit.text === STREAMED_ANSWER));
+    const edits = bodiesOf(telegram, 'editMessageText');
+    expect(edits.every((edit) => edit.chat_id === 79 && edit.message_id === messageId)).toBe(true);
+    expect(bodiesOf(telegram, 'sendMessage').filter((body) => body.chat_id === 79)).toHaveLength(1);
+    expectStreamed([posted.text, ...edits.map((edit) => edit.text as string)]);
+
+    // Another bot's message in a chat (a group with two bots) is not a message to answer: it
+    // starts no run, so the person's message after it is the conversation's first turn.
+    expect((await push(at(1), text(31, 80, { id: 9001, is_bot: true }, 'from a bot'))).status).toBe(200);
+    expect((await push(at(0), text(32, 80, { id: 501, is_bot: false }, 'from a person'))).status).toBe(200);
+    await waitFor('the person’s answer', () => bodiesOf(telegram, 'sendMessage').find((body) => body.chat_id === 80));
+    expect(bodiesOf(telegram, 'sendMessage').filter((body) => body.chat_id === 80).map((body) => body.text)).toEqual(['turn 1: from a person']);
   });
 
   it('Telegram: a chat is a session; an approval refused without the secret token or for a user not allowed, decided once; one decided through the API is edited', async () => {
