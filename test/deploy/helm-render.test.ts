@@ -353,3 +353,77 @@ describe('helm/agentplane: the first settings', () => {
     expect(refusal(...args)).toContain(message);
   });
 });
+
+/** What `helm install` prints once installed (NOTES.txt), rendered on the client without a cluster. */
+function notes(...args: string[]): string {
+  const run = helm(['install', 'rel', CHART, '--namespace', 'agents', '--dry-run=client', ...args]);
+  if (run.status !== 0) throw new Error(run.stderr.trim());
+  const at = run.stdout.indexOf('\nNOTES:\n');
+  expect(at, run.stdout.slice(-500)).toBeGreaterThanOrEqual(0);
+  return run.stdout.slice(at + '\nNOTES:\n'.length);
+}
+
+/** The lines of the chat gateway's part of the notes, spaces squeezed; [] when there is none. */
+function chatLines(text: string): string[] {
+  const start = text.indexOf('The chat gateway');
+  if (start < 0) return [];
+  return text
+    .slice(start, text.indexOf('\n\n', start))
+    .split('\n')
+    .slice(2)
+    .map((line) => line.trim().replace(/\s+/g, ' '));
+}
+
+describe('helm/agentplane NOTES.txt: the URLs to give the chat platforms', () => {
+  const SECRETS = { SLACK_BOT_TOKEN: 'xoxb-secret-1', SLACK_SIGNING_SECRET: 'signing-secret-2', DISCORD_BOT_TOKEN: 'discord-secret-3', TELEGRAM_BOT_TOKEN: '1:telegram-secret-4', TELEGRAM_SECRET_TOKEN: 'telegram-secret-5' };
+
+  it('say nothing of chat when no platform is on', () => {
+    expect(notes()).not.toContain('chat gateway');
+    // An existing Secret alone tells nothing of which platforms it holds.
+    expect(notes('--set', 'chat.existingSecret=chat')).not.toContain('chat gateway');
+  });
+
+  it("print each configured platform's URL on the Ingress host, and never a secret", () => {
+    const text = notes(
+      ...valueArgs({
+        ingress: { enabled: true, tls: [{ secretName: 'agentplane-tls', hosts: ['agentplane.example.com'] }] },
+        chat: { secrets: SECRETS, config: { DISCORD_PUBLIC_KEY: 'a'.repeat(64) } },
+      }),
+    );
+    expect(chatLines(text)).toEqual([
+      'Slack Event Subscriptions URL https://agentplane.example.com/slack/events',
+      'Interactivity URL https://agentplane.example.com/slack/interactions',
+      'Discord Interactions Endpoint URL https://agentplane.example.com/discord/interactions',
+      'Telegram setWebhook url https://agentplane.example.com/telegram/webhook (secret_token: TELEGRAM_SECRET_TOKEN)',
+    ]);
+    for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret);
+  });
+
+  it('use the HTTPRoute host; Telegram polling needs no URL', () => {
+    const text = notes(...valueArgs({ httpRoute: { enabled: true, hostnames: ['chat.example.org'] }, chat: { secrets: { DISCORD_BOT_TOKEN: 'd', TELEGRAM_BOT_TOKEN: 't' }, config: { TELEGRAM_MODE: 'polling' } } }));
+    expect(chatLines(text)).toEqual([
+      'Discord Interactions Endpoint URL https://chat.example.org/discord/interactions',
+      'Telegram no URL (TELEGRAM_MODE=polling: one API pod at a time asks Telegram for updates)',
+    ]);
+    expect(chatLines(notes(...valueArgs({ chat: { secrets: { TELEGRAM_BOT_TOKEN: 't' }, config: { TELEGRAM_MODE: 'polling' } } })))).toEqual([
+      'Telegram no URL (TELEGRAM_MODE=polling: one API pod at a time asks Telegram for updates)',
+    ]);
+  });
+
+  it('with chat.existingSecret, list the platforms whose settings are set; without Ingress or HTTPRoute, say what to route', () => {
+    const text = notes(...valueArgs({ chat: { existingSecret: 'chat', config: { SLACK_APPROVERS: 'U0123:user' } } }));
+    expect(chatLines(text)).toEqual([
+      'Slack Event Subscriptions URL https://<your public host>/slack/events',
+      'Interactivity URL https://<your public host>/slack/interactions',
+      'No Ingress or HTTPRoute is enabled: route a public HTTPS address to the Service rel-agentplane-api.',
+    ]);
+  });
+
+  it('on an Ingress without TLS, print http:// URLs and say the platforms call HTTPS only', () => {
+    const text = notes(...valueArgs({ ingress: { enabled: true }, chat: { secrets: { TELEGRAM_BOT_TOKEN: 't', TELEGRAM_SECRET_TOKEN: 's' } } }));
+    expect(chatLines(text)).toEqual([
+      'Telegram setWebhook url http://agentplane.example.com/telegram/webhook (secret_token: TELEGRAM_SECRET_TOKEN)',
+      'ingress.tls is empty: the platforms call HTTPS URLs only; give them https:// if TLS ends in front of the Ingress.',
+    ]);
+  });
+});
