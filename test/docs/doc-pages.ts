@@ -13,8 +13,9 @@ import { blockSteps, type Step } from './readme-steps.js';
  *   against the page's server, `npm run -s agentplane -- …` commands too (their output compared
  *   with the comment lines under them), and the page's `… npm start` command is the server
  *   itself: the variables before it are the server's settings. Anything else needs `no-run`.
- * - `ts`, `js`: type-checked (see doc-code.test.ts) unless `no-run`.
- * - `json`, `yaml`: parsed. Blocks without a language are output or diagrams, not examples.
+ * - `ts`, `tsx`, `js`: type-checked (see doc-code.test.ts) unless `no-run`.
+ * - `json`, `yaml`: parsed (see doc-data.test.ts) unless `no-run` (a part of a document, not a
+ *   whole one). Blocks without a language are output or diagrams, not examples.
  */
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -77,7 +78,8 @@ export function blocksOf(file: string): Block[] {
 }
 
 export const isShell = (block: Block): boolean => SHELL.has(block.lang);
-export const isCode = (block: Block): boolean => ['ts', 'typescript', 'js', 'javascript', 'mjs'].includes(block.lang);
+export const isCode = (block: Block): boolean => ['ts', 'typescript', 'tsx', 'js', 'javascript', 'jsx', 'mjs'].includes(block.lang);
+export const isData = (block: Block): boolean => ['json', 'yaml', 'yml'].includes(block.lang);
 export const runs = (block: Block): boolean => !block.flags.includes('no-run');
 
 /** The commands of a shell block, with the lines of its page. */
@@ -95,4 +97,14 @@ export function serverCommand(command: string): Record<string, string> | undefin
   const env: Record<string, string> = {};
   for (const pair of match[1]!.matchAll(/([A-Z_][A-Z0-9_]*)=('[^']*'|"[^"]*"|\S*)/g)) env[pair[1]!] = pair[2]!.replace(/^(['"])(.*)\1$/, '$2');
   return env;
+}
+
+/**
+ * README's agents.js, the module step 4 of its Quick start shows (the block whose first line is
+ * `// agents.js`), as a reader saves it: the packaging test runs this text, not a copy of it.
+ */
+export function readmeAgentsModule(): string {
+  const block = blocksOf('README.md').find((b) => isCode(b) && b.body.startsWith('// agents.js\n'));
+  if (!block) throw new Error('README.md has no code block starting with `// agents.js`');
+  return `${block.body.replace(/^\/\/ agents\.js\n/, '')}\n`;
 }

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readmeAgentsModule } from '../docs/doc-pages.js';
 import { call } from '../support/app.js';
 import { ROOT } from '../support/build.js';
 import { startProcess } from '../support/processes.js';
@@ -33,18 +34,8 @@ function succeed(command: string, args: readonly string[], cwd: string, timeoutM
   });
 }
 
-/** README's agents.js, as a new user copies it. */
-const README_AGENTS = `import { defineAgent } from '@agentplane/server';
-
-export const greeter = defineAgent({
-  id: 'greeter',
-  description: 'Greets input.name.',
-  entry: 'greet',
-  nodes: { greet: async (state, ctx) => ({ greeting: \`Hello, \${state.name}!\` }) },
-  edges: { greet: '__end__' },
-});
-export default [greeter];
-`;
+/** README's agents.js, as a new user copies it: the block of README itself. */
+const README_AGENTS = readmeAgentsModule();
 
 beforeAll(async () => {
   await succeed('git', ['clone', '--quiet', '--no-hardlinks', ROOT, clone], work, 120_000);
