@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { MemoryEventBus } from '../../src/adapters/memory/event-bus.js';
 import { MemoryRunQueue } from '../../src/adapters/memory/run-queue.js';
 import { MemoryStore } from '../../src/adapters/memory/store.js';
+import { BullRunQueue } from '../../src/adapters/redis/run-queue.js';
 import { RedisStore } from '../../src/adapters/redis/store.js';
+import type { RunQueue } from '../../src/ports/run-queue.js';
 import type { Store } from '../../src/ports/store.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
 import { createRunControl } from '../../src/runtime/run-control.js';
@@ -20,15 +22,17 @@ const T = 'tenant-t';
 /**
  * Run deadlines and approval expiries on a clock the test moves, over both stores: nothing
  * happens before the time, exactly one system decision after it (even with two sweepers at
- * once), a human answer that came first wins.
+ * once), a human answer that came first wins. No worker consumes the queue: every run waits for
+ * its turn.
  */
-function timersSuite(name: string, makeStore: (clock: () => number) => Store): void {
+function timersSuite(name: string, makeStore: (clock: () => number) => Store, makeQueue: () => RunQueue): void {
   describe(`run timers on a controlled clock: ${name}`, () => {
     const setUp = () => {
       const clock = manualClock();
       const store = makeStore(clock.now);
       const events = new MemoryEventBus(1_000);
-      const queue = new MemoryRunQueue();
+      const queue = makeQueue();
+      onTestFinished(() => queue.close());
       const logger = pino({ level: 'silent' });
       const lifecycle = new RunLifecycle({ store, events, queue, logger });
       const runs = createRunControl({ store, queue, agents: new AgentRegistry(agents), lifecycle, clock: clock.now });
@@ -104,7 +108,7 @@ function timersSuite(name: string, makeStore: (clock: () => number) => Store): v
     });
 
     it('cancels a run past its deadline with error "timeout", once; a run that ended first is left alone', async () => {
-      const { clock, store, runs, sweepers, eventsOf } = setUp();
+      const { clock, store, queue, runs, sweepers, eventsOf } = setUp();
       const late = await runs.startRun(T, { agent_id: 'echo', input: {}, timeout_ms: 5_000 });
       const done = await runs.startRun(T, { agent_id: 'echo', input: {}, timeout_ms: 5_000 });
       await store.runs.updateRun(T, done.run_id, { status: 'completed' });
@@ -112,9 +116,15 @@ function timersSuite(name: string, makeStore: (clock: () => number) => Store): v
       clock.advance(4_999);
       await sweepers[0]!.sweep();
       expect((await store.runs.getRun(T, late.run_id))!.status).toBe('queued');
+      // Still waiting for its turn: counted in the tenant's queue (with the job of the run ended by hand).
+      expect(await queue.hasLiveJob({ id: late.run_id })).toBe(true);
+      expect(await queue.depth(T)).toEqual({ tenant: T, queued: 2, running: 0 });
       clock.advance(1);
       await Promise.all(sweepers.map((s) => s.sweep()));
       expect(await store.runs.getRun(T, late.run_id)).toMatchObject({ status: 'cancelled', error: 'timeout' });
+      // Past its deadline before its turn, it leaves the tenant's queue.
+      expect(await queue.depth(T)).toEqual({ tenant: T, queued: 1, running: 0 });
+      expect(await queue.hasLiveJob({ id: late.run_id })).toBe(false);
       expect((await eventsOf(late.run_id)).map((e) => [e.type, e.error])).toEqual([['cancelled', 'timeout']]);
       expect((await store.runs.getRun(T, done.run_id))!.status).toBe('completed');
       expect(await eventsOf(done.run_id)).toEqual([]);
@@ -122,8 +132,12 @@ function timersSuite(name: string, makeStore: (clock: () => number) => Store): v
   });
 }
 
-timersSuite('memory', (clock) => new MemoryStore({ clock }));
-timersSuite('redis', (clock) => new RedisStore(redis.connect(), { keyPrefix: uniquePrefix('timers'), clock }));
+timersSuite('memory', (clock) => new MemoryStore({ clock }), () => new MemoryRunQueue());
+timersSuite(
+  'redis',
+  (clock) => new RedisStore(redis.connect(), { keyPrefix: uniquePrefix('timers'), clock }),
+  () => new BullRunQueue({ connection: redis.connect({ maxRetriesPerRequest: null }), prefix: uniquePrefix('timers') }),
+);
 
 it('a run started without timeout_ms has none unless RUN_TIMEOUT_MS sets a default', async () => {
   const store = new MemoryStore();
