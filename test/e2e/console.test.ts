@@ -2,8 +2,10 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type RunEvent } from '../../src/client/index.js';
 import { nextFireMs } from '../../src/domain/cron.js';
+import { startTracing, stopTracing } from '../../src/observability/tracing.js';
 import { call, type TestApi } from '../support/app.js';
 import { expectAccessible, startConsoleApi, useConsoleHarness } from '../support/console.js';
+import { spanReceived, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { waitFor } from '../support/wait.js';
 
 /*
@@ -174,7 +176,41 @@ describe.each(['memory', 'redis'] as const)('the console on %s', (mode) => {
     await words.locator('table.waterfall tbody tr').nth(1).waitFor();
     const spans = await words.$$eval('table.waterfall tbody th', (cells) => cells.map((c) => c.textContent));
     expect(spans).toEqual(['run stream-words', 'speak']);
+    // Tracing is off for this API: no trace id to show.
+    expect(await words.locator('.trace-ids').count()).toBe(0);
     await expectAccessible(words, 'a session with custom events and a trace');
+  });
+
+  it("shows, with tracing on, the OpenTelemetry trace id of the session's runs on its trace, copyable", async () => {
+    const traceId = mode === 'memory' ? '6e0c63257de34c92bf9efcd03927272e' : '7f1d74368ef45da3c0aafde14a38383f';
+    const receiver = await startOtlpReceiver();
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    // An API of its own, built with tracing on: its server spans continue the caller's traceparent.
+    expect(startTracing('embedded')).toBe(true);
+    const traced = await startConsoleApi(harness.redisUrl(mode));
+    try {
+      const waited = await call(`${traced.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'echo', input: {} }, headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+      expect(waited.status).toBe(200);
+      const run = await spanReceived(receiver, 'the exported run span', (span) => span.name === 'run echo' && span.attributes['agentplane.run.id'] === waited.body.id);
+      expect(run.traceId).toBe(traceId);
+
+      const page = await harness.open(`${traced.url}/console/#/sessions/${waited.body.session_id}`);
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: traced.url });
+      const line = page.locator(`.trace-ids li[data-trace="${traceId}"]`);
+      await line.waitFor();
+      expect(await line.locator('code').textContent()).toBe(traceId);
+      expect(await line.textContent()).toMatch(new RegExp(`^trace ${traceId}\\s*Copy\\s*run echo$`));
+      expect(await page.locator('.trace-ids li').count()).toBe(1);
+      await line.getByRole('button', { name: `Copy trace id ${traceId}` }).click();
+      await line.getByRole('button', { name: `Copied trace id ${traceId}` }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(traceId);
+      await expectAccessible(page, 'a trace with its OpenTelemetry trace id');
+    } finally {
+      await traced.close();
+      await stopTracing();
+      delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+      await receiver.close();
+    }
   });
 
   it('lists sessions newest first, filtered by agent, a page at a time', async () => {

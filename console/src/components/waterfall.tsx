@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import type { Span } from '../types.js';
 import { Notice } from './ui.js';
 
@@ -30,14 +31,54 @@ export function waterfallRows(spans: Span[]): Row[] {
 
 const ms = (n: number): string => (n < 1000 ? `${n} ms` : `${(n / 1000).toFixed(2)} s`);
 
+/**
+ * The OpenTelemetry traces the rows were exported in (tracing on: a stored span carries its
+ * `trace_id`), in row order, each with the names of the runs (root spans) in it: the id to look
+ * up in Jaeger, Tempo, Honeycomb, Langfuse or LangSmith.
+ */
+export function exportedTraces(rows: Row[]): { id: string; runs: string[] }[] {
+  const traces = new Map<string, string[]>();
+  for (const { span, depth } of rows) {
+    if (!span.trace_id) continue;
+    const runs = traces.get(span.trace_id) ?? [];
+    if (depth === 0) runs.push(span.name);
+    traces.set(span.trace_id, runs);
+  }
+  return [...traces].map(([id, runs]) => ({ id, runs }));
+}
+
+/** Copies `text` to the clipboard, its name "<Copy|Copied|Not copied> <what>"; shown only where the browser allows it (a secure context). */
+function CopyButton({ text, what }: { text: string; what: string }) {
+  const [outcome, setOutcome] = useState<'Copied' | 'Not copied' | undefined>();
+  if (!globalThis.navigator?.clipboard) return null;
+  const copy = () => navigator.clipboard.writeText(text).then(() => setOutcome('Copied'), () => setOutcome('Not copied'));
+  const shown = outcome ?? 'Copy';
+  return (
+    <button type="button" class="copy" aria-label={`${shown} ${what}`} onClick={() => void copy()}>
+      {shown}
+    </button>
+  );
+}
+
 /** The trace as a waterfall: one bar per span, placed by its start and sized by its duration. */
 export function Waterfall({ spans, error }: { spans: Span[]; error: string | undefined }) {
   const rows = waterfallRows(spans);
   const total = Math.max(1, ...rows.map((r) => r.startMs + r.durationMs));
+  const traces = exportedTraces(rows);
   return (
     <section aria-labelledby="trace-title" class="card">
       <h2 id="trace-title">Trace</h2>
       {error ? <Notice kind="error">{error}</Notice> : null}
+      {traces.length > 0 ? (
+        <ul class="trace-ids" aria-label="OpenTelemetry trace ids">
+          {traces.map(({ id, runs }) => (
+            <li key={id} data-trace={id}>
+              trace <code class="trace-id">{id}</code> <CopyButton text={id} what={`trace id ${id}`} />
+              {runs.length > 0 ? <span class="muted"> {runs.join(', ')}</span> : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
       {rows.length === 0 ? (
         <p class="empty">No span yet: a span is written when its node ends.</p>
       ) : (
