@@ -59,6 +59,7 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
   const sessionId = options.threadId ?? newId();
   let created = false;
   let recorded: unknown;
+  let roomChecked = false;
   if (options.threadId !== undefined) {
     const thread = await prepareThread(deps, tenant, options.threadId, agent, assistant, body.if_not_exists === 'create');
     created = thread.created;
@@ -70,7 +71,14 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
       await checkRoom(deps, tenant);
       await replacePaused(deps, principal, paused, resumeOnly(body) ? RESUMED_ERROR : REPLACED_ERROR);
     }
-    else if (body.multitask_strategy === 'rollback') await rollbackActiveRuns(deps, principal, options.threadId);
+    else if (body.multitask_strategy === 'rollback') {
+      // Looked at before anything is rolled back, counting the places the rollback frees (each
+      // run it removes: a queued one's place, a running one's slot, which admits a queued run).
+      const active = (await deps.store.runs.listRuns(tenant, options.threadId, { limit: 100, offset: 0 })).filter((run) => run.status === 'queued' || run.status === 'running');
+      await checkRoom(deps, tenant, active.length);
+      roomChecked = true;
+      await rollbackActiveRuns(deps, principal, options.threadId);
+    }
   }
   const request: StartRunRequest = {
     agent_id: agent.id,
@@ -86,7 +94,7 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
   try {
     // A native agent's run takes no command: with no pause to answer, a resume has nothing to go to.
     if (!isGraphAgent(agent) && body.command) throw conflict(`Thread "${sessionId}" has no pending interrupt to resume.`);
-    const ticket = await deps.runs.startRun(tenant, request, { waited: options.waited });
+    const ticket = await deps.runs.startRun(tenant, request, { waited: options.waited, ...(roomChecked ? { roomChecked } : {}) });
     if (options.threadId !== undefined && !created && recorded !== assistant.assistant_id) await recordAssistant(deps, tenant, options.threadId, assistant);
     return { run_id: ticket.run_id, session_id: ticket.session_id, agent, answered: new Set(), modes };
   } catch (error) {
@@ -185,13 +193,14 @@ async function recordAssistant(deps: StartDeps, tenant: string, threadId: string
 
 /**
  * Refuses (429 `rate_limited`, as RunControl.startRun would) when the tenant's queue is at its
- * cap, before a start changes anything of its thread. A probe, as the start's own check is.
+ * cap, before a start changes anything of its thread, counting `freed` places as free (what the
+ * start's own changes free first). A probe, as the start's own check is.
  */
-async function checkRoom(deps: StartDeps, tenant: string): Promise<void> {
+async function checkRoom(deps: StartDeps, tenant: string, freed = 0): Promise<void> {
   const { maxQueued } = shareOf(deps.config.fairShare, tenant);
   if (maxQueued <= 0) return;
   const { queued } = await deps.runs.queueDepth(tenant);
-  if (queued >= maxQueued) throw queueFull(queued, maxQueued);
+  if (queued - freed >= maxQueued) throw queueFull(queued, maxQueued);
 }
 
 /** A new run on a paused thread: the paused run is cancelled (its approvals closed) first. */

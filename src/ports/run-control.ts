@@ -55,6 +55,12 @@ export interface StartRunOptions {
    * job enqueued again if it is missing; a failed start leaves its run for the retry.
    */
   idempotency?: IdempotentStart;
+  /**
+   * The caller checked the tenant's queued cap itself, counting the places its own changes free
+   * before this start (a LangGraph `multitask_strategy: rollback` removes the thread's active
+   * runs first): the start does not look again, so a rollback is never followed by a refusal.
+   */
+  roomChecked?: boolean;
 }
 
 /**

@@ -102,9 +102,11 @@ export function createRunControl(options: RunControlOptions): RunControl {
       const { idempotency } = startOptions;
       // Past the tenant's queued cap nothing is stored: 429 with Retry-After. A replay of a
       // keyed start holds no new place: it answers as the first start did.
-      await queue.checkRoom(tenant).catch(async (error: unknown) => {
-        if (!idempotency || !(await store.runs.hasIdempotencyKey(tenant, idempotency))) throw error;
-      });
+      if (!startOptions.roomChecked) {
+        await queue.checkRoom(tenant).catch(async (error: unknown) => {
+          if (!idempotency || !(await store.runs.hasIdempotencyKey(tenant, idempotency))) throw error;
+        });
+      }
       for (let attempt = 1; ; attempt += 1) {
         const runId = newId();
         let run: CreatedRun;

@@ -45,9 +45,40 @@ describe.each(BACKENDS)('LangGraph runs past the tenant’s queued cap (%s)', (b
 
     gates.release();
     await api.runUntil(heldRun, 'completed');
-    await waitFor('the tenant’s queue empty', async () => {
+    await queueEmpty();
+  });
+
+  it('looks at the queue before a rollback, counting the places it frees: a full queue refuses a rollback of nothing, a rollback of the thread’s running run is never refused after it', async () => {
+    const idle = randomUUID();
+    expect((await api.post(`/threads/${idle}/runs/wait`, { assistant_id: 'lg-two', input: { word: 'i' }, if_not_exists: 'create' })).status).toBe(200);
+    await queueEmpty();
+    const held = randomUUID();
+    const before = gates.waiting;
+    const heldRun = (await api.post(`/threads/${held}/runs`, { assistant_id: 'lg-gated', input: { word: 'hold' }, if_not_exists: 'create' })).body.run_id as string;
+    await waitFor('the held run at its gate', () => gates.waiting > before);
+    // The queued run is due in an hour: the slot a rollback frees admits nothing, the queue stays full.
+    const later = await api.post('/runs', { assistant_id: 'lg-two', input: { word: 'q' }, after_seconds: 3600 });
+    expect(later.status).toBe(200);
+    expect((await api.get('/api/queue')).body).toMatchObject({ queued: 1, running: 1 });
+
+    // A thread with nothing active frees nothing: refused, and its finished run stays.
+    const refused = await api.post(`/threads/${idle}/runs`, { assistant_id: 'lg-two', input: { word: 'r' }, multitask_strategy: 'rollback' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(429);
+    expect((await api.get(`/api/runs?session_id=${idle}`)).body.runs).toEqual([expect.objectContaining({ status: 'completed' })]);
+
+    // The thread's running run is a place the rollback frees: the new run takes it, and is never refused after its thread was rolled back.
+    const rolled = await api.post(`/threads/${held}/runs`, { assistant_id: 'lg-gated', input: { word: 'after' }, multitask_strategy: 'rollback' });
+    expect(rolled.status, JSON.stringify(rolled.body)).toBe(200);
+    await api.runUntil(rolled.body.run_id, 'completed');
+    expect((await api.get(`/api/runs?session_id=${held}`)).body.runs.map((run: { id: string }) => run.id)).toEqual([rolled.body.run_id]);
+    expect((await api.get(`/api/runs/${heldRun}`)).status).toBe(404);
+    expect((await api.post(`/api/runs/${later.body.run_id}/cancel`, {})).status).toBe(200);
+    await queueEmpty();
+  });
+
+  const queueEmpty = () =>
+    waitFor('the tenant’s queue empty', async () => {
       const queue = (await api.get('/api/queue')).body;
       return queue.queued === 0 && queue.running === 0;
     });
-  });
 });
