@@ -45,12 +45,17 @@ export function warnWithoutWorkers(queue: RunQueue, logger: Logger, options: Wor
     await queue.enqueue(job, enqueueOptions);
     void check(job);
   };
-  // A proxy rather than a copy of the interface: every other method is the queue's own.
+  // A proxy rather than a copy of the interface: every other method is the queue's own, bound
+  // once (not at every call: a start looks at the queue's room through here).
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(queue, {
     get(target, property) {
       if (property === 'enqueue') return enqueue;
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      let method = bound.get(property);
+      if (method === undefined) bound.set(property, (method = (value as (...args: unknown[]) => unknown).bind(target)));
+      return method;
     },
   });
 }
