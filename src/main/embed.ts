@@ -55,7 +55,7 @@ export async function createAgentplane(options: AgentplaneOptions = {}): Promise
   const config = loadConfig(options.env ?? process.env);
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   // Before anything it instruments; off unless the process's OTEL_* variables ask for traces.
-  startTracing(config.redis ? 'api' : 'embedded');
+  startTracing(config.redis ? 'api' : 'embedded', logger);
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await loadAgentsAndGraphs(config, options.agents, logger);
   const httpApp = await httpAppOf(config);

@@ -36,7 +36,7 @@ export async function bootProcess(options: { needsRedis?: string; config?: Confi
   }
   // Before anything it instruments (OTEL_* variables; off and free without them).
   const role = options.role === 'api' && !config.redis ? 'embedded' : (options.role ?? 'api');
-  if (exitOnConfigError(() => startTracing(role))) logger.info({ role }, 'OpenTelemetry tracing on');
+  if (exitOnConfigError(() => startTracing(role, logger))) logger.info({ role }, 'OpenTelemetry tracing on');
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
   if (config.legacyLangGraphConfig) logger.warn(LEGACY_LANGGRAPH_CONFIG_WARNING);
   const agents = await exitOnStartupError(() => loadAgentsAndGraphs(config, undefined, logger));

@@ -1,21 +1,26 @@
 import { ROOT_CONTEXT, propagation } from '@opentelemetry/api';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { tracer } from '../../src/observability/tracer.js';
 import { flushTracing, startTracing, stopTracing, TRACING_VARIABLES, tracingRequested } from '../../src/observability/tracing.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
+import { captureLogger } from '../support/chat.js';
+import { spanReceived, startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
+import { startProcess } from '../support/processes.js';
 
 /*
  * The OTEL_* variables as the OpenTelemetry specification defines them, seen from outside: what
  * turns tracing on and off, where spans go (the traces-specific endpoint verbatim, /v1/traces
  * added to the generic one), with which encoding and headers, which spans are sampled, what a
- * setting agentplane cannot serve says at start-up, and that a variable set to "" (as Compose
- * passes an unset `${VAR:-}`) is unset.
+ * setting agentplane cannot serve says at start-up, what it says of a value it does not recognise
+ * (one warning line, the setting ignored, as the specification has it), several exporters at once,
+ * and that a variable set to "" (as Compose passes an unset `${VAR:-}`) is unset.
  */
 
 let receiver: OtlpReceiver;
 /** The receiver's export requests before the current test. */
 let before = 0;
+/** The logger startTracing is given, and what it logged in the current test. */
+let log: ReturnType<typeof captureLogger>;
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
@@ -26,6 +31,7 @@ afterAll(async () => {
 beforeEach(() => {
   for (const name of TRACING_VARIABLES) delete process.env[name];
   before = receiver.paths.length;
+  log = captureLogger();
 });
 afterEach(async () => {
   await stopTracing();
@@ -40,7 +46,7 @@ function requests() {
 /** Starts tracing with `env`, ends one span `name` (a child of `traceparent` when given) and exports it; false when tracing stayed off. */
 async function exportOneSpan(env: Record<string, string>, name: string, traceparent?: string): Promise<boolean> {
   Object.assign(process.env, env);
-  if (!startTracing('embedded')) return false;
+  if (!startTracing('embedded', log.logger)) return false;
   const parent = traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
   tracer()!.startSpan(name, {}, parent).end();
   // Resolves once the batch processor has exported what it held: afterwards, what did not arrive was not sent.
@@ -49,6 +55,9 @@ async function exportOneSpan(env: Record<string, string>, name: string, tracepar
 }
 
 const exportedNames = () => receiver.spans.map((span) => span.name);
+
+/** The warning lines logged in the current test. */
+const warnings = () => log.records.filter((record) => record.level === 40).map((record) => record.msg);
 
 describe('tracingRequested: which OTEL_* settings turn tracing on', () => {
   const endpoint = 'http://collector:4318';
@@ -66,6 +75,12 @@ describe('tracingRequested: which OTEL_* settings turn tracing on', () => {
     ['an empty OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' }, false],
     ['blank endpoints', { OTEL_EXPORTER_OTLP_ENDPOINT: '  ', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: ' ' }, false],
     ['every variable empty (Compose with nothing in .env)', Object.fromEntries(TRACING_VARIABLES.map((name) => [name, ''])), false],
+    ['OTEL_TRACES_EXPORTER=otlp,console', { OTEL_TRACES_EXPORTER: 'otlp,console' }, true],
+    ['OTEL_TRACES_EXPORTER= Console , NONE  (spaces, any case)', { OTEL_TRACES_EXPORTER: ' Console , NONE ' }, true],
+    ['OTEL_TRACES_EXPORTER=none,none', { OTEL_TRACES_EXPORTER: 'none,none', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, false],
+    ['OTEL_TRACES_EXPORTER=zipkin alone (ignored: as if unset)', { OTEL_TRACES_EXPORTER: 'zipkin' }, false],
+    ['OTEL_TRACES_EXPORTER=zipkin beside an endpoint', { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, true],
+    ['OTEL_TRACES_EXPORTER=none,zipkin beside an endpoint', { OTEL_TRACES_EXPORTER: 'none,zipkin', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, false],
   ])('%s: %s', (_name, env, on) => {
     expect(tracingRequested(env)).toBe(on);
   });
@@ -127,12 +142,11 @@ describe('the protocol', () => {
   it.each([
     ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }, 'grpc'],
     ['OTEL_EXPORTER_OTLP_PROTOCOL', { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/proto' }, 'http/proto'],
-    ['OTEL_TRACES_EXPORTER', { OTEL_TRACES_EXPORTER: 'zipkin' }, 'zipkin'],
   ])('a value it cannot serve is a ConfigError naming %s, and tracing stays off', (variable, env, value) => {
     Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, env);
     let error: unknown;
     try {
-      startTracing('embedded');
+      startTracing('embedded', log.logger);
     } catch (thrown) {
       error = thrown;
     }
@@ -173,5 +187,133 @@ describe('sampling', () => {
     await exportOneSpan(env, 'sampled parent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
     expect(exportedNames()).toEqual(expect.arrayContaining(['sampled root', 'sampled parent']));
     expect(exportedNames()).not.toContain('unsampled parent');
+  });
+});
+
+const UNSAMPLED_PARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00';
+const UNKNOWN_SAMPLER_WARNING =
+  'OTEL_TRACES_SAMPLER: "sometimes" is not a sampler agentplane has (always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio); using the default, parentbased_always_on';
+
+describe('a sampler setting it does not recognise: one warning line, the setting ignored (the specification\'s rule)', () => {
+  it('an unknown OTEL_TRACES_SAMPLER: one warning naming it, its value and the default used instead, parentbased_always_on, which samples a root span and follows an unsampled parent', async () => {
+    // The argument is the default sampler's no more: 0 would sample nothing under traceidratio.
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'sometimes', OTEL_TRACES_SAMPLER_ARG: '0' };
+    await exportOneSpan(env, 'root under the default');
+    await exportOneSpan(env, 'child of an unsampled parent', UNSAMPLED_PARENT);
+    expect(exportedNames()).toContain('root under the default');
+    expect(exportedNames()).not.toContain('child of an unsampled parent');
+    expect(warnings()).toEqual([UNKNOWN_SAMPLER_WARNING]);
+  });
+
+  it.each([' TraceIdRatio ', 'PARENTBASED_TRACEIDRATIO'])('OTEL_TRACES_SAMPLER=%s is recognised in any case, spaces around it: with OTEL_TRACES_SAMPLER_ARG=0 nothing is exported, nothing warned', async (sampler) => {
+    await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0' }, 'never sampled');
+    expect(requests()).toEqual([]);
+    expect(warnings()).toEqual([]);
+  });
+
+  it.each([
+    ['traceidratio', 'abc'],
+    ['traceidratio', '50%'],
+    ['traceidratio', '1.5'],
+    ['parentbased_traceidratio', '-0.1'],
+  ])('%s with OTEL_TRACES_SAMPLER_ARG=%s: one warning naming the argument and its value, and the ratio 1.0 instead (the span exported)', async (sampler, arg) => {
+    await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: arg }, 'sampled at 1.0');
+    expect(exportedNames()).toContain('sampled at 1.0');
+    expect(warnings()).toEqual([`OTEL_TRACES_SAMPLER_ARG: "${arg}" is not a probability from 0 to 1 (the argument of ${sampler}); using the default, 1.0`]);
+  });
+
+  it('no warning for settings it serves: an empty argument (1.0), an argument beside a sampler that takes none, the default sampler', async () => {
+    await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '' }, 'empty argument');
+    await stopTracing();
+    await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_TRACES_SAMPLER_ARG: '0.5' }, 'always on');
+    await stopTracing();
+    await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: '', OTEL_TRACES_SAMPLER_ARG: '' }, 'default');
+    expect(exportedNames()).toEqual(expect.arrayContaining(['empty argument', 'always on', 'default']));
+    expect(warnings()).toEqual([]);
+  });
+
+  it('an API process logs that warning once at start, at warn level, and traces with the default', async () => {
+    const proc = await startProcess({
+      entry: 'src/main/api.ts',
+      env: {
+        REDIS_URL: undefined,
+        AGENTS_MODULE: 'test/fixtures/agents.ts',
+        LOG_LEVEL: 'info',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        OTEL_TRACES_SAMPLER: 'sometimes',
+      },
+    });
+    try {
+      await proc.waitForLine((line) => line.json?.msg === 'OpenTelemetry tracing on');
+      const named = proc.lines.filter((line) => line.text.includes('OTEL_TRACES_SAMPLER'));
+      expect(named.map((line) => line.json)).toEqual([expect.objectContaining({ level: 40, msg: UNKNOWN_SAMPLER_WARNING })]);
+      expect((await fetch(`${proc.url}/api/sessions?limit=3`)).status).toBe(200);
+      const span = await spanReceived(receiver, 'the request span of the process', (s) => s.name === 'GET /api/sessions' && s.resource['agentplane.role'] === 'embedded');
+      expect(span.parentSpanId).toBe('');
+    } finally {
+      await proc.stop();
+    }
+  });
+});
+
+describe('OTEL_TRACES_EXPORTER as a comma-separated list', () => {
+  /** The names of the spans the console exporter printed in the current test. */
+  let printed: () => string[];
+  beforeEach(() => {
+    const dir = vi.spyOn(console, 'dir').mockImplementation(() => undefined);
+    printed = () => dir.mock.calls.map(([span]) => (span as { name: string }).name);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it.each(['otlp,console', ' Console , OTLP,console '])('OTEL_TRACES_EXPORTER=%s exports each span to the OTLP endpoint and prints it once on the console, warning nothing', async (exporters) => {
+    expect(await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_EXPORTER: exporters }, 'both')).toBe(true);
+    expect(exportedNames()).toContain('both');
+    expect(printed()).toEqual(['both']);
+    expect(warnings()).toEqual([]);
+  });
+
+  it('console alone beside an OTLP endpoint prints and sends nothing to the endpoint', async () => {
+    await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_EXPORTER: 'console' }, 'console only');
+    expect(printed()).toEqual(['console only']);
+    expect(requests()).toEqual([]);
+  });
+
+  it('an OTLP protocol it cannot serve is still a ConfigError when otlp is one of several', () => {
+    Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_EXPORTER: 'console,otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+    expect(() => startTracing('embedded', log.logger)).toThrow(ConfigError);
+    expect(tracer()).toBeUndefined();
+  });
+
+  it.each(['console,none', 'none,console'])('OTEL_TRACES_EXPORTER=%s: none beside other exporters is one warning, and the default, otlp, alone (as the OpenTelemetry Node SDK does)', async (exporters) => {
+    expect(await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_EXPORTER: exporters }, 'default exporter')).toBe(true);
+    expect(exportedNames()).toContain('default exporter');
+    expect(printed()).toEqual([]);
+    expect(warnings()).toEqual([`OTEL_TRACES_EXPORTER: "none" cannot be combined with other exporters ("${exporters}"); exporting with the default, otlp`]);
+  });
+
+  it.each<[string, Record<string, string>, string[], string[], string]>([
+    ['beside otlp', { OTEL_TRACES_EXPORTER: 'otlp,zipkin' }, ['exported'], [], '"zipkin" is not an exporter agentplane has (otlp, console or none), ignored; exporting with otlp'],
+    ['beside console', { OTEL_TRACES_EXPORTER: 'zipkin,console,jaeger' }, [], ['exported'], '"zipkin", "jaeger" are not exporters agentplane has (otlp, console or none), ignored; exporting with console'],
+    ['alone: as if unset, the endpoint\'s otlp', { OTEL_TRACES_EXPORTER: 'Zipkin' }, ['exported'], [], '"Zipkin" is not an exporter agentplane has (otlp, console or none), ignored; exporting with otlp'],
+  ])('an exporter it does not have %s: one warning naming it, the others used', async (name, env, sent, shown, warning) => {
+    // Named after the row: the receiver keeps the spans of earlier tests.
+    const span = `exported ${name}`;
+    expect(await exportOneSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...env }, span)).toBe(true);
+    expect(exportedNames().filter((exported) => exported === span)).toEqual(sent.map(() => span));
+    expect(printed()).toEqual(shown.map(() => span));
+    expect(warnings()).toEqual([`OTEL_TRACES_EXPORTER: ${warning}`]);
+  });
+
+  it.each<[string, Record<string, string>, string]>([
+    ['alone, without an endpoint', { OTEL_TRACES_EXPORTER: 'zipkin' }, 'tracing stays off (no OTLP endpoint is set)'],
+    ['beside none', { OTEL_TRACES_EXPORTER: 'none,zipkin', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, 'tracing stays off (none)'],
+  ])('an exporter it does not have %s: the warning says tracing stays off, and it does', (_name, env, outcome) => {
+    Object.assign(process.env, env);
+    expect(startTracing('embedded', log.logger)).toBe(false);
+    expect(tracer()).toBeUndefined();
+    expect(warnings()).toEqual([`OTEL_TRACES_EXPORTER: "zipkin" is not an exporter agentplane has (otlp, console or none), ignored; ${outcome}`]);
   });
 });
