@@ -6,7 +6,7 @@ import { measureBare } from './bare.js';
 import { closeEngineInProcess, measureEngineInProcess } from './engine-in-process.js';
 import { measureCell, measureInProcess, type Cell, type InProcessCell } from './measure.js';
 import { parseOptions, type LangGraphBenchOptions } from './options.js';
-import { approvalFloors, commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
+import { approvalFloors, bareGoals, commandLines, cpuRatios, inProcessTable, ratios, table } from './report.js';
 import { LANGGRAPH_SECTION, section } from './report-section.js';
 import { eachBackend, startBare, type Target } from './stack.js';
 import { PAIRS } from './workloads.js';
@@ -69,7 +69,10 @@ async function main(processes: BenchProcesses, o: LangGraphBenchOptions): Promis
   const bare = await startBare(processes);
   const m = await eachBackend(processes, o.backends, o, (target) => measureBackend(target, bare, o, cells, inProcess)).finally(closeEngineInProcess);
   const lines = (goals: { line: string }[]) => goals.map((g) => g.line).join('\n');
-  for (const workload of o.workloads) console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
+  for (const workload of o.workloads) {
+    console.log(`\n${table(cells, o, workload)}\n\n${lines(ratios(cells, o, workload))}`);
+    console.log(`\nAgainst LangGraph alone behind node:http:\n${lines(bareGoals(cells, inProcess, o, workload, 'rate'))}\n${lines(bareGoals(cells, inProcess, o, workload, 'cpu'))}`);
+  }
   if (o.workloads.includes('echo')) console.log(`\n${inProcessTable(inProcess, o, 'echo')}\n\n${lines(cpuRatios(cells, inProcess, o))}`);
   if (o.workloads.includes('approval')) console.log(`\n${inProcessTable(inProcess, o, 'approval')}\n\n${lines(approvalFloors(cells, inProcess, o))}`);
   console.log(`\n${commandLines(cells, o).join('\n')}`);

@@ -7,8 +7,9 @@ import type { LangGraphBackend } from './stack.js';
 import { agentLabel, PAIRS, type AgentId, type Workload } from './workloads.js';
 
 /**
- * The goals of issue 26 (echo) and 34 (approval round trip): the LangGraph graph's runs/s
- * (round trips/s) within this factor of the native agent's.
+ * The runs/s goal: the LangGraph graph served within this factor of LangGraph alone behind a bare
+ * node:http server ({@link bareGoals}); the lines of {@link ratios} hold the served graph to the
+ * same factor of the native agent, as issues 26 (echo) and 34 (approval round trip) did.
  */
 export const GOAL_RATIO = 2;
 
@@ -18,7 +19,11 @@ export interface GoalLine {
   met: boolean;
 }
 
-/** The goal of issue 34: CPU per LangGraph echo run within this factor of LangGraph's own in process (MemorySaver). */
+/**
+ * The CPU goal: CPU per LangGraph run served within this factor of LangGraph alone behind a bare
+ * node:http server ({@link bareGoals}); {@link cpuRatios} holds it to the same factor of LangGraph
+ * in process (MemorySaver), as issue 34 did.
+ */
 export const CPU_GOAL_RATIO = 1.5;
 
 /** `runs/s`, `CPU ms/run`, … said of round trips for the approval rows. */
@@ -148,6 +153,51 @@ export function cpuRatios(cells: Cell[], inProcess: InProcessCell[], o: LangGrap
           `${fixed(floor, 2)} × (${floor > CPU_GOAL_RATIO ? '**above**' : 'below'} the goal)` +
           floorNotes(backend, inProcess, 'echo', clients, ours),
       });
+    }
+  }
+  return out;
+}
+
+/**
+ * The goals a LangGraph run is judged by: against LangGraph alone behind a bare node:http server
+ * (the `bare` rows: the floor any server pays for the graph), per backend and client count. `rate`:
+ * the bare server's runs/s (round trips/s) over the served graph's, within {@link GOAL_RATIO};
+ * `cpu`: the served graph's CPU per run (every process of the backend) over the bare server's,
+ * within {@link CPU_GOAL_RATIO}.
+ */
+export function bareGoals(cells: Cell[], inProcess: InProcessCell[], o: LangGraphBenchOptions, workload: Workload, kind: 'rate' | 'cpu'): GoalLine[] {
+  const { graph: graphId, unit } = PAIRS[workload];
+  const out: GoalLine[] = [];
+  for (const backend of o.backends) {
+    for (const clients of o.clientCounts) {
+      const served = summarize(cells, backend, graphId, clients);
+      const bare = summarizeRounds(inProcess.filter((c) => c.workload === workload && c.clients === clients && c.kind === 'bare'));
+      if (!served || !bare) continue;
+      const where = `- ${backendLabel(backend, o.workers)}, ${plural(clients)}: `;
+      if (kind === 'rate') {
+        const ratio = bare.median.runsPerSec / served.median.runsPerSec;
+        const met = ratio <= GOAL_RATIO;
+        out.push({
+          met,
+          line:
+            where +
+            `LangGraph alone behind node:http ${fixed(bare.median.runsPerSec, 0)} ${unit}/s, served ${fixed(served.median.runsPerSec, 0)} ${unit}/s: ` +
+            `**${fixed(ratio, 2)} ×** (goal ≤ ${GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}); p50 ${fixed(percentile(bare.median.latencyMs, 50), 1)} against ${fixed(percentile(served.median.latencyMs, 50), 1)} ms.`,
+        });
+      } else {
+        const ours = medianCpu(cells.filter((c) => c.backend === backend && c.agent === graphId && c.clients === clients));
+        const alone = inProcessCpu(inProcess, workload, clients, 'bare');
+        if (!Number.isFinite(ours) || !Number.isFinite(alone)) continue;
+        const ratio = ours / alone;
+        const met = ratio <= CPU_GOAL_RATIO;
+        out.push({
+          met,
+          line:
+            where +
+            `CPU per ${workload === 'echo' ? 'run' : 'round trip'} served ${fixed(ours, 2)} ms, LangGraph alone behind node:http ${fixed(alone, 2)} ms: ` +
+            `**${fixed(ratio, 2)} ×** (goal ≤ ${CPU_GOAL_RATIO} ×: ${met ? 'met' : '**not met**'}).`,
+        });
+      }
     }
   }
   return out;
