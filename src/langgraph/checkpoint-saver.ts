@@ -184,8 +184,10 @@ const NOT_METADATA = new Set(['checkpoint_ns', 'checkpoint_id', 'run_id', 'threa
  * (a taken-over job, a rollback). `getHistory({ metadata })` finds a run's checkpoints by it.
  */
 function checkpointMetadataOf(metadata: CheckpointMetadata, config: RunnableConfig): CheckpointMetadata {
-  const configurable = Object.entries(config.configurable ?? {}).filter(([key]) => !key.startsWith('__') && !NOT_METADATA.has(key));
-  return withRunId({ ...Object.fromEntries(configurable), ...config.metadata, ...metadata } as CheckpointMetadata, config);
+  const merged: Record<string, unknown> = {};
+  const configurable = config.configurable ?? {};
+  for (const key in configurable) if (Object.hasOwn(configurable, key) && !key.startsWith('__') && !NOT_METADATA.has(key)) merged[key] = configurable[key];
+  return withRunId({ ...merged, ...config.metadata, ...metadata } as CheckpointMetadata, config);
 }
 
 /**
