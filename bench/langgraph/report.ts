@@ -9,7 +9,7 @@ import { agentLabel, PAIRS, type AgentId, type Workload } from './workloads.js';
 /**
  * The runs/s goal: the LangGraph graph served within this factor of LangGraph alone behind a bare
  * node:http server ({@link bareGoals}); the lines of {@link ratios} hold the served graph to the
- * same factor of the native agent, as issues 26 (echo) and 34 (approval round trip) did.
+ * same factor of the native agent, the former goal.
  */
 export const GOAL_RATIO = 2;
 
@@ -22,7 +22,7 @@ export interface GoalLine {
 /**
  * The CPU goal: CPU per LangGraph run served within this factor of LangGraph alone behind a bare
  * node:http server ({@link bareGoals}); {@link cpuRatios} holds it to the same factor of LangGraph
- * in process (MemorySaver), as issue 34 did.
+ * in process (MemorySaver), the former goal.
  */
 export const CPU_GOAL_RATIO = 1.5;
 
