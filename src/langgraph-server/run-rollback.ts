@@ -22,16 +22,19 @@ export async function rollbackRun(deps: RollbackDeps, principal: Principal, run:
   await deleteQuietly(deps, tenant, run.id);
 }
 
+/** The thread's queued and running runs, newest first (those queued behind first). */
+export async function activeRuns(deps: Pick<RollbackDeps, 'store'>, tenant: string, threadId: string): Promise<Run[]> {
+  const runs = await deps.store.runs.listRuns(tenant, threadId, { limit: 100, offset: 0 });
+  return runs.filter((run) => run.status === 'queued' || run.status === 'running');
+}
+
 /**
  * `multitask_strategy: rollback`: rolls back the thread's queued and running runs (those
- * queued behind first, so none is promoted meanwhile), as LangGraph rolls back the pending
- * and running runs of a thread before it starts the new one.
+ * queued behind first, so none is promoted meanwhile; {@link activeRuns}), as LangGraph rolls
+ * back the pending and running runs of a thread before it starts the new one.
  */
-export async function rollbackActiveRuns(deps: RollbackDeps, principal: Principal, threadId: string): Promise<void> {
-  const runs = await deps.store.runs.listRuns(principal.tenant, threadId, { limit: 100, offset: 0 });
-  for (const run of runs) {
-    if (run.status === 'queued' || run.status === 'running') await rollbackRun(deps, principal, run);
-  }
+export async function rollbackActiveRuns(deps: RollbackDeps, principal: Principal, active: readonly Run[]): Promise<void> {
+  for (const run of active) await rollbackRun(deps, principal, run);
 }
 
 async function deleteQuietly(deps: RollbackDeps, tenant: string, runId: string): Promise<void> {

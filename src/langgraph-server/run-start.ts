@@ -7,7 +7,7 @@ import type { StartRunRequest } from '../ports/run-control.js';
 import { isGraphAgent, type Agent } from '../runtime/agent.js';
 import { resolveAssistant, withAssistant, type Assistant } from './assistants.js';
 import type { LangGraphDeps } from './deps.js';
-import { rollbackActiveRuns } from './run-rollback.js';
+import { activeRuns, rollbackActiveRuns } from './run-rollback.js';
 import { REPLACED_ERROR, RESUMED_ERROR } from './run-json.js';
 import { definedOf, multitaskOf, type RunCreate, type RunRecord, type StreamMode } from './types.js';
 
@@ -74,10 +74,10 @@ export async function startLangGraphRun(deps: StartDeps, principal: Principal, b
     else if (body.multitask_strategy === 'rollback') {
       // Looked at before anything is rolled back, counting the places the rollback frees (each
       // run it removes: a queued one's place, a running one's slot, which admits a queued run).
-      const active = (await deps.store.runs.listRuns(tenant, options.threadId, { limit: 100, offset: 0 })).filter((run) => run.status === 'queued' || run.status === 'running');
+      const active = await activeRuns(deps, tenant, options.threadId);
       await checkRoom(deps, tenant, active.length);
       roomChecked = true;
-      await rollbackActiveRuns(deps, principal, options.threadId);
+      await rollbackActiveRuns(deps, principal, active);
     }
   }
   const request: StartRunRequest = {
