@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
-import { freePort, startPrivateRedis, type PrivateRedis, type TlsFiles } from './redis-server.js';
+import { freePort, portIsFree, PortTakenError, startPrivateRedis, type PrivateRedis, type TlsFiles } from './redis-server.js';
 import { waitFor } from './wait.js';
 
 /*
@@ -112,29 +112,45 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const replicas = options.replicas ?? 1;
   const size = 3 * (1 + replicas);
   const dir = mkdtempSync(join(tmpdir(), 'agentplane-cluster-'));
-  const ports = await distinctFreePorts(size);
-  const servers = await Promise.all(
-    ports.map((port) =>
-      startPrivateRedis({
-        port,
-        ...(password ? { password } : {}),
-        ...(tls ? { tls } : {}),
-        args: [
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
-          // A replica takes over however long its link was down (a busy machine can stall a
-          // sync past the default age limit of 10 node timeouts, and then no replica would).
-          '--cluster-replica-validity-factor', '0',
-          // A replica writes the RDB of its full sync here.
-          '--dir', dir,
-          '--dbfilename', `dump-${port}.rdb`,
-          ...(password ? ['--masterauth', password] : []),
-          ...(tls ? ['--tls-cluster', 'yes', '--tls-replication', 'yes'] : []),
-        ],
-      }),
-    ),
-  );
+  const taken = new Set<number>();
+  const startNode = async (): Promise<PrivateRedis> => {
+    // A port (or its bus port) found free can be bound by another test file's process before
+    // our node binds it, and the node exits: it is started again on another pair of ports.
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freeNodePort(taken);
+      try {
+        return await startPrivateRedis({
+          port,
+          ...(password ? { password } : {}),
+          ...(tls ? { tls } : {}),
+          args: [
+            '--cluster-enabled', 'yes',
+            '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+            '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
+            // A replica takes over however long its link was down (a busy machine can stall a
+            // sync past the default age limit of 10 node timeouts, and then no replica would).
+            '--cluster-replica-validity-factor', '0',
+            // A replica writes the RDB of its full sync here.
+            '--dir', dir,
+            '--dbfilename', `dump-${port}.rdb`,
+            ...(password ? ['--masterauth', password] : []),
+            ...(tls ? ['--tls-cluster', 'yes', '--tls-replication', 'yes'] : []),
+          ],
+        });
+      } catch (error) {
+        if (!(error instanceof PortTakenError) || attempt === 5) throw error;
+      }
+    }
+  };
+  const started = await Promise.allSettled(Array.from({ length: size }, () => startNode()));
+  const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) {
+    await Promise.all(servers.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+    throw failed.reason;
+  }
+  const ports = servers.map((s) => s.port);
   const clientOptions: RedisOptions = { host: '127.0.0.1', ...(password ? { password } : {}), ...(tls ? { tls: { ca: tls.ca } } : {}) };
   const cliOptions = [...(password ? ['-a', password, '--no-auth-warning'] : []), ...(tls ? ['--tls', '--cacert', tls.caFile] : [])];
   const stop = async () => {
@@ -273,14 +289,21 @@ async function allSettled(ports: number[], known: number, options: RedisOptions)
   return states.every(Boolean);
 }
 
-async function distinctFreePorts(count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  // A cluster node also listens on port + 10000 (the cluster bus): keep both below 65536 and apart.
-  while (ports.size < count) {
+/**
+ * A free loopback port whose cluster bus port (port + 10000, below 65536) is free too, neither of
+ * them in `taken` nor 10000 apart from one there; both are added to `taken`.
+ */
+async function freeNodePort(taken: Set<number>): Promise<number> {
+  for (;;) {
     const port = await freePort();
-    if (port + 10_000 < 65_536 && ![...ports].some((p) => Math.abs(p - port) === 10_000)) ports.add(port);
+    const bus = port + 10_000;
+    if (bus >= 65_536 || taken.has(port) || taken.has(bus) || taken.has(port - 10_000)) continue;
+    if (!(await portIsFree(bus))) continue;
+    if (taken.has(port) || taken.has(bus)) continue;
+    taken.add(port);
+    taken.add(bus);
+    return port;
   }
-  return [...ports];
 }
 
 /** Ports of the connected (`state=online`) replicas in a master's `INFO replication`. */

@@ -49,6 +49,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** True when nothing listens on loopback `port` now (another process may take it right after). */
+export async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
 /** True when a `redis-server` binary is on PATH. */
 export function hasRedisServer(): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -143,7 +152,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
 }
 
 /** The server exited before it answered: its port was taken between freePort() and its bind. */
-class PortTakenError extends Error {}
+export class PortTakenError extends Error {}
 
 async function startPrivateRedisOnce(options: PrivateRedisOptions): Promise<PrivateRedis> {
   if (!hasRedisServer()) throw new Error(HOW_TO_GET_ONE);
@@ -163,8 +172,7 @@ async function startPrivateRedisOnce(options: PrivateRedisOptions): Promise<Priv
     servers.add(started);
     started.once('exit', () => servers.delete(started));
     try {
-      // A PING answered while our child has exited came from another file's server on the port.
-      await waitForPing(port, options.password, options.tls, () => started.exitCode !== null || started.signalCode !== null);
+      await waitForPing(port, options.password, options.tls, started);
     } catch (error) {
       await kill();
       throw error;
@@ -209,18 +217,28 @@ async function startPrivateRedisOnce(options: PrivateRedisOptions): Promise<Priv
   };
 }
 
-async function waitForPing(port: number, password: string | undefined, tls: TlsFiles | undefined, exited: () => boolean): Promise<void> {
+async function waitForPing(port: number, password: string | undefined, tls: TlsFiles | undefined, child: ChildProcess): Promise<void> {
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const taken = () => new PortTakenError(`redis-server on port ${port} exited at start (port taken?)`);
+  // Whatever else took the port may accept a connection and never answer a PING: the child's
+  // exit ends the wait then.
+  const exit = new Promise<never>((_, reject) => {
+    if (exited()) reject(taken());
+    else child.once('exit', () => reject(taken()));
+  });
+  exit.catch(() => {});
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (exited()) throw new PortTakenError(`redis-server on port ${port} exited at start (port taken?)`);
+    if (exited()) throw taken();
     const client = new Redis({ port, host: '127.0.0.1', password, ...(tls ? { tls: { ca: tls.ca } } : {}), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
     try {
-      await client.connect();
-      await client.ping();
-      if (exited()) throw new PortTakenError(`redis-server on port ${port} exited at start (port taken?)`);
+      await Promise.race([client.connect().then(() => client.ping()), exit]);
+      // A PING answered while our child has exited came from another file's server on the port.
+      if (exited()) throw taken();
       return;
     } catch (error) {
+      if (error instanceof PortTakenError) throw error;
       if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING`, { cause: error });
       await new Promise((r) => setTimeout(r, 50));
     } finally {
