@@ -188,6 +188,9 @@ describe('helm/agentplane: values.schema.json', () => {
       },
       { config: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 0.25 } },
       { config: { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
+      // In any case, as the processes read it (and as OpenTelemetry's environment specification says).
+      { config: { OTEL_TRACES_SAMPLER: 'ParentBased_TraceIdRatio', OTEL_TRACES_SAMPLER_ARG: '0.5' } },
+      { config: { OTEL_TRACES_SAMPLER: 'ALWAYS_OFF' } },
       // Empty is unset, as the processes read it.
       { config: { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '', OTEL_TRACES_SAMPLER: '', OTEL_TRACES_SAMPLER_ARG: '' } },
     ];
@@ -198,6 +201,7 @@ describe('helm/agentplane: values.schema.json', () => {
     ['a protocol agentplane does not export with', { config: { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' } }],
     ['a traces endpoint that is not a URL', { config: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'cloud.langfuse.com' } }],
     ['a sampler the SDK does not have', { config: { OTEL_TRACES_SAMPLER: 'ratio' } }],
+    ['a sampler name with more after it', { config: { OTEL_TRACES_SAMPLER: 'always_onward' } }],
     ['a sampler ratio above 1', { config: { OTEL_TRACES_SAMPLER_ARG: 2 } }],
     ['headers with an API key in the ConfigMap', { config: { OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-api-key=k' } }],
   ])('refuses %s', (_name, override) => {
