@@ -23,15 +23,22 @@ export function storedRunTrace(asked: Readonly<Record<string, unknown>>): TraceC
 /**
  * What the resume job of a decided approval carries beside the approver's trace (tracing on):
  * the run's own (`run_trace`), which the resumed attempt's span links to; one read of the run's
- * stored input. The decision is an event of the approver's request span.
+ * stored input. The decision is an event of the approver's request span (of a span `approval
+ * decided` under it when that span ended before the decision, as a chat adapter's does).
  */
 export async function approvalResumeTrace(store: Pick<Store, 'runs'>, tenant: string, approval: Approval): Promise<{ run_trace?: TraceCarrier }> {
-  if (!tracer()) return {};
-  trace.getActiveSpan()?.addEvent('agentplane.approval.decided', {
-    'agentplane.approval.id': approval.id,
-    'agentplane.run.id': approval.run_id,
-    'agentplane.approval.status': approval.status,
-  });
+  const traces = tracer();
+  if (!traces) return {};
+  const decided = { 'agentplane.approval.id': approval.id, 'agentplane.run.id': approval.run_id, 'agentplane.approval.status': approval.status };
+  const active = trace.getActiveSpan();
+  if (active?.isRecording() !== false) active?.addEvent('agentplane.approval.decided', decided);
+  else {
+    // The span ended already (a chat adapter's delivery, acknowledged before its handler
+    // decided): the event goes on a span of its own under it, so the trace still shows it.
+    const span = traces.startSpan('approval decided', { attributes: decided }, context.active());
+    span.addEvent('agentplane.approval.decided', decided);
+    span.end();
+  }
   const stored = await store.runs.getRunInput(tenant, approval.run_id);
   const runTrace = stored === null ? undefined : storedRunTrace(JSON.parse(stored) as Record<string, unknown>);
   return runTrace ? { run_trace: runTrace } : {};

@@ -33,6 +33,10 @@ afterAll(async () => {
 
 const received = (what: string, match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> => spanReceived(receiver, what, match);
 
+/** The span of `trace` with the `agentplane.approval.decided` event of approval `id`. */
+const decidedIn = (traceId: string, id: string): Promise<ReceivedSpan> =>
+  received(`the decision of ${id} in trace ${traceId}`, (span) => span.traceId === traceId && span.events.some((event) => event.name === 'agentplane.approval.decided' && event.attributes['agentplane.approval.id'] === id));
+
 /** The gateway of an embedded API with the three platforms on fakes of their APIs. */
 async function gateway() {
   const slack = await startFakeSlackApi('xoxb-gateway');
@@ -112,6 +116,8 @@ describe("OpenTelemetry traces of the chat gateway's endpoints", () => {
         expect.objectContaining({ traceId: PLATFORM_TRACE, attributes: { 'agentplane.link': 'run' } }),
       ]),
     );
+    // The decision itself is an event in the press's trace.
+    await decidedIn(PLATFORM_TRACE, approvalId);
   });
 });
 
@@ -204,5 +210,8 @@ describe('OpenTelemetry traces of the library chat adapters, mounted on an app o
     expect(resume).toMatchObject({ parentSpanId: '', kind: 5 });
     expect(resume.attributes['agentplane.run.id']).toBe(runId);
     expect(resume.links).toContainEqual({ traceId: PLATFORM_TRACE, spanId: span.spanId, attributes: { 'agentplane.link': 'approval', 'agentplane.approval.id': approval!.id } });
+    // The decision itself is an event in the press's trace, under its span, although the span ended with the ack.
+    const decided = await decidedIn(PLATFORM_TRACE, approval!.id);
+    expect(decided).toMatchObject({ name: 'approval decided', parentSpanId: span.spanId });
   });
 });
