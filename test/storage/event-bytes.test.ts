@@ -7,6 +7,7 @@ import { DEFAULT_EVENT_RETENTION, DEFAULT_STORAGE_LIMITS, type RunEvent, type Sp
 import type { Backend } from '../../src/ports/backend.js';
 import { Redis } from 'ioredis';
 import { RedisEventBus } from '../../src/adapters/redis/event-bus.js';
+import { RedisKeys } from '../../src/adapters/redis/keys.js';
 import { startPrivateRedis, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 /**
@@ -82,6 +83,66 @@ function journalBytes(name: string, build: () => Backend): void {
 
 journalBytes('memory', () => createMemoryBackend(common));
 journalBytes('redis', () => createRedisBackend({ ...common, connection: { mode: 'single', url: redis.url }, keyPrefix: uniquePrefix('event-bytes'), lockDurationMs: 30_000 }));
+
+/**
+ * Steps that publish several events at once, past the count cap, a run's byte cap and the
+ * tenant's: the Redis scripts account a step's events together, which must keep what one
+ * event at a time keeps (the memory backend) and leave the accounting equal to the stream.
+ */
+describe('event accounting of steps with several events', () => {
+  const caps = { eventsRetain: 12, eventsMaxBytes: 2_000, eventsRunMaxBytes: 1_200 };
+  const options = { ...common, ...caps };
+
+  /** The same runs and steps on a backend: three runs interleaved, supersteps of 1–3 nodes, two large events. */
+  async function drive(backend: Backend, tenant: string): Promise<string[]> {
+    const runs = [await runningRun(backend, tenant), await runningRun(backend, tenant), await runningRun(backend, tenant)];
+    const label = new Map(runs.map((run, i) => [run.id, `run${i}`]));
+    for (let i = 0; i < 24; i += 1) {
+      const run = runs[i % 3]!;
+      const width = 1 + (i % 3);
+      const nodes = Array.from({ length: width }, (_, n) => `${'n'.repeat(1 + ((i * 7 + n) % 40))}${n}`);
+      const last = i >= 21;
+      await backend.journal.step(tenant, run, { ended: nodes.map((node) => ({ node, span: span(node) })), patch: { [`k${i}`]: i }, next: last ? '__end__' : nodes[0]!, starts: last ? undefined : nodes });
+      if (i === 8 || i === 17) {
+        await backend.events.publish(tenant, { type: 'custom', session: run.session_id, run_id: run.id, agent_id: 'echo', ts: new Date().toISOString(), name: 'large', data: 'é'.repeat(400 + i) });
+      }
+    }
+    const kept = await readAll(backend, tenant);
+    return kept.map(({ event: e }) => `${label.get(e.run_id)} ${e.type} ${'node' in e ? e.node : 'name' in e ? e.name : ''}`);
+  }
+
+  it('keeps on Redis the events the memory backend keeps, with the bytes hash and the by-run set equal to the stream', async () => {
+    const prefix = uniquePrefix('event-steps');
+    const memory = createMemoryBackend(options);
+    const onRedis = createRedisBackend({ ...options, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
+    const admin = new Redis(redis.url);
+    try {
+      const tenant = `t-${randomUUID()}`;
+      const expected = await drive(memory, tenant);
+      expect(await drive(onRedis, tenant)).toEqual(expected);
+      expect(expected.length).toBeLessThanOrEqual(caps.eventsRetain);
+
+      // The accounting beside the stream: what each run and the tenant retain, one member per event.
+      const keys = new RedisKeys(prefix);
+      const entries = (await admin.xrange(keys.events(tenant), '-', '+')).map(([id, fields]) => {
+        const field = (name: string) => fields[fields.indexOf(name) + 1]!;
+        return { id, run: field('r'), bytes: Buffer.byteLength(field('e')) };
+      });
+      const byRun = new Map<string, number>();
+      for (const e of entries) byRun.set(`run:${e.run}`, (byRun.get(`run:${e.run}`) ?? 0) + e.bytes);
+      const total = entries.reduce((n, e) => n + e.bytes, 0);
+      expect(await admin.hgetall(keys.eventBytes(tenant))).toEqual({ tenant: String(total), ...Object.fromEntries([...byRun].map(([f, n]) => [f, String(n)])) });
+      const member = (e: (typeof entries)[number]) => {
+        const [ms, seq] = e.id.split('-') as [string, string];
+        return `${e.run}\0${ms.padStart(15, '0')}-${seq.padStart(10, '0')}\0${e.id}\0${e.bytes}`;
+      };
+      expect((await admin.zrange(keys.eventsByRun(tenant), '0', '-1')).sort()).toEqual(entries.map(member).sort());
+    } finally {
+      admin.disconnect();
+      await Promise.all([memory.close(), onRedis.close()]);
+    }
+  });
+});
 
 describe('Redis memory under a run streaming large chunks', () => {
   it('grows by about the per-run cap (16 MiB by default), not by what the run published (40 MiB)', async () => {
