@@ -86,8 +86,8 @@ journalBytes('redis', () => createRedisBackend({ ...common, connection: { mode: 
 
 /**
  * Steps that publish several events at once, past the count cap, a run's byte cap and the
- * tenant's: the Redis scripts account a step's events together, which must keep what one
- * event at a time keeps (the memory backend) and leave the accounting equal to the stream.
+ * tenant's: the Redis scripts must keep what the memory backend keeps and leave the accounting
+ * beside the stream (bytes hash, by-run set) equal to what the stream holds.
  */
 describe('event accounting of steps with several events', () => {
   const caps = { eventsRetain: 12, eventsMaxBytes: 2_000, eventsRunMaxBytes: 1_200 };

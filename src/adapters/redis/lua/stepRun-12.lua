@@ -44,22 +44,18 @@ local retain = tonumber(ARGV[10])
 local function add_span(json)
   if redis.call('RPUSH', KEYS[4], json) > retain then redis.call('LTRIM', KEYS[4], -retain, -1) end
 end
+local event_keys = { stream = KEYS[6], bytes = KEYS[11], by_run = KEYS[12] }
+local event_caps = { retain = ARGV[11], bytes = ARGV[19], run_bytes = ARGV[20] }
+local function publish(json, stop)
+  publish_event(event_keys, event_caps, ARGV[12], ARGV[13], ARGV[2], json, stop)
+end
 local function each_line(text, f)
   for line in string.gmatch(text, '[^\n]+') do f(line) end
 end
--- The step's events, accounted once for all (includes/publishEvent.lua): node_end, then the next.
-local expected = 0
-local function add_expected(line) expected = expected + #line end
-each_line(ARGV[15], add_expected)
-each_line(ARGV[16], add_expected)
-local events = event_writer({ stream = KEYS[6], bytes = KEYS[11], by_run = KEYS[12] }, { retain = ARGV[11], bytes = ARGV[19], run_bytes = ARGV[20] },
-  ARGV[12], ARGV[13], ARGV[2], expected)
-local function publish(json, stop) events.publish(json, stop) end
 each_line(ARGV[14], add_span)
 each_line(ARGV[15], publish)
 if ARGV[17] == '' then
   each_line(ARGV[16], publish)
-  events.finish()
   return {1, entry}
 end
 set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6], nil, nil, { meta[6], seq })
@@ -75,6 +71,5 @@ if fields.waited and bytes <= STOP_STATE_BYTES and count <= SMALL_STATE_KEYS the
   stop = '{"run":' .. cjson.encode(fields) .. ',"state":' .. state_json(KEYS[2]) .. '}'
 end
 publish(ARGV[16], stop)
-events.finish()
 local link = redis.call('HGET', KEYS[10], ARGV[2]) or ''
 return {1, entry, run, redis.call('LLEN', KEYS[9]), link}
