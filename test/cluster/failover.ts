@@ -38,8 +38,11 @@ export interface FailoverProcesses {
   headers(tenant: string): Record<string, string>;
   /** The APIs and workers, for {@link FailoverLoad.probed}. */
   probed(): { name: string; url: string }[];
-  /** Stops them all; resolves with the workers' exit codes. */
-  stop(): Promise<(number | null)[]>;
+  /**
+   * Stops them all; resolves with one line per worker that did not exit 0 (its code and its
+   * last log lines), so an empty list is a clean stop.
+   */
+  stop(): Promise<string[]>;
 }
 
 export async function startFailoverProcesses(redis: Record<string, string>, tenants: string[]): Promise<FailoverProcesses> {
@@ -66,7 +69,9 @@ export async function startFailoverProcesses(redis: Record<string, string>, tena
     async stop() {
       const codes = await Promise.all(workers.map((w) => w.stop()));
       await Promise.all(apis.map((api) => api.close()));
-      return codes;
+      return workers.flatMap((w, i) =>
+        codes[i] === 0 ? [] : [`worker-${i} exited ${codes[i]}; last lines:\n${w.lines.slice(-30).map((l) => l.text).join('\n')}`],
+      );
     },
   };
 }

@@ -87,4 +87,27 @@ describe('a worker stopped with SIGTERM in the middle of a slow node', () => {
     expect(await worker.exited).toBe(0);
     expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('completed');
   });
+
+  it('hands back a node that outlasts SERVICE_SHUTDOWN_TIMEOUT_MS, exits 0, and another worker finishes the run', async () => {
+    // The node would run for ten minutes; the worker may wait one second for it. Its lock
+    // (WORKER_STALLED_INTERVAL_MS) lapses two seconds later and the next worker takes the run.
+    const worker = await startWorker({ SLOW_NODE_MS: '600000', SERVICE_SHUTDOWN_TIMEOUT_MS: '1000' });
+    const h = { url: app.url, store: app.backend.store, events: app.backend.events };
+    const { run_id, session_id } = await startRun(h, { agent_id: 'slow' });
+    await waitFor('the slow node to start', async () =>
+      (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
+    );
+    worker.signal('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.lines.some((l) => l.json?.msg === 'graceful shutdown complete')).toBe(true);
+    const second = await startWorker({ SLOW_NODE_MS: '200' });
+    try {
+      await waitRun(h, run_id, 'completed', 30_000);
+      const events = (await sessionEvents(h, session_id)).map((e) => [e.type, e.node].filter(Boolean).join(':'));
+      expect(events.filter((e) => e === 'node_start:crawl')).toHaveLength(2);
+      expect(events.filter((e) => e === 'completed')).toHaveLength(1);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
 });

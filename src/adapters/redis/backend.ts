@@ -173,16 +173,16 @@ export function createRedisBackend(options: RedisBackendOptions): Backend {
       })),
     close: () =>
       (closing ??= (async () => {
-        await scheduleConsumer?.close(options.shutdownTimeoutMs);
-        await consumer?.close(options.shutdownTimeoutMs);
-        await webhookConsumer?.close(options.shutdownTimeoutMs);
+        // Together: each has SERVICE_SHUTDOWN_TIMEOUT_MS for its jobs, not a turn after the others'.
+        await Promise.all([
+          scheduleConsumer?.close(options.shutdownTimeoutMs),
+          consumer?.close(options.shutdownTimeoutMs),
+          webhookConsumer?.close(options.shutdownTimeoutMs),
+        ]);
         // With Redis down, BullMQ's close and QUIT would wait for it on connections that retry
         // forever: each step gets a bound, then the sockets are simply dropped.
         const bounded = (step: Promise<unknown>) => withTimeout(step, CLOSE_STEP_MS).catch(() => undefined);
-        await bounded(queue.close());
-        await bounded(scheduler.close());
-        await bounded(webhooks.close());
-        await bounded(events.close());
+        await Promise.all([queue.close(), scheduler.close(), webhooks.close(), events.close()].map(bounded));
         await Promise.all(clients.map((client) => bounded(client.quit()).finally(() => client.disconnect())));
       })()),
   };

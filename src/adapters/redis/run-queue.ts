@@ -7,6 +7,7 @@ import type { RedisClient } from './connection.js';
 import type { DurableWrites } from './durable.js';
 import { AppError } from '../../domain/errors.js';
 import { RunAdmission, type RunJobOptions } from './run-admission.js';
+import { closeWorker } from './close-worker.js';
 
 /** Name of the BullMQ queue of runs. */
 export const RUNS_QUEUE = 'runs';
@@ -198,15 +199,8 @@ export class BullRunConsumer implements RunConsumer {
     for (const timer of this.timers) clearInterval(timer);
     if (!worker) return (this.closing ??= this.queue.close());
     return (this.closing ??= (async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const graceful = worker.close().then(() => 'closed' as const);
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      });
-      const outcome = await Promise.race([graceful, timeout]);
-      clearTimeout(timer);
-      // Jobs still running are handed back: their locks lapse and another worker takes them.
-      if (outcome === 'timeout') await worker.close(true);
+      // Jobs still running past the bound are handed back: their locks lapse and another worker takes them.
+      await closeWorker(worker, timeoutMs);
       // Its slots leave the capacity now rather than when its heartbeat lapses.
       await this.admission.admit({ id: this.id, slots: this.options.concurrency, lastsMs: 0 }).catch((error: unknown) => this.options.onError?.(error));
       await this.queue.close();

@@ -1,6 +1,6 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { withTimeout } from '../../domain/timeout.js';
 import type { FireHandler, ScheduleConsumer, ScheduleTrigger, Scheduler } from '../../ports/scheduler.js';
+import { closeWorker } from './close-worker.js';
 
 /** Name of the BullMQ queue of schedule fires. */
 export const SCHEDULES_QUEUE = 'schedules';
@@ -98,7 +98,7 @@ export class BullScheduleConsumer implements ScheduleConsumer {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     // Fires still running past the bound are abandoned: their jobs fail as stalled, never re-run.
-    return (this.closing ??= withTimeout(worker.close(), timeoutMs).catch(() => worker.close(true)));
+    return (this.closing ??= closeWorker(worker, timeoutMs));
   }
 }
 

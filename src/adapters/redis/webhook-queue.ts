@@ -1,7 +1,7 @@
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { DEFAULT_WEBHOOK_SLOTS } from '../../domain/run-webhook.js';
-import { withTimeout } from '../../domain/timeout.js';
 import type { WebhookConsumer, WebhookHandler, WebhookJob, WebhookQueue, WebhookRetryOptions, WebhookSlots } from '../../ports/webhook-queue.js';
+import { closeWorker } from './close-worker.js';
 
 /** Name of the BullMQ queue of run webhooks. */
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -107,6 +107,6 @@ export class BullWebhookConsumer implements WebhookConsumer {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     // Attempts still running past the bound are handed back: their jobs stall and are tried again.
-    return (this.closing ??= withTimeout(worker.close(), timeoutMs).catch(() => worker.close(true)));
+    return (this.closing ??= closeWorker(worker, timeoutMs));
   }
 }
