@@ -122,6 +122,8 @@ const envSchema = z.object({
   SERVICE_TENANT_MAX_QUEUED: int(0).default(DEFAULT_FAIR_SHARE.defaults.maxQueued),
   SERVICE_TENANT_MAX_RUNNING: int(0).default(DEFAULT_FAIR_SHARE.defaults.maxRunning),
   SERVICE_TENANTS: optionalString,
+  // Most runs of an agent running at once, by agent id ("agentA:2,agentB:5"), over the agents' own maxConcurrency.
+  SERVICE_AGENT_MAX_RUNNING: optionalString,
   // Tenants labelled in the per-tenant queue gauges (the busiest; the rest summed as "(other)"); 0: no such gauges.
   SERVICE_METRICS_TENANTS: int(0, 1000).default(10),
   SERVICE_SSE_HEARTBEAT_MS: int(10).default(15_000),
@@ -214,7 +216,11 @@ export interface Config extends Omit<Env, 'SERVICE_HOST' | 'SERVICE_RATE_LIMIT' 
   quotaPerKey: Rate | null;
   quotaPerTenant: Rate | null;
   apiKeys: readonly ApiKeyEntry[];
-  /** How tenants share the worker slots (SERVICE_TENANT_MAX_QUEUED, SERVICE_TENANT_MAX_RUNNING, SERVICE_TENANTS). */
+  /**
+   * How tenants share the worker slots (SERVICE_TENANT_MAX_QUEUED, SERVICE_TENANT_MAX_RUNNING,
+   * SERVICE_TENANTS); its `agents` are the caps of SERVICE_AGENT_MAX_RUNNING (0 lifts one), which
+   * the composition root lays over the agents' own.
+   */
   fairShare: FairShare;
   /** Redis of every process (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS); undefined in the embedded mode. */
   redis: RedisConnection | undefined;
@@ -290,9 +296,10 @@ const tenantShareSchema = z.strictObject({
 });
 
 /** The admission settings: the defaults, and SERVICE_TENANTS (`{"<tenant>": {"weight", "max_running", "max_queued"}}`) over them. */
-function fairShareOf(env: Pick<Env, 'SERVICE_TENANT_MAX_QUEUED' | 'SERVICE_TENANT_MAX_RUNNING' | 'SERVICE_TENANTS'>): FairShare {
+function fairShareOf(env: Pick<Env, 'SERVICE_TENANT_MAX_QUEUED' | 'SERVICE_TENANT_MAX_RUNNING' | 'SERVICE_TENANTS' | 'SERVICE_AGENT_MAX_RUNNING'>): FairShare {
   const defaults = { ...DEFAULT_FAIR_SHARE.defaults, maxQueued: env.SERVICE_TENANT_MAX_QUEUED, maxRunning: env.SERVICE_TENANT_MAX_RUNNING };
-  if (env.SERVICE_TENANTS === undefined) return { defaults, tenants: {} };
+  const agents = agentMaxRunningOf(env.SERVICE_AGENT_MAX_RUNNING);
+  if (env.SERVICE_TENANTS === undefined) return { defaults, tenants: {}, agents };
   let json: unknown;
   try {
     json = JSON.parse(env.SERVICE_TENANTS);
@@ -314,7 +321,22 @@ function fairShareOf(env: Pick<Env, 'SERVICE_TENANT_MAX_QUEUED' | 'SERVICE_TENAN
       },
     ]),
   );
-  return { defaults, tenants };
+  return { defaults, tenants, agents };
+}
+
+/** SERVICE_AGENT_MAX_RUNNING: `<agent id>:<runs>` pairs, comma-separated (an id may hold ":", the last one splits). */
+function agentMaxRunningOf(setting: string | undefined): Record<string, number> {
+  const caps: Record<string, number> = {};
+  for (const pair of (setting ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.lastIndexOf(':');
+    const id = pair.slice(0, at);
+    const runs = pair.slice(at + 1);
+    if (at < 1 || !ID_PATTERN.test(id) || !/^\d{1,9}$/.test(runs)) {
+      throw new ConfigError('SERVICE_AGENT_MAX_RUNNING', `"${pair}" is not <agent id>:<most runs at once>; expected e.g. "researcher:2,writer:5" (0 for no cap)`);
+    }
+    caps[id] = Number(runs);
+  }
+  return caps;
 }
 
 function validateAuth(config: Config, apiKeys: string | undefined): void {

@@ -460,6 +460,11 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
     group: "Fair share between tenants",
     text: "Per-tenant overrides as JSON, `{\"acme\": {\"weight\": 2, \"max_running\": 8, \"max_queued\": 5000}}` (weight 1–100, default 1); set it alike on every process; a bad value stops the start naming it.",
   },
+  SERVICE_AGENT_MAX_RUNNING: {
+    group: "Fair share between tenants",
+    shown: "unset (no cap but an agent's own)",
+    text: "Most runs of an agent admitted to worker slots at once, all tenants together, as `<agent id>:<runs>` pairs: `researcher:2,writer:5`. It overrides what an agent declares (`maxConcurrency` of `defineAgent`, `\"agentplane\": {\"max_concurrency\": n}` of a graph's entry in `langgraph.json`); `0` lifts the agent's cap. A run of an agent at its cap is not refused: it stays `queued` until one of the agent's runs ends, while other agents' runs go on being admitted. Set it alike on every process; a bad value stops the start naming it.",
+  },
   SERVICE_METRICS_TENANTS: {
     group: "Fair share between tenants",
     text: "Tenants labelled in `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running` (the busiest by queued + running at each scrape); the rest are summed under `tenant=\"(other)\"` (not a tenant id: ids cannot hold parentheses). `0`: no per-tenant gauges.",

@@ -12,11 +12,18 @@ export interface TenantShare {
 
 /**
  * The admission rule's settings: every tenant's share, with overrides by tenant name
- * (SERVICE_TENANT_MAX_QUEUED, SERVICE_TENANT_MAX_RUNNING, SERVICE_TENANTS).
+ * (SERVICE_TENANT_MAX_QUEUED, SERVICE_TENANT_MAX_RUNNING, SERVICE_TENANTS), and the agents whose
+ * runs are capped (an agent's `maxConcurrency`, SERVICE_AGENT_MAX_RUNNING over it).
  */
 export interface FairShare {
   defaults: TenantShare;
   tenants: Readonly<Record<string, Partial<TenantShare>>>;
+  /**
+   * Most runs of an agent admitted at once, all tenants together, by agent id; an agent absent
+   * or at 0 has no cap. A run of an agent at its cap stays queued until one of its runs ends.
+   * @defaultValue {} (no agent capped)
+   */
+  agents?: Readonly<Record<string, number>>;
 }
 
 /** A shared deployment's defaults: equal weights, no running cap beyond the fair share, 1,000 queued runs per tenant. */
@@ -27,6 +34,31 @@ export const DEFAULT_FAIR_SHARE: FairShare = Object.freeze({
 
 /** Seconds a start refused for a full queue is told to wait (Retry-After). */
 export const QUEUE_FULL_RETRY_AFTER_S = 5;
+
+/** Most runs of the agent admitted at once (all tenants together); 0 for no cap. */
+export function agentCapOf(fair: FairShare, agentId: string): number {
+  return fair.agents?.[agentId] ?? 0;
+}
+
+/** Whether any agent has a cap: without one, the admission reads no job's agent. */
+export function capsAgents(fair: FairShare): boolean {
+  return Object.values(fair.agents ?? {}).some((cap) => cap > 0);
+}
+
+/**
+ * The agent caps of a deployment: each agent's own (`maxConcurrency` of its definition, the
+ * graph's `max_concurrency` in langgraph.json), the operator's overrides by agent id
+ * (SERVICE_AGENT_MAX_RUNNING, 0 lifting a cap) over them. Only the caps above 0.
+ */
+export function agentCaps(declared: Iterable<{ id: string; maxConcurrency?: number | undefined }>, overrides: Readonly<Record<string, number>> = {}): Record<string, number> {
+  const caps: Record<string, number> = {};
+  for (const agent of declared) if (agent.maxConcurrency !== undefined && agent.maxConcurrency > 0) caps[agent.id] = agent.maxConcurrency;
+  for (const [id, cap] of Object.entries(overrides)) {
+    if (cap > 0) caps[id] = cap;
+    else delete caps[id];
+  }
+  return caps;
+}
 
 /** A tenant's share: its overrides over the defaults. */
 export function shareOf(fair: FairShare, tenant: string): TenantShare {

@@ -16,6 +16,11 @@ export interface GraphEntry {
   exportName: string;
   /** The `description` of an entry written as `{ "path": …, "description": … }`. */
   description?: string;
+  /**
+   * agentplane's extension of such an entry, `"agentplane": { "max_concurrency": n }`: most runs
+   * of the graph running at once (SERVICE_AGENT_MAX_RUNNING overrides it).
+   */
+  maxConcurrency?: number;
 }
 
 /** What agentplane reads of a `langgraph.json`; other fields (`node_version`, `dependencies`, …) are `langgraph dev`'s. */
@@ -99,7 +104,18 @@ function graphEntry(path: string, folder: string, id: string, entry: unknown): G
   if (/\.py$/i.test(file)) {
     throw configError(path, `graph "${id}" (${spec}) is a Python graph (${file}): agentplane serves LangGraph.js graphs only (a .ts, .mts, .js or .mjs file); serve Python graphs with LangGraph's Python server (langgraph dev)`);
   }
-  return { id, spec, file, exportName: spec.slice(at + 1), description };
+  const maxConcurrency = maxConcurrencyOf(path, id, isObject(entry) ? entry.agentplane : undefined);
+  return { id, spec, file, exportName: spec.slice(at + 1), description, ...(maxConcurrency === undefined ? {} : { maxConcurrency }) };
+}
+
+/** `"agentplane": { "max_concurrency": n }` of a graph's entry: n a positive integer. */
+function maxConcurrencyOf(path: string, id: string, extension: unknown): number | undefined {
+  if (extension === undefined) return undefined;
+  const cap = isObject(extension) ? extension.max_concurrency : undefined;
+  if (!isObject(extension) || (cap !== undefined && !(Number.isInteger(cap) && (cap as number) >= 1))) {
+    throw configError(path, `graph "${id}": "agentplane" is not of the form { "max_concurrency": <a positive integer> }`);
+  }
+  return cap as number | undefined;
 }
 
 function envOf(path: string, folder: string, env: unknown): Pick<LangGraphJson, 'env' | 'missingEnvFile'> {

@@ -190,5 +190,6 @@ function graphAgent(entry: GraphEntry, names: readonly string[], load: GraphSour
     entry: START,
     nodeNames: Object.freeze([...names]),
     graph,
+    ...(entry.maxConcurrency === undefined ? {} : { maxConcurrency: entry.maxConcurrency }),
   });
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createMemoryBackend } from '../adapters/memory/backend.js';
 import { createRedisBackend } from '../adapters/redis/backend.js';
 import type { Config } from '../config.js';
+import { agentCaps, type FairShare } from '../domain/fair-share.js';
 import { WEBHOOK_ATTEMPTS } from '../domain/run-webhook.js';
 import { standardWebhooksKey } from '../domain/standard-webhooks.js';
 import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
@@ -93,7 +94,9 @@ export interface Composition {
 export function compose(config: Config, options: ComposeOptions): Composition {
   const { logger, agents, httpApp } = options;
   // The backend reports unconfirmed writes only while serving requests, after `metrics` exists.
-  const backend = createBackend(config, logger, () => metrics.unconfirmedWrites.inc());
+  // The agents' caps (their own, SERVICE_AGENT_MAX_RUNNING over them) join the tenants' shares.
+  const fairShare = { ...config.fairShare, agents: agentCaps(agents.list(), config.fairShare.agents) };
+  const backend = createBackend(config, fairShare, logger, () => metrics.unconfirmedWrites.inc());
   const { store, events, queue, scheduler } = backend;
   const metrics: Metrics = new Metrics({
     defaultMetrics: options.defaultMetrics ?? true,
@@ -220,7 +223,7 @@ export function compose(config: Config, options: ComposeOptions): Composition {
 }
 
 /** Redis (and BullMQ) when REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS is set, memory otherwise. */
-function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () => void): Backend {
+function createBackend(config: Config, fairShare: FairShare, logger: Logger, onUnconfirmedWrite: () => void): Backend {
   const limits = {
     ...DEFAULT_STORAGE_LIMITS,
     maxStateBytes: config.SERVICE_MAX_STATE_BYTES,
@@ -239,7 +242,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
       eventsMaxBytes: config.SERVICE_EVENTS_MAX_BYTES,
       eventsRunMaxBytes: config.SERVICE_EVENTS_RUN_MAX_BYTES,
       concurrency: config.WORKER_CONCURRENCY,
-      fairShare: config.fairShare,
+      fairShare,
       shutdownTimeoutMs: config.SERVICE_SHUTDOWN_TIMEOUT_MS,
       webhookRetry,
       webhookSlots,
@@ -255,7 +258,7 @@ function createBackend(config: Config, logger: Logger, onUnconfirmedWrite: () =>
     eventsMaxBytes: config.SERVICE_EVENTS_MAX_BYTES,
     eventsRunMaxBytes: config.SERVICE_EVENTS_RUN_MAX_BYTES,
     concurrency: config.WORKER_CONCURRENCY,
-    fairShare: config.fairShare,
+    fairShare,
     lockDurationMs: config.WORKER_STALLED_INTERVAL_MS,
     jobAttempts: config.RUN_JOB_ATTEMPTS,
     maxStalledCount: config.WORKER_MAX_STALLS,

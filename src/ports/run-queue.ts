@@ -14,6 +14,10 @@ export type RunHandler = (job: RunJob) => Promise<void>;
  * adapter): free slots go to the tenants with waiting jobs in turn, a tenant of weight w taking
  * w jobs per turn, skipping a tenant at its running cap; within a tenant, `start` jobs in
  * arrival order, `resume` jobs (a run continuing) before them. A tenant alone gets every slot.
+ * A job whose agent is at its cap (FairShare `agents`) when its turn comes waits, still queued,
+ * and its tenant's next job takes the turn; when a job of that agent is done (or withdrawn
+ * holding the agent's next place), the agent's next waiting job, its tenants in turn, goes back
+ * to the head of its tenant's jobs with that place.
  */
 export interface RunQueue {
   /**

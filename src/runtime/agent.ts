@@ -90,6 +90,11 @@ export interface AgentDefinition {
   nodes: Record<string, AgentNode | NodeSpec>;
   /** Next node by node name; `__end__` ends the run. A node without an edge ends the run. */
   edges: Record<string, AgentEdge>;
+  /**
+   * Most runs of this agent running at once, all tenants together; a run past it stays queued
+   * until one of them ends (SERVICE_AGENT_MAX_RUNNING overrides it). @defaultValue no cap
+   */
+  maxConcurrency?: number;
 }
 
 /**
@@ -139,6 +144,8 @@ export interface GraphAgent {
   /** Its node names, as its graph draws them (GET /api/agents). */
   readonly nodeNames: readonly string[];
   readonly graph: GraphSource;
+  /** Most runs of the graph running at once (its `max_concurrency` in langgraph.json); absent: no cap. */
+  readonly maxConcurrency?: number;
 }
 
 /** What the registry holds: an agent of either kind; ask `kind` (or {@link isGraphAgent}) which. */
@@ -178,6 +185,10 @@ export function defineAgent(definition: AgentDefinition): NativeAgent {
   const known = (name: string) => name === END_NODE || Object.hasOwn(nodes, name);
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) throw new Error(`Agent id "${id}" is not a valid id.`);
   if (!Object.hasOwn(nodes, entry)) throw new Error(`Agent "${id}": entry "${entry}" is not a node.`);
+  const { maxConcurrency } = definition;
+  if (maxConcurrency !== undefined && (!Number.isInteger(maxConcurrency) || maxConcurrency < 1)) {
+    throw new Error(`Agent "${id}": maxConcurrency must be a positive integer.`);
+  }
   for (const [from, edge] of Object.entries(edges)) {
     if (!Object.hasOwn(nodes, from)) throw new Error(`Agent "${id}": edge from unknown node "${from}".`);
     if (typeof edge === 'string' && !known(edge)) throw new Error(`Agent "${id}": edge to unknown node "${edge}".`);

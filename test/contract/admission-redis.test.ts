@@ -105,4 +105,38 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     await waitFor('both jobs delivered', () => seen.length === 2);
     expect(seen.sort()).toEqual(jobs.map((j) => j.run_id).sort());
   });
+
+  it('recomputes a capped agent’s slots that drifted, and its next waiting run then starts when one ends', async () => {
+    const prefix = uniquePrefix('admission');
+    const fairShare = { ...DEFAULT_FAIR_SHARE, agents: { capped: 1 } };
+    const connection = () => redis.connect({ maxRetriesPerRequest: null });
+    const queue = new BullRunQueue({ connection: connection(), prefix, fairShare });
+    const consumer = new BullRunConsumer({ connection: connection(), prefix, concurrency: 2, lockDurationMs: 30_000, fairShare });
+    const client = redis.connect();
+    const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
+    onTestFinished(async () => {
+      await consumer.close(2_000);
+      await queue.close();
+      await bull.close();
+    });
+    const keys = admissionKeys(prefix);
+    const [first, second] = [job('a'), job('b')].map((j) => ({ ...j, agent_id: 'capped' }));
+    const ends = new Map<string, () => void>();
+    consumer.start(async (j) => new Promise<void>((resolve) => ends.set(j.run_id, resolve)));
+    await queue.enqueue(first!);
+    await queue.enqueue(second!);
+    await waitFor('the first run started', () => ends.has(first!.run_id));
+    expect(await queue.depth('b')).toEqual({ tenant: 'b', queued: 1, running: 0 });
+    // A failover lost writes: the agent's count says 5 of its 1 slot are held, and another run holds one.
+    await client.hset(keys.keys[8]!, 'capped', 5);
+    await client.sadd(keys.keys[9]!, 'start.gone');
+    const admission = new RunAdmission(client, prefix, bull, { attempts: 1, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { count: 10 }, removeOnFail: { count: 10 } }, fairShare);
+    await admission.reconcile(1_000);
+    expect(await client.hgetall(keys.keys[8]!)).toEqual({ capped: '1' });
+    expect(await client.smembers(keys.keys[9]!)).toEqual([]);
+    ends.get(first!.run_id)!();
+    await waitFor('the second run started', () => ends.has(second!.run_id));
+    ends.get(second!.run_id)!();
+    await waitFor('the agent’s slots all given back', async () => (await client.hlen(keys.keys[8]!)) === 0 && (await queue.depths(10)).length === 0);
+  });
 });

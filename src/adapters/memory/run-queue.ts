@@ -1,7 +1,8 @@
 import type { RunConsumer, RunHandler, RunJob, RunQueue, TenantQueueDepth } from '../../ports/run-queue.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 import { setLongTimeout, type LongTimer } from '../../domain/long-timer.js';
-import { DEFAULT_FAIR_SHARE, queueFull, shareOf, type FairShare } from '../../domain/fair-share.js';
+import { agentCapOf, DEFAULT_FAIR_SHARE, queueFull, shareOf, type FairShare } from '../../domain/fair-share.js';
+import { AgentSlots } from './agent-slots.js';
 
 export interface MemoryRunQueueOptions {
   /** Jobs executed at once. @defaultValue 8 */
@@ -15,8 +16,8 @@ export interface MemoryRunQueueOptions {
 /**
  * The RunQueue and its consumer in one process (embedded mode): jobs wait in one FIFO per
  * tenant and are admitted to the `concurrency` slots by the port's rule (the tenant ring,
- * weights, running caps; the Redis adapter's Lua script is the same rule). A job id waiting
- * or running is not queued twice.
+ * weights, running caps, agent caps; the Redis adapter's Lua script is the same rule). A job id
+ * waiting or running is not queued twice.
  */
 export class MemoryRunQueue implements RunQueue, RunConsumer {
   /** Waiting jobs of each tenant, in admission order; a tenant with none has no entry. */
@@ -34,9 +35,12 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
   private onFailed: ((job: RunJob, error: Error) => void) | undefined;
   private closed = false;
   private readonly fair: FairShare;
+  /** The capped agents' slots and the jobs parked at their caps. */
+  private readonly agents: AgentSlots;
 
   constructor(private readonly options: MemoryRunQueueOptions = {}) {
     this.fair = options.fairShare ?? DEFAULT_FAIR_SHARE;
+    this.agents = new AgentSlots((agent) => agentCapOf(this.fair, agent), (job) => this.unparked(job));
   }
 
   async enqueue(job: RunJob, options: { delayMs?: number } = {}): Promise<void> {
@@ -78,12 +82,16 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
       this.delayed.delete(id);
       this.known.delete(id);
     }
+    for (const id of this.agents.withdraw(run.tenant, ids)) this.known.delete(id);
     const jobs = this.pending.get(run.tenant);
-    if (!jobs) return;
-    const kept = jobs.filter((job) => !ids.has(runJobId(job)));
-    for (const job of jobs) if (ids.has(runJobId(job))) this.known.delete(runJobId(job));
-    if (kept.length > 0) this.pending.set(run.tenant, kept);
-    else this.leaveRing(run.tenant);
+    if (jobs) {
+      const kept = jobs.filter((job) => !ids.has(runJobId(job)));
+      for (const job of jobs) if (ids.has(runJobId(job))) this.known.delete(runJobId(job));
+      if (kept.length > 0) this.pending.set(run.tenant, kept);
+      else this.leaveRing(run.tenant);
+    }
+    // A withdrawn job that held a slot of its agent handed it to the agent's next parked job.
+    this.pump();
   }
 
   async depth(tenant: string): Promise<TenantQueueDepth> {
@@ -91,7 +99,7 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
   }
 
   async depths(limit: number): Promise<TenantQueueDepth[]> {
-    const tenants = new Set([...this.pending.keys(), ...this.admitted.keys(), ...[...this.delayed.values()].map((d) => d.tenant)]);
+    const tenants = new Set([...this.pending.keys(), ...this.admitted.keys(), ...[...this.delayed.values()].map((d) => d.tenant), ...this.agents.tenants()]);
     const all = await Promise.all([...tenants].map((tenant) => this.depth(tenant)));
     return all.sort((a, b) => b.queued - a.queued || b.running - a.running || a.tenant.localeCompare(b.tenant)).slice(0, limit);
   }
@@ -110,11 +118,21 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     return this.handler && !this.closed ? 1 : 0;
   }
 
-  /** Jobs of the tenant waiting for a slot, delayed ones included. */
+  /** Jobs of the tenant waiting for a slot, delayed and parked ones included. */
   private queued(tenant: string): number {
     let delayed = 0;
     for (const entry of this.delayed.values()) if (entry.tenant === tenant) delayed += 1;
-    return (this.pending.get(tenant)?.length ?? 0) + delayed;
+    return (this.pending.get(tenant)?.length ?? 0) + delayed + this.agents.parkedOf(tenant);
+  }
+
+  /** A parked job handed a slot of its agent: back to the head of its tenant's FIFO (the place it had). */
+  private unparked(job: RunJob): void {
+    const jobs = this.pending.get(job.tenant);
+    if (jobs) jobs.unshift(job);
+    else {
+      this.pending.set(job.tenant, [job]);
+      this.ring.push(job.tenant);
+    }
   }
 
   /** Puts a job in its tenant's FIFO: a resume at the head (its run keeps its place), a start at the tail. */
@@ -139,7 +157,8 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
   /**
    * The admission rule: the tenant first in the ring gives its head job, unless it is at its
    * running cap (then it waits for the next turn); after `weight` jobs, or none left, its turn
-   * passes to the next tenant.
+   * passes to the next tenant. A head job whose agent is at its cap is parked (it waits for one
+   * of the agent's runs to end) and the tenant's next job is looked at instead.
    */
   private next(): RunJob | undefined {
     for (let skipped = 0; skipped < this.ring.length; ) {
@@ -152,6 +171,10 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
       }
       const jobs = this.pending.get(tenant)!;
       const job = jobs.shift()!;
+      if (!this.agents.take(job)) {
+        if (jobs.length === 0) this.leaveRing(tenant);
+        continue;
+      }
       const left = (this.credit.get(tenant) ?? share.weight) - 1;
       if (jobs.length === 0) this.leaveRing(tenant);
       else if (left > 0) this.credit.set(tenant, left);
@@ -181,6 +204,7 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
           const admitted = (this.admitted.get(job.tenant) ?? 1) - 1;
           if (admitted > 0) this.admitted.set(job.tenant, admitted);
           else this.admitted.delete(job.tenant);
+          this.agents.release(job);
           this.running.delete(task);
           this.pump();
         });

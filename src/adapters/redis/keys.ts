@@ -264,13 +264,14 @@ export class RedisKeys {
  * The keys of the run queue's admission step (lua/includes/admitRuns.lua says what each holds),
  * under BullMQ's key prefix ({@link RedisKeys.queuePrefix}): on a cluster they share the runs
  * queue's hash tag, so the admission scripts touch one slot. `pending` prefixes each tenant's
- * list of waiting job ids (the tenant name follows); `handed` is the set of the admitted job
- * ids added to BullMQ (lua/handRuns-2.lua).
+ * list of waiting job ids (the tenant name follows), and `agents` (keys[8]) the lists of the
+ * jobs parked for their agent's cap (`<agents>:parked:<agent>|<tenant>`, `<agents>:ring:<agent>`);
+ * `handed` is the set of the admitted job ids added to BullMQ (lua/handRuns-2.lua).
  */
 export function admissionKeys(queuePrefix: string) {
   const a = `${queuePrefix}:admission`;
   return {
-    keys: [`${a}:jobs`, `${a}:ring`, `${a}:credit`, `${a}:queued`, `${a}:running`, `${a}:admitted`, `${a}:delayed`, `${a}:workers`],
+    keys: [`${a}:jobs`, `${a}:ring`, `${a}:credit`, `${a}:queued`, `${a}:running`, `${a}:admitted`, `${a}:delayed`, `${a}:workers`, `${a}:agents`, `${a}:held`],
     pending: `${a}:pending:`,
     handed: `${a}:handed`,
     reconcileLock: `${a}:reconcile-lock`,

@@ -75,8 +75,10 @@ export class RunAdmission {
     await this.dispatch(admitted);
   }
 
+  /** Takes the run's waiting jobs out; a slot of its agent one of them held goes to the agent's next parked job. */
   async withdraw(run: { id: string; approval_id?: string }): Promise<void> {
-    await this.script('withdrawRun', this.keys.keys, [this.keys.pending, ...liveJobIds(run)]);
+    const admitted = await this.script<string[]>('withdrawRun', this.keys.keys, [this.keys.pending, this.policy, ...liveJobIds(run)]);
+    await this.dispatch(admitted);
   }
 
   /**
@@ -196,14 +198,20 @@ const SEEN_FRESH_MS = 1_000;
 /** Tenants whose count one process remembers at most. */
 const SEEN_TENANTS = 10_000;
 
-/** The policy as the scripts read it: `{"d": [weight, max running], "t": {tenant: [weight, max running]}}`. */
+/**
+ * The policy as the scripts read it: `{"d": [weight, max running], "t": {tenant: [weight, max
+ * running]}, "a": {agent: max running}}`, `a` only when an agent has a cap (without it the
+ * scripts read no job's agent).
+ */
 function policyJson(fair: FairShare): string {
   const pair = (tenant: string) => {
     const share = shareOf(fair, tenant);
     return [share.weight, share.maxRunning];
   };
+  const caps = Object.entries(fair.agents ?? {}).filter(([, cap]) => cap > 0);
   return JSON.stringify({
     d: [fair.defaults.weight, fair.defaults.maxRunning],
     t: Object.fromEntries(Object.keys(fair.tenants).map((tenant) => [tenant, pair(tenant)])),
+    ...(caps.length > 0 ? { a: Object.fromEntries(caps) } : {}),
   });
 }

@@ -8,8 +8,16 @@
 --   KEYS[6] admitted: hash job id → job JSON, of the jobs admitted to a slot and not released
 --   KEYS[7] delayed: sorted set of job ids by due time (ms)
 --   KEYS[8] workers: sorted set of "<worker id> <slots>" by the time its heartbeat lapses (ms)
--- Each tenant's pending jobs are a list at <pending prefix><tenant>, in the same hash slot.
--- A policy is JSON {"d": [weight, max running], "t": {"<tenant>": [weight, max running]}}.
+--   KEYS[9] agents: hash agent id → slots its runs hold (jobs admitted, and jobs waiting in KEYS[10]),
+--           of the agents with a cap only
+--   KEYS[10] held: set of the ids of jobs waiting that hold a slot of their agent (handed one when
+--           another run of it ended: they go at their tenant's next turn, no other job of the agent first)
+-- Each tenant's pending jobs are a list at <pending prefix><tenant>, in the same hash slot. A job
+-- whose agent is at its cap when its turn comes is parked, out of its tenant's turn, in the list
+-- <KEYS[9]>:parked:<agent>|<tenant>; the tenants with jobs parked there take the agent's freed
+-- slots in turn, the list <KEYS[9]>:ring:<agent> (the tenant whose turn it is first).
+-- A policy is JSON {"d": [weight, max running], "t": {"<tenant>": [weight, max running]}, "a":
+-- {"<agent id>": max running}}, "a" only when an agent has a cap: without it no job is decoded.
 
 -- The server's clock (ms): one clock for every process, whatever their skew.
 local function server_now()
@@ -39,6 +47,78 @@ local function leave_ring(tenant)
   redis.call('HDEL', KEYS[3], tenant)
 end
 
+-- The cap of an agent's runs, 0 for none.
+local function agent_cap(policy, agent)
+  return policy.a and policy.a[agent] or 0
+end
+
+local function agent_ring(agent) return KEYS[9] .. ':ring:' .. agent end
+local function parked_list(agent, tenant) return KEYS[9] .. ':parked:' .. agent .. '|' .. tenant end
+
+-- A job whose agent is at its cap waits for one of the agent's slots, out of its tenant's turn
+-- (the tenant's other jobs go on). A resume goes first, as in its tenant's pending jobs.
+local function park(id, job)
+  local list = parked_list(job.agent_id, job.tenant)
+  if redis.call('LLEN', list) == 0 then redis.call('RPUSH', agent_ring(job.agent_id), job.tenant) end
+  if job.kind == 'resume' then redis.call('LPUSH', list, id) else redis.call('RPUSH', list, id) end
+end
+
+-- The agent's next parked job, tenants in turn, goes back to the head of its tenant's pending
+-- jobs (the place it had) holding a slot of its agent when `hold` (the agent has a cap).
+-- Returns false when no job is parked.
+local function unpark(prefix, policy, agent, hold)
+  local ring = agent_ring(agent)
+  while true do
+    local tenant = redis.call('LPOP', ring)
+    if not tenant then return false end
+    local list = parked_list(agent, tenant)
+    local id = redis.call('LPOP', list)
+    if redis.call('LLEN', list) > 0 then redis.call('RPUSH', ring, tenant) end
+    if id and redis.call('HEXISTS', KEYS[1], id) == 1 then
+      if hold then
+        redis.call('SADD', KEYS[10], id)
+        redis.call('HINCRBY', KEYS[9], agent, 1)
+      end
+      redis.call('LPUSH', prefix .. tenant, id)
+      if redis.call('HSETNX', KEYS[3], tenant, (share_of(policy, tenant))) == 1 then redis.call('RPUSH', KEYS[2], tenant) end
+      return true
+    end
+  end
+end
+
+-- Hands the agent's free slots to its parked jobs (every one of them when it has no cap now).
+local function fill_agent(prefix, policy, agent)
+  local cap = agent_cap(policy, agent)
+  local held = tonumber(redis.call('HGET', KEYS[9], agent) or '0')
+  while cap <= 0 or held < cap do
+    if not unpark(prefix, policy, agent, cap > 0) then return end
+    held = held + 1
+  end
+end
+
+-- A slot of the agent is given back (its job ended, or was withdrawn holding it): the next
+-- parked job takes it.
+local function free_agent_slot(prefix, policy, agent)
+  add_count(KEYS[9], agent, -1)
+  fill_agent(prefix, policy, agent)
+end
+
+-- Whether the job, its turn come, may take a slot of its agent: true (taken, or the agent has
+-- no cap), or false when the agent is at its cap (the caller parks it). Reads the job only when
+-- some agent has a cap.
+local function take_agent_slot(policy, id, data)
+  if not policy.a then return true end
+  local job = cjson.decode(data)
+  local cap = agent_cap(policy, job.agent_id)
+  if cap <= 0 or redis.call('SREM', KEYS[10], id) == 1 then return true end
+  if tonumber(redis.call('HGET', KEYS[9], job.agent_id) or '0') >= cap then
+    park(id, job)
+    return false
+  end
+  redis.call('HINCRBY', KEYS[9], job.agent_id, 1)
+  return true
+end
+
 -- Slots of the workers whose heartbeat has not lapsed.
 local function capacity(now)
   redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', now)
@@ -51,7 +131,8 @@ end
 
 -- Moves the delayed jobs that are due to their tenants' pending lists, then admits jobs while
 -- slots are free: the tenant first in the ring gives its head job unless it is at its running
--- cap (then it waits for its next turn); after `weight` jobs, or none left, the turn passes.
+-- cap (then it waits for its next turn); after `weight` jobs, or none left, the turn passes. A
+-- head job whose agent is at its cap is parked and the tenant's next job is looked at instead.
 -- Returns the JSON of each job admitted, for the caller to hand to the workers.
 local function admit(prefix, now, policy)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 1000)) do
@@ -79,8 +160,11 @@ local function admit(prefix, now, policy)
       -- An empty list in the ring (it should not be): the tenant leaves it.
       if not id then leave_ring(tenant) end
     end
-    if id then
-      local data = redis.call('HGET', KEYS[1], id)
+    local data = id and redis.call('HGET', KEYS[1], id)
+    if data and not take_agent_slot(policy, id, data) then
+      -- Parked: the tenant's next job goes in this turn; a tenant with none left leaves the ring.
+      if redis.call('LLEN', list) == 0 then leave_ring(tenant) end
+    elseif id then
       redis.call('HDEL', KEYS[1], id)
       if data then
         add_count(KEYS[4], tenant, -1)
@@ -105,7 +189,7 @@ local function admit(prefix, now, policy)
 end
 
 -- A job may skip the ring when it would be admitted at once, alone: no tenant waits, no delayed
--- job is due, a slot is free and its tenant is under its running cap. Then `admit` would take
+-- job is due, a slot is free and its tenant and its agent are under their caps. Then `admit` would take
 -- it first and leave every key as this does (the ring, the credit and the queued count back
 -- where they were), in a third of the commands.
 local function admit_alone(now, policy, id, job, data)
@@ -114,6 +198,11 @@ local function admit_alone(now, policy, id, job, data)
   if capacity(now) - redis.call('HLEN', KEYS[6]) <= 0 then return false end
   local _, max_running = share_of(policy, job.tenant)
   if max_running > 0 and tonumber(redis.call('HGET', KEYS[5], job.tenant) or '0') >= max_running then return false end
+  local cap = agent_cap(policy, job.agent_id)
+  if cap > 0 then
+    if tonumber(redis.call('HGET', KEYS[9], job.agent_id) or '0') >= cap then return false end
+    redis.call('HINCRBY', KEYS[9], job.agent_id, 1)
+  end
   redis.call('HSET', KEYS[6], id, data)
   redis.call('HINCRBY', KEYS[5], job.tenant, 1)
   return true

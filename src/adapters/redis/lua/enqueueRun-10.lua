@@ -3,7 +3,8 @@
   waiting or admitted is not queued again (a job is never admitted twice).
 
   KEYS[1] jobs   KEYS[2] ring   KEYS[3] credit   KEYS[4] queued   KEYS[5] running
-  KEYS[6] admitted   KEYS[7] delayed   KEYS[8] workers   (includes/admitRuns.lua says what each holds)
+  KEYS[6] admitted   KEYS[7] delayed   KEYS[8] workers   KEYS[9] agents   KEYS[10] held
+  (includes/admitRuns.lua says what each holds)
 
   ARGV[1] prefix of the tenants' pending lists   ARGV[2] policy (JSON)
   ARGV[3] job id   ARGV[4] job JSON (its tenant and kind are read from it)
