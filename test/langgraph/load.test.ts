@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
+import { agentCaps } from '../../src/domain/fair-share.js';
 import { loadGraphAgents } from '../../src/langgraph/load.js';
 import { nodeNamesOf, type GraphAgent } from '../../src/runtime/agent.js';
 import { AgentRegistry } from '../../src/runtime/registry.js';
@@ -141,6 +142,19 @@ function writeConfig(content: unknown): string {
 
 const graphsAt = (graphs: Record<string, unknown>, extra: Record<string, unknown> = {}) => writeConfig({ graphs, ...extra });
 const fixture = (spec: string) => `${FIXTURES}${spec}`;
+
+describe('a graph’s cap of runs at once', () => {
+  it('comes from the agentplane extension of its entry, and is laid under SERVICE_AGENT_MAX_RUNNING', async () => {
+    const config = graphsAt({ capped: { path: fixture('compiled.ts:graph'), agentplane: { max_concurrency: 2 } }, free: fixture('compiled.ts:graph') });
+    const agents = await loadGraphAgents(config);
+    expect(agents.map((agent) => [agent.id, agent.maxConcurrency])).toEqual([
+      ['capped', 2],
+      ['free', undefined],
+    ]);
+    expect(agentCaps(agents)).toEqual({ capped: 2 });
+    expect(agentCaps(agents, { capped: 5 })).toEqual({ capped: 5 });
+  });
+});
 
 describe('a langgraph.json that cannot be used: a one-line ConfigError of SERVICE_LANGGRAPH_JSON naming the file and the fault', () => {
   const CASES: [string, () => string, RegExp][] = [
