@@ -200,7 +200,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   },
   SERVICE_SHUTDOWN_TIMEOUT_MS: {
     group: "Process",
-    text: "Bound of the whole graceful shutdown; past it the process exits 1.",
+    text: "Bound of the whole graceful shutdown; past it the process exits 1. A worker gives its running jobs this long to finish, hands back those still running (another worker resumes them from their latest checkpoint once `WORKER_STALLED_INTERVAL_MS` has passed) and exits 0; its own bound is 5 s more.",
   },
   SERVICE_REPLICA_ID: {
     group: "Process",
