@@ -45,6 +45,13 @@ export function capsAgents(fair: FairShare): boolean {
   return Object.values(fair.agents ?? {}).some((cap) => cap > 0);
 }
 
+/** The capped agents and their caps, by agent id. */
+export function cappedAgents(fair: FairShare): [agent: string, cap: number][] {
+  return Object.entries(fair.agents ?? {})
+    .filter(([, cap]) => cap > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /**
  * The agent caps of a deployment: each agent's own (`maxConcurrency` of its definition, the
  * graph's `max_concurrency` in langgraph.json), the operator's overrides by agent id
@@ -82,4 +89,12 @@ export interface TenantQueueDepth {
   tenant: string;
   queued: number;
   running: number;
+}
+
+/** Where a capped agent's runs stand, all tenants together: admitted, waiting because the agent is at its cap, and the cap. */
+export interface AgentQueueDepth {
+  agent: string;
+  running: number;
+  waiting: number;
+  max: number;
 }

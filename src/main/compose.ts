@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { createMemoryBackend } from '../adapters/memory/backend.js';
 import { createRedisBackend } from '../adapters/redis/backend.js';
 import type { Config } from '../config.js';
-import { agentCaps, type FairShare } from '../domain/fair-share.js';
+import { agentCaps, capsAgents, type FairShare } from '../domain/fair-share.js';
 import { WEBHOOK_ATTEMPTS } from '../domain/run-webhook.js';
 import { standardWebhooksKey } from '../domain/standard-webhooks.js';
 import { DEFAULT_STORAGE_LIMITS } from '../domain/types.js';
@@ -105,6 +105,8 @@ export function compose(config: Config, options: ComposeOptions): Composition {
     backendMemory: backend.mode === 'redis',
     // Every tenant's depth (the gauges rank them by queued + running and sum the rest); on Redis the counts all processes share.
     tenantQueues: { top: config.SERVICE_METRICS_TENANTS, depths: () => queue.depths(Number.MAX_SAFE_INTEGER) },
+    // The capped agents' runs (all tenants): no gauge, and no read per scrape, without a capped agent.
+    ...(capsAgents(fairShare) ? { agentQueues: () => queue.agentDepths() } : {}),
   });
   const lifecycle = new RunLifecycle({
     store,

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { TenantQueueDepth } from '../ports/run-queue.js';
+import type { AgentQueueDepth, TenantQueueDepth } from '../ports/run-queue.js';
 import type { StorageUsage } from '../ports/store.js';
 
 /**
@@ -22,6 +22,19 @@ export function tenantQueueRows(depths: readonly TenantQueueDepth[], top: number
     other.running += rest.running;
   }
   return [...ranked.slice(0, top), other];
+}
+
+/**
+ * One read per scrape, shared by the gauges it serves: a scrape's gauges collect at once and
+ * take the same read, kept for a second. A failed read (Redis down) gives undefined, which
+ * leaves the gauges as they were; the scrape still answers.
+ */
+function scrapeRead<T>(read: () => Promise<T>): () => Promise<T | undefined> {
+  let sampled: Promise<T | undefined> | undefined;
+  return () =>
+    (sampled ??= read()
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => (sampled = undefined), 1_000).unref()));
 }
 
 /** prom-client defaults that break Prometheus naming rules. */
@@ -111,6 +124,9 @@ export class Metrics {
    * @param options.tenantQueues the run queue's per-tenant depths, read at each scrape for
    *   `agentplane_tenant_runs_queued` and `agentplane_tenant_runs_running`, labelled for the
    *   `top` busiest tenants plus `(other)`; left out when absent or `top` is 0.
+   * @param options.agentQueues the run queue's capped agents, read at each scrape for
+   *   `agentplane_agent_runs_running`, `agentplane_agent_runs_waiting` and
+   *   `agentplane_agent_runs_max`; left out when absent (no agent capped).
    */
   constructor(
     options: {
@@ -119,20 +135,13 @@ export class Metrics {
       usage?: () => Promise<StorageUsage>;
       backendMemory?: boolean;
       tenantQueues?: { top: number; depths: () => Promise<TenantQueueDepth[]> };
+      agentQueues?: () => Promise<AgentQueueDepth[]>;
     } = {},
   ) {
     const pending = options.pendingApprovals;
     // One read of the backend serves both gauges of a scrape (INFO, DBSIZE and a ZCARD per tenant).
-    let sampled: Promise<StorageUsage | undefined> | undefined;
-    const sample = () => {
-      if (!options.usage) return undefined;
-      // A failed read (Redis down) leaves the gauges as they were; the scrape still answers.
-      sampled ??= options
-        .usage()
-        .catch(() => undefined)
-        .finally(() => setTimeout(() => (sampled = undefined), 1_000).unref());
-      return sampled;
-    };
+    const usage = options.usage;
+    const sample = usage ? scrapeRead(usage) : async () => undefined;
     this.storageMemory =
       (options.backendMemory ?? true)
         ? new Gauge({
@@ -167,6 +176,7 @@ export class Metrics {
       },
     });
     if (options.tenantQueues && options.tenantQueues.top > 0) this.tenantQueueGauges(options.tenantQueues);
+    if (options.agentQueues) this.agentQueueGauges(options.agentQueues);
     if (options.defaultMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry });
       // Gauges named like counters (`_total`), which `promtool check metrics` flags; the same
@@ -177,14 +187,7 @@ export class Metrics {
 
   /** The two per-tenant queue gauges, from one read of the depths per scrape (on Redis, the counts every process shares). */
   private tenantQueueGauges(queues: { top: number; depths: () => Promise<TenantQueueDepth[]> }): void {
-    let sampled: Promise<TenantQueueDepth[] | undefined> | undefined;
-    const sample = () =>
-      // A failed read (Redis down) leaves the gauges as they were; the scrape still answers.
-      (sampled ??= queues
-        .depths()
-        .then((depths) => tenantQueueRows(depths, queues.top))
-        .catch(() => undefined)
-        .finally(() => setTimeout(() => (sampled = undefined), 1_000).unref()));
+    const sample = scrapeRead(async () => tenantQueueRows(await queues.depths(), queues.top));
     const gauge = (name: string, help: string, value: (row: TenantQueueDepth) => number) =>
       new Gauge({
         name,
@@ -209,5 +212,31 @@ export class Metrics {
       'Runs admitted to worker slots, for the busiest tenants (SERVICE_METRICS_TENANTS) and "(other)" summing the rest.',
       (row) => row.running,
     );
+  }
+
+  /**
+   * The three per-agent gauges of the capped agents, from one read per scrape (on Redis, the
+   * counts every process shares). Their labels are the capped agents, which the operator's
+   * configuration bounds.
+   */
+  private agentQueueGauges(depths: () => Promise<AgentQueueDepth[]>): void {
+    const sample = scrapeRead(depths);
+    const gauge = (name: string, help: string, value: (row: AgentQueueDepth) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['agent_id'] as const,
+        registers: [this.registry],
+        async collect() {
+          for (const row of (await sample()) ?? []) this.set({ agent_id: row.agent }, value(row));
+        },
+      });
+    gauge('agentplane_agent_runs_running', 'Runs of the agent admitted to worker slots, all tenants, for the agents with a concurrency cap.', (row) => row.running);
+    gauge(
+      'agentplane_agent_runs_waiting',
+      'Runs of the agent waiting because it is at its concurrency cap (still queued), all tenants, for the agents with a cap.',
+      (row) => row.waiting,
+    );
+    gauge('agentplane_agent_runs_max', 'The concurrency cap of the agent (maxConcurrency, SERVICE_AGENT_MAX_RUNNING), for the agents with a cap.', (row) => row.max);
   }
 }

@@ -1,7 +1,7 @@
-import type { TenantQueueDepth } from '../domain/fair-share.js';
+import type { AgentQueueDepth, TenantQueueDepth } from '../domain/fair-share.js';
 import type { RunJob } from '../domain/types.js';
 
-export type { RunJob, TenantQueueDepth };
+export type { AgentQueueDepth, RunJob, TenantQueueDepth };
 
 /** Executes one job; throws only for infrastructure failures (the queue retries those). */
 export type RunHandler = (job: RunJob) => Promise<void>;
@@ -36,6 +36,12 @@ export interface RunQueue {
   depth(tenant: string): Promise<TenantQueueDepth>;
   /** The tenants with jobs waiting or admitted, most waiting first, at most `limit` of them. */
   depths(limit: number): Promise<TenantQueueDepth[]>;
+  /**
+   * Where each capped agent's runs stand (FairShare `agents`), by agent id: admitted now, and
+   * waiting because the agent was at its cap when their turn came. Empty, without a read, when
+   * no agent is capped.
+   */
+  agentDepths(): Promise<AgentQueueDepth[]>;
   /**
    * True when a job of the run (its start, a resume, or the resume after `approval_id`) is
    * waiting, delayed or active: a run with none and not interrupted is stuck.

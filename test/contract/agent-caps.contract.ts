@@ -29,6 +29,8 @@ const caps = (agents: Record<string, number>, tenants: Record<string, Partial<Te
  * The agent caps of the RunQueue port's admission rule, run against both adapters: a capped
  * agent's runs past its cap stay queued and take its slots in turn as its runs end, tenants in
  * turn; other agents' runs of the same tenant go past them; a withdrawn run gives its place back.
+ * `agentDepths` reports a capped agent's runs admitted (not those handed its slot and still
+ * waiting) and parked at its cap, and nothing without a capped agent.
  */
 export function agentCapsContract(name: string, make: AdmissionFactory): void {
   describe(`RunQueue admission, agent caps: ${name}`, () => {
@@ -74,6 +76,7 @@ export function agentCapsContract(name: string, make: AdmissionFactory): void {
       // Three slots free, none taken by the capped agent's waiting runs: they stay queued.
       expect(await queue.depth('a')).toEqual({ tenant: 'a', queued: 3, running: 1 });
       expect(await queue.depth('b')).toEqual({ tenant: 'b', queued: 1, running: 0 });
+      expect(await queue.agentDepths()).toEqual([{ agent: CAPPED, running: 1, waiting: 4, max: 1 }]);
       await finish('a1', 'b1');
       await finish('b1', 'a2');
       await finish('a2', 'a3');
@@ -83,6 +86,13 @@ export function agentCapsContract(name: string, make: AdmissionFactory): void {
       expect(mostCapped()).toBe(1);
       await finish('a4');
       await waitFor('both queues empty', async () => (await queue.depths(10)).length === 0);
+      expect(await queue.agentDepths()).toEqual([{ agent: CAPPED, running: 0, waiting: 0, max: 1 }]);
+    });
+
+    it('reports no agent when none is capped', async () => {
+      const { queue } = await setUp(1, caps({ [CAPPED]: 0 }));
+      await queue.enqueue(job('a', 'a1'));
+      expect(await queue.agentDepths()).toEqual([]);
     });
 
     it('never has more of a capped agent’s runs admitted than its cap, however many slots are free', async () => {
@@ -148,6 +158,7 @@ export function agentCapsContract(name: string, make: AdmissionFactory): void {
       // a2 holds the agent's slot and waits for a's; c1 waits for the agent's.
       await waitFor('b1 released', async () => (await queue.depth('b')).running === 0);
       expect(await queue.depth('c')).toEqual({ tenant: 'c', queued: 1, running: 0 });
+      expect(await queue.agentDepths()).toEqual([{ agent: CAPPED, running: 0, waiting: 1, max: 1 }]);
       await queue.withdraw({ tenant: 'a', id: next.run_id });
       await startedAll(['c1']);
       await finish('f1');

@@ -49,7 +49,8 @@ describe('the metrics reference', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    api = await startTestApi({ redisUrl: redis.url });
+    // A capped agent gives the per-agent gauges (left out without one) samples to compare.
+    api = await startTestApi({ redisUrl: redis.url, env: { SERVICE_AGENT_MAX_RUNNING: 'echo:4' } });
     api.composition.startExecuting();
     // A run that ends gives the labelled counters (requests, runs, events) samples to compare.
     const run = await call(`${api.url}/api/runs/wait`, { method: 'POST', json: { agent_id: 'echo', input: { text: 'hi' } } });
@@ -80,7 +81,13 @@ describe('the metrics reference', () => {
   it('gives each metric the labels its samples carry', () => {
     const sampled = [...families.values()].filter((family) => rows.has(family.name) && family.metrics.length > 0);
     expect(sampled.map((family) => family.name)).toEqual(
-      expect.arrayContaining(['agentplane_http_requests_total', 'agentplane_runs_total', 'agentplane_events_published_total', 'agentplane_storage_items']),
+      expect.arrayContaining([
+        'agentplane_http_requests_total',
+        'agentplane_runs_total',
+        'agentplane_events_published_total',
+        'agentplane_storage_items',
+        'agentplane_agent_runs_max',
+      ]),
     );
     for (const family of sampled) {
       for (const sample of family.metrics) {

@@ -74,6 +74,15 @@ export class AgentSlots {
     return count;
   }
 
+  /** The agent's runs admitted (its slots but those handed to jobs still waiting) and its jobs parked. */
+  depth(agent: string): { running: number; waiting: number } {
+    let handed = 0;
+    for (const holder of this.holding.values()) if (holder === agent) handed += 1;
+    let waiting = 0;
+    for (const jobs of this.parked.get(agent)?.jobs.values() ?? []) waiting += jobs.length;
+    return { running: (this.held.get(agent) ?? 0) - handed, waiting };
+  }
+
   /** The tenants with jobs parked. */
   tenants(): Set<string> {
     const tenants = new Set<string>();

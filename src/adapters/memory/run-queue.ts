@@ -1,7 +1,7 @@
-import type { RunConsumer, RunHandler, RunJob, RunQueue, TenantQueueDepth } from '../../ports/run-queue.js';
+import type { AgentQueueDepth, RunConsumer, RunHandler, RunJob, RunQueue, TenantQueueDepth } from '../../ports/run-queue.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 import { setLongTimeout, type LongTimer } from '../../domain/long-timer.js';
-import { agentCapOf, DEFAULT_FAIR_SHARE, queueFull, shareOf, type FairShare } from '../../domain/fair-share.js';
+import { agentCapOf, cappedAgents, DEFAULT_FAIR_SHARE, queueFull, shareOf, type FairShare } from '../../domain/fair-share.js';
 import { AgentSlots } from './agent-slots.js';
 
 export interface MemoryRunQueueOptions {
@@ -102,6 +102,10 @@ export class MemoryRunQueue implements RunQueue, RunConsumer {
     const tenants = new Set([...this.pending.keys(), ...this.admitted.keys(), ...[...this.delayed.values()].map((d) => d.tenant), ...this.agents.tenants()]);
     const all = await Promise.all([...tenants].map((tenant) => this.depth(tenant)));
     return all.sort((a, b) => b.queued - a.queued || b.running - a.running || a.tenant.localeCompare(b.tenant)).slice(0, limit);
+  }
+
+  async agentDepths(): Promise<AgentQueueDepth[]> {
+    return cappedAgents(this.fair).map(([agent, max]) => ({ agent, ...this.agents.depth(agent), max }));
   }
 
   start(handler: RunHandler, onFailed?: (job: RunJob, error: Error) => void): void {

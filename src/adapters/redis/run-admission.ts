@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import { queueFull, shareOf, type FairShare, type TenantQueueDepth } from '../../domain/fair-share.js';
+import { cappedAgents, queueFull, shareOf, type AgentQueueDepth, type FairShare, type TenantQueueDepth } from '../../domain/fair-share.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 import type { RunJob } from '../../domain/types.js';
 import type { RedisClient } from './connection.js';
@@ -27,6 +27,8 @@ export class RunAdmission {
 
   /** The connection of the reads a request makes of the queue (see `reads` of the constructor). */
   private readonly reads: RedisClient;
+  /** The scripts on {@link reads}. */
+  private readonly readScript: ScriptCaller;
 
   /** Each tenant's queued count as this process last saw it (an enqueue's reply, a look), and when. */
   private readonly seen = new Map<string, { queued: number; at: number }>();
@@ -45,6 +47,7 @@ export class RunAdmission {
   ) {
     this.reads = reads ?? redis;
     this.script = loadScripts(redis);
+    this.readScript = loadScripts(this.reads);
     this.keys = admissionKeys(queuePrefix);
     this.policy = policyJson(fair);
   }
@@ -139,6 +142,14 @@ export class RunAdmission {
       .slice(0, limit);
   }
 
+  /** The capped agents' runs admitted and parked, from one script that writes nothing; no read without a capped agent. */
+  async agentDepths(): Promise<AgentQueueDepth[]> {
+    const caps = cappedAgents(this.fair);
+    if (caps.length === 0) return [];
+    const counts = await this.readScript<number[]>('readAgentSlots', this.keys.keys, caps.map(([agent]) => agent));
+    return caps.map(([agent, max], i) => ({ agent, running: Number(counts[2 * i]), waiting: Number(counts[2 * i + 1]), max }));
+  }
+
   /**
    * Repairs what a crash or a failover can leave behind, one process at a time (a lock that
    * lapses): a job admitted but absent from BullMQ is added when it was never handed to it (its
@@ -208,7 +219,7 @@ function policyJson(fair: FairShare): string {
     const share = shareOf(fair, tenant);
     return [share.weight, share.maxRunning];
   };
-  const caps = Object.entries(fair.agents ?? {}).filter(([, cap]) => cap > 0);
+  const caps = cappedAgents(fair);
   return JSON.stringify({
     d: [fair.defaults.weight, fair.defaults.maxRunning],
     t: Object.fromEntries(Object.keys(fair.tenants).map((tenant) => [tenant, pair(tenant)])),

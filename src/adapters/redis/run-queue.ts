@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import type { RunConsumer, RunHandler, RunJob, RunQueue, TenantQueueDepth } from '../../ports/run-queue.js';
+import type { AgentQueueDepth, RunConsumer, RunHandler, RunJob, RunQueue, TenantQueueDepth } from '../../ports/run-queue.js';
 import { DEFAULT_FAIR_SHARE, type FairShare } from '../../domain/fair-share.js';
 import { liveJobIds } from '../../domain/run-jobs.js';
 import type { RedisClient } from './connection.js';
@@ -94,6 +94,10 @@ export class BullRunQueue implements RunQueue {
 
   depths(limit: number): Promise<TenantQueueDepth[]> {
     return this.admission.depths(limit);
+  }
+
+  agentDepths(): Promise<AgentQueueDepth[]> {
+    return this.admission.agentDepths();
   }
 
   async hasLiveJob(run: { id: string; approval_id?: string }): Promise<boolean> {

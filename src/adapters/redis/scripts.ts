@@ -46,6 +46,7 @@ const SCRIPT_FILES = [
   'releaseRun-11',
   'withdrawRun-10',
   'reconcileRuns-10',
+  'readAgentSlots-10',
   'handRuns-2',
   'holdLease-1',
   'dropLease-1',
