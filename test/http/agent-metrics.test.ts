@@ -8,6 +8,7 @@ import { call, startTestApi, type TestApi } from '../support/app.js';
 import { parsePrometheus } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { startRuns } from '../runs/scenarios.js';
 
 /*
  * `agentplane_agent_runs_running{agent_id}`, `agentplane_agent_runs_waiting{agent_id}` and
@@ -42,12 +43,7 @@ async function agentGauges(url: string): Promise<AgentGauges> {
 function scenario(app: () => TestApi): void {
   it('shows 2 running, 3 waiting at the cap of 2, then 0 and 0 once every run completed', async () => {
     const { url } = app();
-    const runs: string[] = [];
-    for (let i = 0; i < RUNS; i += 1) {
-      const started = await call(`${url}/api/runs`, { method: 'POST', json: { agent_id: 'capped' } });
-      expect(started.status, JSON.stringify(started.body)).toBe(202);
-      runs.push(started.body.run_id as string);
-    }
+    const runs = await startRuns(url, { agent_id: 'capped' }, RUNS);
     const expected = { capped: { running: 2, waiting: RUNS - 2, max: 2 } };
     await waitFor('2 runs of capped admitted, 3 waiting at its cap', async () => JSON.stringify(await agentGauges(url)) === JSON.stringify(expected), 60_000);
     expect(await agentGauges(url)).toEqual(expected);

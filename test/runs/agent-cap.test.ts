@@ -9,6 +9,7 @@ import { call, startTestApi, type TestApi } from '../support/app.js';
 import type { AgentProcess } from '../support/processes.js';
 import { usePrivateRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { startRuns } from './scenarios.js';
 import { useApiWithWorkers } from '../support/workers.js';
 
 /*
@@ -45,12 +46,7 @@ async function mostAtOnce(app: TestApi, runs: ReadonlySet<string>): Promise<numb
 function scenario(app: () => TestApi, gate: () => string): void {
   it('runs at most 2 of the agent’s runs at once, the rest stay queued while another agent’s run completes, and all complete', async () => {
     const { url } = app();
-    const runs: string[] = [];
-    for (let i = 0; i < RUNS; i += 1) {
-      const started = await call(`${url}/api/runs`, { method: 'POST', json: { agent_id: 'capped' } });
-      expect(started.status, JSON.stringify(started.body)).toBe(202);
-      runs.push(started.body.run_id as string);
-    }
+    const runs = await startRuns(url, { agent_id: 'capped' }, RUNS);
     const statuses = () => Promise.all(runs.map((run) => statusOf(url, run)));
     const count = (all: string[], status: string) => all.filter((s) => s === status).length;
     await waitFor('2 runs running', async () => count(await statuses(), 'running') === 2, 60_000);

@@ -19,11 +19,22 @@ export interface RunHarness {
 }
 
 export async function startRun(h: RunHarness, body: Record<string, unknown>): Promise<{ run_id: string; session_id: string }> {
-  const response = await call(`${h.url}/api/runs`, { method: 'POST', json: body });
+  return startRunAt(h.url, body);
+}
+
+async function startRunAt(url: string, body: Record<string, unknown>): Promise<{ run_id: string; session_id: string }> {
+  const response = await call(`${url}/api/runs`, { method: 'POST', json: body });
   expect(response.status, JSON.stringify(response.body)).toBe(202);
   expect(response.body.status).toBe('queued');
   expect(response.headers.get('location')).toBe(`/api/runs/${response.body.run_id}`);
   return response.body;
+}
+
+/** `count` runs started one after another with `body` ({@link startRun}): their ids, in order. */
+export async function startRuns(url: string, body: Record<string, unknown>, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push((await startRunAt(url, body)).run_id);
+  return ids;
 }
 
 export async function waitRun(h: RunHarness, runId: string, status: string, timeoutMs = 20_000): Promise<Record<string, any>> {

@@ -16,6 +16,17 @@ let app: TestApi;
 
 const startWorker = (extra: Record<string, string> = {}): Promise<AgentProcess> => startRunWorker(redis.url, app, extra);
 
+/** A worker with `extra`, and a run of `slow` (with `input`) once its slow node (`crawl`) has started. */
+async function slowRunUnder(extra: Record<string, string>, input?: Record<string, unknown>) {
+  const worker = await startWorker(extra);
+  const h = { url: app.url, store: app.backend.store, events: app.backend.events };
+  const { run_id, session_id } = await startRun(h, { agent_id: 'slow', ...(input ? { input } : {}) });
+  await waitFor('the slow node to start', async () =>
+    (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
+  );
+  return { worker, h, run_id, session_id };
+}
+
 beforeAll(async () => {
   redis = await startPrivateRedis();
   app = await startTestApi({ redisUrl: redis.url, agents: new AgentRegistry(agents) });
@@ -47,12 +58,7 @@ describe('with two worker processes', () => {
 
 describe('a worker killed in the middle of a slow node', () => {
   it('leaves the run to another worker, which finishes it from the latest checkpoint', async () => {
-    const first = await startWorker({ SLOW_NODE_MS: '4000' });
-    const { run_id, session_id } = await startRun({ url: app.url, store: app.backend.store, events: app.backend.events }, { agent_id: 'slow', input: { n: 1 } });
-    const h = { url: app.url, store: app.backend.store, events: app.backend.events };
-    await waitFor('the slow node to start', async () =>
-      (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
-    );
+    const { worker: first, h, run_id, session_id } = await slowRunUnder({ SLOW_NODE_MS: '4000' }, { n: 1 });
     first.signal('SIGKILL');
     expect(await first.exited).toBeNull();
     const second = await startWorker({ SLOW_NODE_MS: '500' });
@@ -77,12 +83,7 @@ describe('a worker killed in the middle of a slow node', () => {
 
 describe('a worker stopped with SIGTERM in the middle of a slow node', () => {
   it('finishes the running job before it exits 0', async () => {
-    const worker = await startWorker({ SLOW_NODE_MS: '1500' });
-    const h = { url: app.url, store: app.backend.store, events: app.backend.events };
-    const { run_id, session_id } = await startRun(h, { agent_id: 'slow' });
-    await waitFor('the slow node to start', async () =>
-      (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
-    );
+    const { worker, run_id } = await slowRunUnder({ SLOW_NODE_MS: '1500' });
     worker.signal('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect((await call(`${app.url}/api/runs/${run_id}`)).body.status).toBe('completed');
@@ -91,12 +92,7 @@ describe('a worker stopped with SIGTERM in the middle of a slow node', () => {
   it('hands back a node that outlasts SERVICE_SHUTDOWN_TIMEOUT_MS, exits 0, and another worker finishes the run', async () => {
     // The node would run for ten minutes; the worker may wait one second for it. Its lock
     // (WORKER_STALLED_INTERVAL_MS) lapses two seconds later and the next worker takes the run.
-    const worker = await startWorker({ SLOW_NODE_MS: '600000', SERVICE_SHUTDOWN_TIMEOUT_MS: '1000' });
-    const h = { url: app.url, store: app.backend.store, events: app.backend.events };
-    const { run_id, session_id } = await startRun(h, { agent_id: 'slow' });
-    await waitFor('the slow node to start', async () =>
-      (await sessionEvents(h, session_id)).some((e) => e.type === 'node_start' && e.node === 'crawl'),
-    );
+    const { worker, h, run_id, session_id } = await slowRunUnder({ SLOW_NODE_MS: '600000', SERVICE_SHUTDOWN_TIMEOUT_MS: '1000' });
     worker.signal('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.lines.some((l) => l.json?.msg === 'graceful shutdown complete')).toBe(true);
