@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Queue } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import { admissionKeys } from '../../src/adapters/redis/keys.js';
 import { RunAdmission } from '../../src/adapters/redis/run-admission.js';
 import { BullRunConsumer, BullRunQueue, RUNS_QUEUE } from '../../src/adapters/redis/run-queue.js';
@@ -8,6 +8,7 @@ import { DEFAULT_FAIR_SHARE } from '../../src/domain/fair-share.js';
 import { loadScripts } from '../../src/adapters/redis/scripts.js';
 import { runJobId } from '../../src/domain/run-jobs.js';
 import type { RunJob } from '../../src/domain/types.js';
+import { monitorRedis } from '../support/redis-monitor.js';
 import { uniquePrefix, useRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
@@ -29,6 +30,46 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     });
     return { prefix, queue, consumer, keys: admissionKeys(prefix), client: redis.connect() };
   };
+
+  it('adds a start it admits to BullMQ in its own script, as BullMQ stores a job: one command to Redis', async () => {
+    const { prefix, queue, consumer, keys, client } = setUp();
+    const start = job('a');
+    const id = runJobId(start);
+    // A live worker's slots that take nothing yet: a start is admitted at once and waits in BullMQ.
+    await loadScripts(client)('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 2', 60_000]);
+    // The first start loads the script on the server (EVAL, or EVALSHA then EVAL): not counted.
+    await queue.enqueue(job('b'));
+    const monitor = await monitorRedis(redis.url);
+    onTestFinished(() => monitor.disconnect());
+    const sent: string[] = [];
+    const markers = new Set<string>();
+    // Commands sent to Redis (not those run inside a script) that name this test's keys.
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua' || !args.slice(1).some((arg) => arg.includes(prefix))) return;
+      if (String(args[0]).toLowerCase() === 'set') markers.add(String(args[1]));
+      else sent.push(String(args[0]).toLowerCase());
+    });
+    await queue.enqueue(start);
+    const marker = `${prefix}:marker`;
+    await client.set(marker, '1');
+    await waitFor('the marker seen', () => markers.has(marker));
+    expect(sent).toEqual(['evalsha']);
+    // What BullMQ's own add stores: its name, data and options, waiting for a worker, marked handed.
+    const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
+    onTestFinished(() => bull.close());
+    const added = await Job.fromId(bull, id);
+    expect({ name: added?.name, data: added?.data, opts: added?.opts }).toEqual({
+      name: 'start',
+      data: start,
+      opts: { attempts: 10, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 }, jobId: id },
+    });
+    expect(await bull.getJobState(id)).toBe('waiting');
+    expect(await client.sismember(keys.handed, id)).toBe(1);
+    const seen: string[] = [];
+    consumer.start(async (j) => void seen.push(j.run_id));
+    await waitFor('the start delivered', () => seen.includes(start.run_id));
+    await waitFor('its slot given back', async () => (await queue.depth('a')).running === 0);
+  });
 
   it('adds a job admitted by a process that died before handing it to BullMQ (the reconcile pass)', async () => {
     const { queue, consumer, keys, client } = setUp();

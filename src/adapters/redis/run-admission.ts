@@ -16,9 +16,10 @@ export interface RunJobOptions {
 
 /**
  * The Redis side of the run queue's admission rule (lua/includes/admitRuns.lua): jobs wait in
- * per-tenant lists until a script admits them to a worker slot, then they are added to the
- * BullMQ `runs` queue (with the run's job id, so adding one twice is harmless) where the
- * workers take them. Producers and workers both hold one.
+ * per-tenant lists until a script admits them to a worker slot and, in the same script, adds
+ * them to the BullMQ `runs` queue (BullMQ's own add, with the run's job id, so adding one twice
+ * is harmless) where the workers take them: a start is one round trip to Redis. Producers and
+ * workers both hold one.
  */
 export class RunAdmission {
   private readonly script: ScriptCaller;
@@ -49,10 +50,15 @@ export class RunAdmission {
     this.script = loadScripts(redis);
     this.readScript = loadScripts(this.reads);
     this.keys = admissionKeys(queuePrefix);
-    this.policy = policyJson(fair);
+    this.policy = policyJson(fair, {
+      q: queue.toKey(''),
+      k: BULL_ADD_KEYS.map((name) => queue.keys[name] ?? queue.toKey(name)),
+      o: jobOptions,
+      h: this.keys.handed,
+    });
   }
 
-  /** Queues the job for its turn (after `delayMs`), then hands the jobs it admitted to BullMQ. */
+  /** Queues the job for its turn (after `delayMs`); the jobs then admitted are in BullMQ when it resolves. */
   async enqueue(job: RunJob, delayMs = 0): Promise<void> {
     const [, queued, ...admitted] = await this.script<[number, number, ...string[]]>('enqueueRun', this.keys.keys, [
       this.keys.pending,
@@ -182,7 +188,8 @@ export class RunAdmission {
   }
 
   /**
-   * Adds the jobs admitted to BullMQ and marks them handed, sent back to back on the one
+   * Adds to BullMQ the jobs a script admitted and did not hand itself (a job the reconcile pass
+   * found lost, or one admitted with a policy without "b") and marks them handed, sent back to back on the one
    * connection (one round trip, in this order): BullMQ's add of each (Job.addJob, which sends
    * its command before it yields), then the mark, which takes only the jobs BullMQ then has. A
    * job admitted and never added is the reconcile pass's. (Not an ioredis pipeline: building
@@ -209,12 +216,27 @@ const SEEN_FRESH_MS = 1_000;
 /** Tenants whose count one process remembers at most. */
 const SEEN_TENANTS = 10_000;
 
+/** BullMQ's keys of a queue that its addStandardJob script takes, in its order. */
+const BULL_ADD_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
+
+/** How the admission scripts hand a job they admit to BullMQ (includes/admitRuns.lua `hand`). */
+interface Handing {
+  /** The prefix of BullMQ's job keys of the queue (the job id follows). */
+  q: string;
+  /** BullMQ's keys of the queue, in the order of its addStandardJob script. */
+  k: string[];
+  /** Every run job's BullMQ options. */
+  o: RunJobOptions;
+  /** The set of the job ids handed. */
+  h: string;
+}
+
 /**
  * The policy as the scripts read it: `{"d": [weight, max running], "t": {tenant: [weight, max
- * running]}, "a": {agent: max running}}`, `a` only when an agent has a cap (without it the
- * scripts read no job's agent).
+ * running]}, "a": {agent: max running}, "b": handing}`, `a` only when an agent has a cap (without
+ * it the scripts read no job's agent).
  */
-function policyJson(fair: FairShare): string {
+function policyJson(fair: FairShare, handing: Handing): string {
   const pair = (tenant: string) => {
     const share = shareOf(fair, tenant);
     return [share.weight, share.maxRunning];
@@ -224,5 +246,6 @@ function policyJson(fair: FairShare): string {
     d: [fair.defaults.weight, fair.defaults.maxRunning],
     t: Object.fromEntries(Object.keys(fair.tenants).map((tenant) => [tenant, pair(tenant)])),
     ...(caps.length > 0 ? { a: Object.fromEntries(caps) } : {}),
+    b: handing,
   });
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isCluster, type RedisClient } from './connection.js';
 import { AppError, conflict, idempotencyKeyReused, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { MAX_SESSION_METADATA_BYTES, metadataTooLarge } from '../../domain/session-metadata.js';
@@ -183,7 +184,25 @@ const GENERATED_INCLUDES: Record<string, (options: ScriptOptions) => string> = {
   // Classic pub/sub on one server; on a cluster sharded pub/sub, on the channel in the tenant's
   // slot (a script may SPUBLISH there), so an announcement reaches one shard, not every node.
   announce: (options) => `local ANNOUNCE = '${options.sharded ? 'SPUBLISH' : 'PUBLISH'}'`,
+  bullAddStandardJob,
 };
+
+/**
+ * BullMQ's own script that adds a job to a queue (`addStandardJob`, its includes resolved), from
+ * the BullMQ this package runs with: the admission scripts add the jobs they admit with it, in
+ * the same step (includes/admitRuns.lua `hand`), so an admitted job reaches BullMQ as BullMQ
+ * itself would add it, whichever version is installed. Read from the package's generated
+ * scripts, which its exports do not name (CommonJS, hence `require`).
+ */
+let bullAdd: string | undefined;
+function bullAddStandardJob(): string {
+  if (bullAdd !== undefined) return bullAdd;
+  const { addStandardJob } = createRequire(import.meta.url)('bullmq/dist/cjs/scripts/addStandardJob-9.js') as { addStandardJob: { content: string; keys: number } };
+  // run-admission.ts gives it its 9 keys: another count is another script, which this one cannot call.
+  if (addStandardJob.keys !== 9) throw new Error(`BullMQ's addStandardJob takes ${addStandardJob.keys} keys, not the 9 the admission scripts give it.`);
+  // A function whose parameters stand for the script's KEYS and ARGV: its body is BullMQ's script as is.
+  return (bullAdd = `local function bull_add_standard_job(KEYS, ARGV)\n${addStandardJob.content}\nend`);
+}
 
 /** How scripts are generated for a client. */
 export interface ScriptOptions {

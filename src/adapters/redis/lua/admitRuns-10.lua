@@ -10,7 +10,7 @@
   ARGV[3] the worker ("<worker id> <slots>"), '' for none
   ARGV[4] how long its heartbeat lasts (ms); 0 removes the worker
 
-  Returns the JSON of each job admitted.
+  Returns the JSON of each job admitted and not handed to BullMQ here (includes/admitRuns.lua).
 ]]
 --@include admitRuns
 local prefix, now, policy = ARGV[1], server_now(), cjson.decode(ARGV[2])

@@ -11,7 +11,8 @@
   ARGV[5] delay (ms): above 0, the job waits its turn only from then on
 
   Returns {1 when queued, 0 when it was there already, then the jobs of its tenant waiting (its
-  queued count), then the JSON of each job admitted…}.
+  queued count), then the JSON of each job admitted and not handed to BullMQ here…} (every job
+  admitted is handed here when the policy says how: includes/admitRuns.lua).
 ]]
 --@include admitRuns
 local prefix, now, policy = ARGV[1], server_now(), cjson.decode(ARGV[2])
@@ -19,7 +20,10 @@ local id, data, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
 local job = cjson.decode(data)
 local function waiting() return tonumber(redis.call('HGET', KEYS[4], job.tenant) or '0') end
 if redis.call('HEXISTS', KEYS[1], id) == 1 or redis.call('HEXISTS', KEYS[6], id) == 1 then return {0, waiting()} end
-if delay <= 0 and admit_alone(now, policy, id, job, data) then return {1, waiting(), data} end
+if delay <= 0 and admit_alone(now, policy, id, job, data) then
+  if hand(policy, now, id, data, job.kind) then return {1, waiting()} end
+  return {1, waiting(), data}
+end
 redis.call('HSET', KEYS[1], id, data)
 redis.call('HINCRBY', KEYS[4], job.tenant, 1)
 if delay > 0 then

@@ -10,7 +10,7 @@
 
   ARGV[1] prefix of the tenants' pending lists   ARGV[2] policy (JSON)   ARGV[3..n] job ids
 
-  Returns the JSON of each job admitted.
+  Returns the JSON of each job admitted and not handed to BullMQ here (includes/admitRuns.lua).
 ]]
 --@include admitRuns
 local prefix = ARGV[1]

@@ -17,12 +17,32 @@
 -- <KEYS[9]>:parked:<agent>|<tenant>; the tenants with jobs parked there take the agent's freed
 -- slots in turn, the list <KEYS[9]>:ring:<agent> (the tenant whose turn it is first).
 -- A policy is JSON {"d": [weight, max running], "t": {"<tenant>": [weight, max running]}, "a":
--- {"<agent id>": max running}}, "a" only when an agent has a cap: without it no job is decoded.
+-- {"<agent id>": max running}, "b": {...}}, "a" only when an agent has a cap: without it no job
+-- is decoded. "b" says how a job admitted is handed to BullMQ's queue of runs in the same script
+-- (see `hand`): {"q": the prefix of its job keys, "k": [its keys wait, paused, meta, id,
+-- completed, delayed, active, events, marker], "o": the jobs' options, "h": the key of the set
+-- of the job ids handed}. Without "b" the scripts return the jobs they admit, for the caller to
+-- hand to BullMQ (as a process of an earlier release did).
+--@include bullAddStandardJob
 
 -- The server's clock (ms): one clock for every process, whatever their skew.
 local function server_now()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- Hands a job just admitted to BullMQ, in this script (its add, as BullMQ's own script does it,
+-- with the job's options and the run job as data), and marks it handed: one step, so a job is
+-- never admitted and left out of BullMQ. Returns false when the policy has no "b" (the caller
+-- hands it).
+local function hand(policy, now, id, data, kind)
+  local b = policy.b
+  if not b then return false end
+  local opts = b.o
+  opts.jobId = id
+  bull_add_standard_job(b.k, {cmsgpack.pack({b.q, id, kind, now}), data, cmsgpack.pack(opts)})
+  redis.call('SADD', b.h, id)
+  return true
 end
 
 local function share_of(policy, tenant)
@@ -133,7 +153,8 @@ end
 -- slots are free: the tenant first in the ring gives its head job unless it is at its running
 -- cap (then it waits for its next turn); after `weight` jobs, or none left, the turn passes. A
 -- head job whose agent is at its cap is parked and the tenant's next job is looked at instead.
--- Returns the JSON of each job admitted, for the caller to hand to the workers.
+-- Each job admitted is handed to BullMQ here (see `hand`), or, without "b" in the policy,
+-- returned (its JSON) for the caller to hand to the workers.
 local function admit(prefix, now, policy)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 1000)) do
     redis.call('ZREM', KEYS[7], id)
@@ -170,7 +191,7 @@ local function admit(prefix, now, policy)
         add_count(KEYS[4], tenant, -1)
         redis.call('HSET', KEYS[6], id, data)
         redis.call('HINCRBY', KEYS[5], tenant, 1)
-        admitted[#admitted + 1] = data
+        if not hand(policy, now, id, data, cjson.decode(data).kind) then admitted[#admitted + 1] = data end
         free = free - 1
       end
       skipped = 0
