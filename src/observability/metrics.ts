@@ -187,21 +187,7 @@ export class Metrics {
 
   /** The two per-tenant queue gauges, from one read of the depths per scrape (on Redis, the counts every process shares). */
   private tenantQueueGauges(queues: { top: number; depths: () => Promise<TenantQueueDepth[]> }): void {
-    const sample = scrapeRead(async () => tenantQueueRows(await queues.depths(), queues.top));
-    const gauge = (name: string, help: string, value: (row: TenantQueueDepth) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['tenant'] as const,
-        registers: [this.registry],
-        async collect() {
-          const rows = await sample();
-          if (!rows) return;
-          // A tenant whose queue emptied, or that left the top, loses its label.
-          this.reset();
-          for (const row of rows) this.set({ tenant: row.tenant }, value(row));
-        },
-      });
+    const gauge = this.rowGauges('tenant', scrapeRead(async () => tenantQueueRows(await queues.depths(), queues.top)), (row) => row.tenant);
     gauge(
       'agentplane_tenant_runs_queued',
       'Runs waiting for a worker slot (delayed starts included), for the busiest tenants (SERVICE_METRICS_TENANTS) and "(other)" summing the rest.',
@@ -220,17 +206,7 @@ export class Metrics {
    * configuration bounds.
    */
   private agentQueueGauges(depths: () => Promise<AgentQueueDepth[]>): void {
-    const sample = scrapeRead(depths);
-    const gauge = (name: string, help: string, value: (row: AgentQueueDepth) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['agent_id'] as const,
-        registers: [this.registry],
-        async collect() {
-          for (const row of (await sample()) ?? []) this.set({ agent_id: row.agent }, value(row));
-        },
-      });
+    const gauge = this.rowGauges('agent_id', scrapeRead(depths), (row) => row.agent);
     gauge('agentplane_agent_runs_running', 'Runs of the agent admitted to worker slots, all tenants, for the agents with a concurrency cap.', (row) => row.running);
     gauge(
       'agentplane_agent_runs_waiting',
@@ -238,5 +214,26 @@ export class Metrics {
       (row) => row.waiting,
     );
     gauge('agentplane_agent_runs_max', 'The concurrency cap of the agent (maxConcurrency, SERVICE_AGENT_MAX_RUNNING), for the agents with a cap.', (row) => row.max);
+  }
+
+  /**
+   * A maker of gauges with one label, each series a row of the same sample of a scrape: a row
+   * gone from the sample loses its series; a sample that did not come back keeps the last values.
+   */
+  private rowGauges<Row>(label: string, sample: () => Promise<Row[] | undefined>, labelOf: (row: Row) => string) {
+    const registry = this.registry;
+    return (name: string, help: string, value: (row: Row) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        async collect() {
+          const rows = await sample();
+          if (!rows) return;
+          this.reset();
+          for (const row of rows) this.set({ [label]: labelOf(row) }, value(row));
+        },
+      });
   }
 }
