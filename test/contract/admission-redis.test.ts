@@ -71,6 +71,50 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     await waitFor('its slot given back', async () => (await queue.depth('a')).running === 0);
   });
 
+  it('at light load, admits a start in 18 commands and gives its slot back in 5 (no clock, no policy or job decoded)', async () => {
+    const { prefix, queue, keys, client } = setUp();
+    const start = job('a');
+    const id = runJobId(start);
+    await loadScripts(client)('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 2', 60_000]);
+    await queue.enqueue(job('b'));
+    const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
+    onTestFinished(() => bull.close());
+    const admission = new RunAdmission(client, prefix, bull, { attempts: 1, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { count: 10 }, removeOnFail: { count: 10 } }, DEFAULT_FAIR_SHARE);
+    await admission.release('start.none', { tenant: 'b', agent_id: 'echo' });
+    const monitor = await monitorRedis(redis.url);
+    onTestFinished(() => monitor.disconnect());
+    // Each script this test sends (its keys name the prefix), with the commands it ran: a script's
+    // commands follow it in MONITOR's order, nothing else runs between them.
+    const scripts: { name: string; inner: string[] }[] = [];
+    let current: string[] | undefined;
+    const markers = new Set<string>();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua') return void current?.push(String(args[0]).toUpperCase());
+      current = undefined;
+      if (!args.slice(1).some((arg) => arg.includes(prefix))) return;
+      if (String(args[0]).toLowerCase() === 'set') return void markers.add(String(args[1]));
+      scripts.push({ name: String(args[0]).toLowerCase(), inner: (current = []) });
+    });
+    await queue.enqueue(start);
+    await admission.release(id, start);
+    const marker = `${prefix}:marker`;
+    await client.set(marker, '1');
+    await waitFor('the marker seen', () => markers.has(marker));
+    expect(scripts.map((s) => s.name)).toEqual(['evalsha', 'evalsha']);
+    const [enqueued, released] = scripts.map((s) => s.inner);
+    // The admission's own: clock, the job not there yet (waiting, admitted), nothing waiting or
+    // delayed (one look), live slots, those taken, the job admitted and counted; then BullMQ's
+    // add (9) and the hand mark.
+    expect(enqueued!.slice(0, 8)).toEqual(['TIME', 'HEXISTS', 'HEXISTS', 'EXISTS', 'ZRANGEBYSCORE', 'HLEN', 'HSET', 'HINCRBY']);
+    expect(enqueued!.at(-1)).toBe('SADD');
+    expect(enqueued).toHaveLength(18);
+    // The slot back, the count gone at 0, the mark gone, and nothing waiting or delayed.
+    expect(released).toEqual(['HDEL', 'HINCRBY', 'HDEL', 'SREM', 'EXISTS']);
+    expect(await queue.depth('a')).toEqual({ tenant: 'a', queued: 0, running: 0 });
+    expect(await client.hexists(keys.keys[5]!, id)).toBe(0);
+    expect(await client.sismember(keys.handed, id)).toBe(0);
+  });
+
   it('adds a job admitted by a process that died before handing it to BullMQ (the reconcile pass)', async () => {
     const { queue, consumer, keys, client } = setUp();
     const lost = job('a');

@@ -78,9 +78,13 @@ export class RunAdmission {
     await this.dispatch(admitted);
   }
 
-  /** Gives a job's slot back (it is done for good) and hands the jobs then admitted to BullMQ. */
-  async release(jobId: string): Promise<void> {
-    const admitted = await this.script<string[]>('releaseRun', [...this.keys.keys, this.keys.handed], [this.keys.pending, this.policy, jobId]);
+  /**
+   * Gives a job's slot back (it is done for good) and hands the jobs then admitted to BullMQ.
+   * `job`: its tenant and agent as the worker that ran it has them, which spares the script
+   * reading and decoding the job; without it the script reads them.
+   */
+  async release(jobId: string, job?: Pick<RunJob, 'tenant' | 'agent_id'>): Promise<void> {
+    const admitted = await this.script<string[]>('releaseRun', [...this.keys.keys, this.keys.handed], [this.keys.pending, this.policy, jobId, ...(job ? [job.tenant, job.agent_id] : [])]);
     await this.dispatch(admitted);
   }
 

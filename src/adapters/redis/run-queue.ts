@@ -162,7 +162,7 @@ export class BullRunConsumer implements RunConsumer {
         await handler(job.data as RunJob);
         // Not awaited: sent in this turn of the event loop, the release leaves in one write with
         // BullMQ's completion of the job that follows it on this connection, in that order.
-        void this.release(job.id!);
+        void this.release(job.id!, job.data as RunJob);
       },
       {
         connection,
@@ -181,7 +181,7 @@ export class BullRunConsumer implements RunConsumer {
       if (!job) return;
       if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) {
         onFailed?.(job.data as RunJob, error);
-        void this.release(job.id!);
+        void this.release(job.id!, job.data as RunJob);
       }
     });
     const heartbeat = () => this.admission.admit({ id: this.id, slots: concurrency, lastsMs: HEARTBEAT_LASTS_MS }).catch((error: unknown) => this.options.onError?.(error));
@@ -194,8 +194,8 @@ export class BullRunConsumer implements RunConsumer {
   }
 
   /** A job done for good gives its slot back; a lost release (Redis down) is the reconcile pass's to redo. */
-  private async release(jobId: string): Promise<void> {
-    await this.admission.release(jobId).catch((error: unknown) => this.options.onError?.(error));
+  private async release(jobId: string, job: RunJob): Promise<void> {
+    await this.admission.release(jobId, job).catch((error: unknown) => this.options.onError?.(error));
   }
 
   close(timeoutMs = 10_000): Promise<void> {

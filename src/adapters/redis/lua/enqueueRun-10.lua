@@ -20,9 +20,14 @@ local id, data, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
 local job = cjson.decode(data)
 local function waiting() return tonumber(redis.call('HGET', KEYS[4], job.tenant) or '0') end
 if redis.call('HEXISTS', KEYS[1], id) == 1 or redis.call('HEXISTS', KEYS[6], id) == 1 then return {0, waiting()} end
-if delay <= 0 and admit_alone(now, policy, id, job, data) then
-  if hand(policy, now, id, data, job.kind) then return {1, waiting()} end
-  return {1, waiting(), data}
+if delay <= 0 then
+  local alone, idle = admit_alone(now, policy, id, job, data)
+  if alone then
+    -- Nothing waiting anywhere and no agent cap (so nothing parked): its tenant has none waiting.
+    local queued = (idle and not policy.a) and 0 or waiting()
+    if hand(policy, now, id, data, job.kind) then return {1, queued} end
+    return {1, queued, data}
+  end
 end
 redis.call('HSET', KEYS[1], id, data)
 redis.call('HINCRBY', KEYS[4], job.tenant, 1)
