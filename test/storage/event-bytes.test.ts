@@ -8,7 +8,10 @@ import type { Backend } from '../../src/ports/backend.js';
 import { Redis } from 'ioredis';
 import { RedisEventBus } from '../../src/adapters/redis/event-bus.js';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
+import { runEvent } from '../../src/domain/run-events.js';
 import { startPrivateRedis, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { monitorRedis } from '../support/redis-monitor.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The byte caps of the event log on the run path too: events a worker's journal publishes
@@ -137,6 +140,156 @@ describe('event accounting of steps with several events', () => {
         return `${e.run}\0${ms.padStart(15, '0')}-${seq.padStart(10, '0')}\0${e.id}\0${e.bytes}`;
       };
       expect((await admin.zrange(keys.eventsByRun(tenant), '0', '-1')).sort()).toEqual(entries.map(member).sort());
+    } finally {
+      admin.disconnect();
+      await Promise.all([memory.close(), onRedis.close()]);
+    }
+  });
+});
+
+/** The accounting beside a tenant's stream on Redis: its entries, the bytes hash and the by-run set. */
+async function accountingOf(admin: Redis, keys: RedisKeys, tenant: string) {
+  const entries = (await admin.xrange(keys.events(tenant), '-', '+')).map(([id, fields]) => {
+    const field = (name: string) => fields[fields.indexOf(name) + 1]!;
+    return { id, run: field('r'), bytes: Buffer.byteLength(field('e')) };
+  });
+  return { entries, bytes: await admin.hgetall(keys.eventBytes(tenant)), byRun: (await admin.zrange(keys.eventsByRun(tenant), '0', '-1')).sort() };
+}
+
+/** What publishing the stream's entries one by one leaves beside it: each run's bytes and the tenant's, one member per entry. */
+function accountingFor(entries: { id: string; run: string; bytes: number }[]) {
+  const byRun = new Map<string, number>();
+  for (const e of entries) byRun.set(`run:${e.run}`, (byRun.get(`run:${e.run}`) ?? 0) + e.bytes);
+  const total = entries.reduce((n, e) => n + e.bytes, 0);
+  const member = (e: (typeof entries)[number]) => {
+    const [ms, seq] = e.id.split('-') as [string, string];
+    return `${e.run}\0${ms.padStart(15, '0')}-${seq.padStart(10, '0')}\0${e.id}\0${e.bytes}`;
+  };
+  return { entries, bytes: { tenant: String(total), ...Object.fromEntries([...byRun].map(([f, n]) => [f, String(n)])) }, byRun: entries.map(member).sort() };
+}
+
+/**
+ * A step's events are of one run: stepRun counts them together, reading the counters once and
+ * writing them back once, not four commands per event. What it keeps and what the accounting
+ * holds after stay those of publishing the events one by one, also when the step's second event
+ * takes the run and the tenant past their caps.
+ */
+describe('the events of one step on Redis, accounted together', () => {
+  const bytesOfEvent = (event: RunEvent) => Buffer.byteLength(JSON.stringify(event));
+  /** The node after the step's: its node_start is the largest event. */
+  const NEXT = 'b'.repeat(600);
+
+  it('counts two events of a step in 4 commands beside their XADDs (read the counters, the length; one ZADD, one HSET)', async () => {
+    const prefix = uniquePrefix('event-count');
+    const backend = createRedisBackend({ ...common, eventsMaxBytes: DEFAULT_EVENT_RETENTION.bytes, eventsRunMaxBytes: DEFAULT_EVENT_RETENTION.runBytes, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
+    const admin = new Redis(redis.url);
+    const monitor = await monitorRedis(redis.url);
+    try {
+      const tenant = `t-${randomUUID()}`;
+      const keys = new RedisKeys(prefix);
+      const accounting = new Set([keys.eventBytes(tenant), keys.eventsByRun(tenant)]);
+      const inside: string[] = [];
+      const markers = new Set<string>();
+      // The commands of scripts on this tenant's event keys, but the XADDs and announcements:
+      // what the retention accounting costs.
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        const [command, key] = [String(args[0]).toLowerCase(), String(args[1])];
+        if (source !== 'lua') {
+          if (command === 'set') markers.add(key);
+        } else if (accounting.has(key) || (key === keys.events(tenant) && command !== 'xadd')) inside.push(command);
+      });
+      /** The accounting commands run inside Redis for `work`: MONITOR reports in order, so those before a SET are seen once it is. */
+      const seen = async () => {
+        const marker = `${prefix}:marker-${markers.size}`;
+        await admin.set(marker, '1');
+        await waitFor('the marker seen', () => markers.has(marker));
+      };
+      const counted = async (work: () => Promise<unknown>): Promise<string[]> => {
+        await seen();
+        inside.length = 0;
+        await work();
+        await seen();
+        return [...inside];
+      };
+      let run = await runningRun(backend, tenant);
+      // Two events (node_end, node_start); then the run's last step: node_end and completed.
+      const step = await counted(() => backend.journal.step(tenant, run, { ended: [{ node: 'a', span: span('a') }], patch: {}, next: 'b' }));
+      const last = await counted(() => backend.journal.step(tenant, run, { ended: [{ node: 'b', span: span('b') }], patch: {}, next: '__end__' }));
+      // One event a script: no more than the 4 commands it took before.
+      run = await runningRun(backend, tenant);
+      const begin = await counted(() => backend.journal.begin(tenant, { id: run.id, session_id: run.session_id, agent_id: run.agent_id }));
+      const publish = await counted(() => backend.events.publish(tenant, { type: 'custom', session: run.session_id, run_id: run.id, agent_id: 'echo', ts: new Date().toISOString(), name: 'one', data: 1 }));
+      expect({ step, last, begin, publish }).toEqual({
+        step: ['hmget', 'xlen', 'zadd', 'hset'],
+        last: ['hmget', 'xlen', 'zadd', 'hset'],
+        begin: ['hmget', 'xlen', 'zadd', 'hset'],
+        publish: ['hmget', 'xlen', 'zadd', 'hset'],
+      });
+      const state = await accountingOf(admin, keys, tenant);
+      expect(state.entries).toHaveLength(8);
+      expect(state).toEqual(accountingFor(state.entries));
+    } finally {
+      monitor.disconnect();
+      admin.disconnect();
+      await backend.close();
+    }
+  });
+
+  /**
+   * Another run's event, then run R: its node_start (begin), a custom event, and a step of
+   * node_end `a` and node_start of a longer node. With the sizes of these events the caps are set
+   * so that the step's second event takes R past its cap (R's oldest goes) and the tenant past
+   * its own (the other run's goes), or past smaller caps: more of both, the step's own events too.
+   */
+  async function drive(backend: Backend, tenant: string): Promise<string[]> {
+    const other = { id: `other-${tenant}`, session_id: `s-${tenant}`, agent_id: 'echo' };
+    await backend.events.publish(tenant, runEvent(other, { type: 'custom', name: 'other', data: 'x'.repeat(10) }));
+    const run = await runningRun(backend, tenant);
+    await backend.events.publish(tenant, runEvent(run, { type: 'custom', name: 'own', data: 'y'.repeat(100) }));
+    await backend.journal.step(tenant, run, { ended: [{ node: 'a', span: span('a') }], patch: {}, next: NEXT });
+    const kept = await readAll(backend, tenant);
+    return kept.map(({ event: e }) => `${e.run_id === run.id ? 'run' : 'other'} ${e.type} ${'node' in e ? e.node : 'name' in e ? e.name : ''}`);
+  }
+
+  /** Sizes of the events `drive` publishes (UUIDs and timestamps are of fixed length). */
+  const sizes = () => {
+    const run = { id: randomUUID(), session_id: randomUUID(), agent_id: 'echo' };
+    const tenant = `t-${randomUUID()}`;
+    return {
+      other: bytesOfEvent(runEvent({ id: `other-${tenant}`, session_id: `s-${tenant}`, agent_id: 'echo' }, { type: 'custom', name: 'other', data: 'x'.repeat(10) })),
+      start: bytesOfEvent(runEvent(run, { type: 'node_start', node: 'a' })),
+      own: bytesOfEvent(runEvent(run, { type: 'custom', name: 'own', data: 'y'.repeat(100) })),
+      end: bytesOfEvent(runEvent(run, { type: 'node_end', node: 'a', status: 'ok' })),
+      next: bytesOfEvent(runEvent(run, { type: 'node_start', node: NEXT })),
+    };
+  };
+
+  const { other, start, own, end, next } = sizes();
+  // Past the run's cap by one byte with the step's second event: its oldest (begin's node_start) goes, and that is enough.
+  const runCap = start + own + end + next - 1;
+  // Then past the tenant's by one byte: the other run's event goes, and that is enough.
+  const tenantCap = other + runCap - start;
+  it.each([
+    { name: 'past both caps by the second event', retain: 100, runCap, tenantCap, kept: ['run custom own', 'run node_end a', `run node_start ${NEXT}`] },
+    { name: 'a tenant cap that takes an older event of the run', retain: 100, runCap, tenantCap: own + end + next - 1, kept: ['run node_end a', `run node_start ${NEXT}`] },
+    { name: 'a run cap that takes its older events, then the step\'s first', retain: 100, runCap: end + next - 1, tenantCap, kept: ['other custom other', `run node_start ${NEXT}`] },
+    { name: 'a tenant cap below the second event: both of the step go', retain: 100, runCap, tenantCap: next - 1, kept: [] },
+    { name: 'a run cap below the second event: all of the run go', retain: 100, runCap: next - 1, tenantCap, kept: ['other custom other'] },
+    { name: 'a run cap below each event of the step: each goes as it comes', retain: 100, runCap: end - 1, tenantCap, kept: [] },
+    { name: 'a count cap of one event', retain: 1, runCap, tenantCap, kept: [`run node_start ${NEXT}`] },
+  ])('keeps what publishing one by one keeps, with its accounting: $name', async ({ retain, runCap, tenantCap, kept }) => {
+    const options = { ...common, eventsRetain: retain, eventsMaxBytes: tenantCap, eventsRunMaxBytes: runCap };
+    const prefix = uniquePrefix('event-step');
+    const memory = createMemoryBackend(options);
+    const onRedis = createRedisBackend({ ...options, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
+    const admin = new Redis(redis.url);
+    try {
+      const tenant = `t-${randomUUID()}`;
+      const expected = await drive(memory, tenant);
+      expect(expected).toEqual(kept);
+      expect(await drive(onRedis, tenant)).toEqual(expected);
+      const state = await accountingOf(admin, new RedisKeys(prefix), tenant);
+      expect(state).toEqual(accountingFor(state.entries));
     } finally {
       admin.disconnect();
       await Promise.all([memory.close(), onRedis.close()]);

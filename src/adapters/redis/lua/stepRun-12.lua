@@ -44,18 +44,18 @@ local retain = tonumber(ARGV[10])
 local function add_span(json)
   if redis.call('RPUSH', KEYS[4], json) > retain then redis.call('LTRIM', KEYS[4], -retain, -1) end
 end
-local event_keys = { stream = KEYS[6], bytes = KEYS[11], by_run = KEYS[12] }
-local event_caps = { retain = ARGV[11], bytes = ARGV[19], run_bytes = ARGV[20] }
-local function publish(json, stop)
-  publish_event(event_keys, event_caps, ARGV[12], ARGV[13], ARGV[2], json, stop)
-end
+-- The step's events are all of its run: counted together, the counters written once (settle)
+-- before each return below.
+local events = event_batch({ stream = KEYS[6], bytes = KEYS[11], by_run = KEYS[12] }, { retain = ARGV[11], bytes = ARGV[19], run_bytes = ARGV[20] },
+  ARGV[12], ARGV[13], ARGV[2])
 local function each_line(text, f)
   for line in string.gmatch(text, '[^\n]+') do f(line) end
 end
 each_line(ARGV[14], add_span)
-each_line(ARGV[15], publish)
+each_line(ARGV[15], events.publish)
 if ARGV[17] == '' then
-  each_line(ARGV[16], publish)
+  each_line(ARGV[16], events.publish)
+  events.settle()
   return {1, entry}
 end
 set_run_status(KEYS[5], KEYS[1], KEYS[8], ARGV[18], ARGV[2], 'completed', ARGV[5], ARGV[6], nil, nil, { meta[6], seq })
@@ -70,6 +70,7 @@ for i = 1, #run, 2 do fields[run[i]] = run[i + 1] end
 if fields.waited and bytes <= STOP_STATE_BYTES and count <= SMALL_STATE_KEYS then
   stop = '{"run":' .. cjson.encode(fields) .. ',"state":' .. state_json(KEYS[2]) .. '}'
 end
-publish(ARGV[16], stop)
+events.publish(ARGV[16], stop)
+events.settle()
 local link = redis.call('HGET', KEYS[10], ARGV[2]) or ''
 return {1, entry, run, redis.call('LLEN', KEYS[9]), link}
