@@ -79,7 +79,9 @@ cleanup() {
   GROUPS_STARTED=()
   if [ -n "$REDIS" ] && command -v redis-cli >/dev/null; then
     for pattern in "$PREFIX:*" "{$PREFIX}:*"; do
-      redis-cli -u "$REDIS" --scan --pattern "$pattern" 2>/dev/null | xargs -r -n 100 redis-cli -u "$REDIS" del >/dev/null 2>&1 || true
+      # In the server (SCAN and DEL in one script): key names may hold NUL bytes (the metadata
+      # index's), which redis-cli's output cuts and no argument list can carry.
+      redis-cli -u "$REDIS" eval "local c = '0' repeat local r = redis.call('SCAN', c, 'MATCH', ARGV[1], 'COUNT', 1000) c = r[1] for _, k in ipairs(r[2]) do redis.call('DEL', k) end until c == '0' return 0" 0 "$pattern" >/dev/null 2>&1 || true
     done
   fi
 }
