@@ -115,37 +115,35 @@ describe('event accounting of steps with several events', () => {
   }
 
   it('keeps on Redis the events the memory backend keeps, with the bytes hash and the by-run set equal to the stream', async () => {
-    const prefix = uniquePrefix('event-steps');
-    const memory = createMemoryBackend(options);
-    const onRedis = createRedisBackend({ ...options, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
-    const admin = new Redis(redis.url);
-    try {
+    await onBoth(options, 'event-steps', async ({ memory, onRedis, admin, keys }) => {
       const tenant = `t-${randomUUID()}`;
       const expected = await drive(memory, tenant);
       expect(await drive(onRedis, tenant)).toEqual(expected);
       expect(expected.length).toBeLessThanOrEqual(caps.eventsRetain);
-
       // The accounting beside the stream: what each run and the tenant retain, one member per event.
-      const keys = new RedisKeys(prefix);
-      const entries = (await admin.xrange(keys.events(tenant), '-', '+')).map(([id, fields]) => {
-        const field = (name: string) => fields[fields.indexOf(name) + 1]!;
-        return { id, run: field('r'), bytes: Buffer.byteLength(field('e')) };
-      });
-      const byRun = new Map<string, number>();
-      for (const e of entries) byRun.set(`run:${e.run}`, (byRun.get(`run:${e.run}`) ?? 0) + e.bytes);
-      const total = entries.reduce((n, e) => n + e.bytes, 0);
-      expect(await admin.hgetall(keys.eventBytes(tenant))).toEqual({ tenant: String(total), ...Object.fromEntries([...byRun].map(([f, n]) => [f, String(n)])) });
-      const member = (e: (typeof entries)[number]) => {
-        const [ms, seq] = e.id.split('-') as [string, string];
-        return `${e.run}\0${ms.padStart(15, '0')}-${seq.padStart(10, '0')}\0${e.id}\0${e.bytes}`;
-      };
-      expect((await admin.zrange(keys.eventsByRun(tenant), '0', '-1')).sort()).toEqual(entries.map(member).sort());
-    } finally {
-      admin.disconnect();
-      await Promise.all([memory.close(), onRedis.close()]);
-    }
+      const state = await accountingOf(admin, keys, tenant);
+      expect(state).toEqual(accountingFor(state.entries));
+    });
   });
 });
+
+/** Runs `check` with a memory backend and a Redis one (its own key prefix) of the same options, then closes them. */
+async function onBoth(
+  options: typeof common,
+  label: string,
+  check: (both: { memory: Backend; onRedis: Backend; admin: Redis; keys: RedisKeys }) => Promise<void>,
+): Promise<void> {
+  const prefix = uniquePrefix(label);
+  const memory = createMemoryBackend(options);
+  const onRedis = createRedisBackend({ ...options, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
+  const admin = new Redis(redis.url);
+  try {
+    await check({ memory, onRedis, admin, keys: new RedisKeys(prefix) });
+  } finally {
+    admin.disconnect();
+    await Promise.all([memory.close(), onRedis.close()]);
+  }
+}
 
 /** The accounting beside a tenant's stream on Redis: its entries, the bytes hash and the by-run set. */
 async function accountingOf(admin: Redis, keys: RedisKeys, tenant: string) {
@@ -279,21 +277,14 @@ describe('the events of one step on Redis, accounted together', () => {
     { name: 'a count cap of one event', retain: 1, runCap, tenantCap, kept: [`run node_start ${NEXT}`] },
   ])('keeps what publishing one by one keeps, with its accounting: $name', async ({ retain, runCap, tenantCap, kept }) => {
     const options = { ...common, eventsRetain: retain, eventsMaxBytes: tenantCap, eventsRunMaxBytes: runCap };
-    const prefix = uniquePrefix('event-step');
-    const memory = createMemoryBackend(options);
-    const onRedis = createRedisBackend({ ...options, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
-    const admin = new Redis(redis.url);
-    try {
+    await onBoth(options, 'event-step', async ({ memory, onRedis, admin, keys }) => {
       const tenant = `t-${randomUUID()}`;
       const expected = await drive(memory, tenant);
       expect(expected).toEqual(kept);
       expect(await drive(onRedis, tenant)).toEqual(expected);
-      const state = await accountingOf(admin, new RedisKeys(prefix), tenant);
+      const state = await accountingOf(admin, keys, tenant);
       expect(state).toEqual(accountingFor(state.entries));
-    } finally {
-      admin.disconnect();
-      await Promise.all([memory.close(), onRedis.close()]);
-    }
+    });
   });
 });
 
