@@ -221,6 +221,19 @@ export const DEFAULT_EVENT_RETENTION = Object.freeze({
   runBytes: 16 * 1024 * 1024,
 });
 
+/**
+ * Past the count cap a tenant's log is trimmed in batches: when it holds more than `count` and
+ * {@link eventCountSlack} more events, its oldest go until it holds `count`. The newest `count`
+ * are always retained and the log holds at most 1 % more between trims, while dropping the
+ * oldest costs one step a batch on Redis, not one an event. Below 100 the cap is exact.
+ */
+export function eventCountSlack(count: number): number {
+  return Math.floor(count / EVENT_COUNT_SLACK_DIVISOR);
+}
+
+/** {@link eventCountSlack}'s divisor (the Redis scripts are given it: includes/publishEvent.lua). */
+export const EVENT_COUNT_SLACK_DIVISOR = 100;
+
 /** The least byte cap the settings accept: one of the largest events (a stream chunk with its envelope) fits four times. */
 export const MIN_EVENTS_BYTES = 1024 * 1024;
 

@@ -113,6 +113,19 @@ export function eventBusContract(name: string, makeBus: EventBusFactory): void {
       await bus.close();
     });
 
+    it('past the count cap trims in batches: the newest `retain` always, at most 1 % more between trims', async () => {
+      const bus = await makeBus(200);
+      const ids = await publishMany(bus, T, 202);
+      // 202 = 200 and its slack (eventCountSlack): nothing dropped yet.
+      expect((await readAll(bus, T)).map((e) => e.id)).toEqual(ids);
+      ids.push(...(await publishMany(bus, T, 1)));
+      // One more: back to the newest 200 at once.
+      expect((await readAll(bus, T)).map((e) => e.id)).toEqual(ids.slice(-200));
+      ids.push(...(await publishMany(bus, T, 2)));
+      expect((await readAll(bus, T)).map((e) => e.id)).toEqual(ids.slice(-202));
+      await bus.close();
+    });
+
     it('retains at most maxBytes of event JSON per tenant, counted in UTF-8 bytes, the oldest dropped first', async () => {
       const caps = { maxBytes: 20_000, runMaxBytes: 20_000 };
       const bus = await makeBus(10_000, caps);

@@ -97,14 +97,14 @@ describe('event accounting of steps with several events', () => {
   const options = { ...common, ...caps };
 
   /** The same runs and steps on a backend: three runs interleaved, supersteps of 1–3 nodes, two large events. */
-  async function drive(backend: Backend, tenant: string): Promise<string[]> {
+  async function drive(backend: Backend, tenant: string, steps = 24): Promise<string[]> {
     const runs = [await runningRun(backend, tenant), await runningRun(backend, tenant), await runningRun(backend, tenant)];
     const label = new Map(runs.map((run, i) => [run.id, `run${i}`]));
-    for (let i = 0; i < 24; i += 1) {
+    for (let i = 0; i < steps; i += 1) {
       const run = runs[i % 3]!;
       const width = 1 + (i % 3);
       const nodes = Array.from({ length: width }, (_, n) => `${'n'.repeat(1 + ((i * 7 + n) % 40))}${n}`);
-      const last = i >= 21;
+      const last = i >= steps - 3;
       await backend.journal.step(tenant, run, { ended: nodes.map((node) => ({ node, span: span(node) })), patch: { [`k${i}`]: i }, next: last ? '__end__' : nodes[0]!, starts: last ? undefined : nodes });
       if (i === 8 || i === 17) {
         await backend.events.publish(tenant, { type: 'custom', session: run.session_id, run_id: run.id, agent_id: 'echo', ts: new Date().toISOString(), name: 'large', data: 'é'.repeat(400 + i) });
@@ -122,6 +122,21 @@ describe('event accounting of steps with several events', () => {
       expect(expected.length).toBeLessThanOrEqual(caps.eventsRetain);
       // The accounting beside the stream: what each run and the tenant retain, one member per event.
       const state = await accountingOf(admin, keys, tenant);
+      expect(state).toEqual(accountingFor(state.entries));
+    });
+  });
+
+  it('past the count cap drops its batches the same on both, the accounting equal to the stream', async () => {
+    // 200 events and a slack of 2 (eventCountSlack): ~1,000 events published, trimmed in batches.
+    const batched = { ...common, eventsRetain: 200, eventsMaxBytes: 1_048_576, eventsRunMaxBytes: 1_048_576 };
+    await onBoth(batched, 'event-batches', async ({ memory, onRedis, admin, keys }) => {
+      const tenant = `t-${randomUUID()}`;
+      const expected = await drive(memory, tenant, 240);
+      expect(await drive(onRedis, tenant, 240)).toEqual(expected);
+      expect(expected.length).toBeGreaterThanOrEqual(200);
+      expect(expected.length).toBeLessThanOrEqual(202);
+      const state = await accountingOf(admin, keys, tenant);
+      expect(state.entries).toHaveLength(expected.length);
       expect(state).toEqual(accountingFor(state.entries));
     });
   });

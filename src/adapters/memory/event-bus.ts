@@ -1,4 +1,4 @@
-import { DEFAULT_EVENT_RETENTION, type RunEvent, type StoredEvent } from '../../domain/types.js';
+import { DEFAULT_EVENT_RETENTION, eventCountSlack, type RunEvent, type StoredEvent } from '../../domain/types.js';
 import { compareEventIds } from '../../domain/event-ids.js';
 import type { CancelSignal, EventBus, EventListener } from '../../ports/event-bus.js';
 
@@ -20,9 +20,9 @@ interface RunEntries {
 }
 
 /**
- * The retained events of one tenant, oldest first: at most `retain` events, `maxBytes` bytes of
- * event JSON (UTF-8, as Redis counts them) and `runMaxBytes` per run; past a cap the oldest
- * go (the run's own oldest for the run cap, out of the middle of the log). Dropped entries
+ * The retained events of one tenant, oldest first: the newest `retain` events (up to
+ * `eventCountSlack(retain)` more between trims), at most `maxBytes` bytes of event JSON (UTF-8,
+ * as Redis counts them) and `runMaxBytes` per run; past a cap the oldest go (the run's own oldest for the run cap, out of the middle of the log). Dropped entries
  * stay as gaps, skipped by reads, until compaction; ids rise with the index, so a read after
  * an id is a binary search.
  */
@@ -46,10 +46,13 @@ class EventLog {
     run.entries.push(entry);
     run.bytes += entry.bytes;
     while (run.bytes > this.caps.runMaxBytes && run.head < run.entries.length) this.drop(run.entries[run.head]!);
-    while ((this.count > this.caps.retain || this.bytes > this.caps.maxBytes) && this.head < this.entries.length) {
-      const oldest = this.entries[this.head]!;
-      if (oldest.stored) this.drop(oldest);
-      else this.head += 1;
+    // Past the count cap in batches (eventCountSlack), past the byte cap at once; back to both.
+    if (this.count > this.caps.retain + eventCountSlack(this.caps.retain) || this.bytes > this.caps.maxBytes) {
+      while ((this.count > this.caps.retain || this.bytes > this.caps.maxBytes) && this.head < this.entries.length) {
+        const oldest = this.entries[this.head]!;
+        if (oldest.stored) this.drop(oldest);
+        else this.head += 1;
+      }
     }
     this.compact();
   }

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { isCluster, type RedisClient } from './connection.js';
 import { AppError, conflict, idempotencyKeyReused, idempotentRunGone, notFound, stateTooLarge, stateTooManyKeys } from '../../domain/errors.js';
 import { MAX_SESSION_METADATA_BYTES, metadataTooLarge } from '../../domain/session-metadata.js';
-import { ACTIVE_RUN_STATUSES, FINAL_FIRE_STATUSES } from '../../domain/types.js';
+import { ACTIVE_RUN_STATUSES, EVENT_COUNT_SLACK_DIVISOR, FINAL_FIRE_STATUSES } from '../../domain/types.js';
 import { graphStateTooLarge, graphThreadGone } from '../shared/graph-limits.js';
 import { MAX_INDEXED_PAIR_BYTES, MAX_INDEXED_PAIRS } from '../../domain/metadata-pairs.js';
 
@@ -185,6 +185,7 @@ const GENERATED_INCLUDES: Record<string, (options: ScriptOptions) => string> = {
   // slot (a script may SPUBLISH there), so an announcement reaches one shard, not every node.
   announce: (options) => `local ANNOUNCE = '${options.sharded ? 'SPUBLISH' : 'PUBLISH'}'`,
   bullAddStandardJob,
+  eventCaps: () => `local EVENT_COUNT_SLACK_DIVISOR = ${EVENT_COUNT_SLACK_DIVISOR}`,
 };
 
 /**

@@ -6,10 +6,12 @@
   run and its state as it stopped, for a replica waiting on it (StoredEvent.stop). Returns the stream id, which is the event id. ANNOUNCE is PUBLISH, or SPUBLISH on
   a cluster (the channel is then the tenant's, in the stream's slot).
 
-  Retention (exact, the same as the memory adapter's): the stream keeps at most `caps.retain`
-  events, `caps.bytes` bytes of event JSON and `caps.run_bytes` bytes of one run's events.
-  Past the run's cap its own oldest events go (XDEL in the middle of the stream), past the
-  tenant's the stream's oldest. Bytes are the JSON's length in bytes (UTF-8), Lua's `#`.
+  Retention (the same as the memory adapter's): the stream keeps the newest `caps.retain`
+  events, at most `caps.bytes` bytes of event JSON and `caps.run_bytes` bytes of one run's
+  events. Past the run's cap its own oldest events go (XDEL in the middle of the stream), past
+  the tenant's byte cap the stream's oldest; past the count cap they go in a batch once the
+  stream holds its slack more (retain / EVENT_COUNT_SLACK_DIVISOR, domain eventCountSlack):
+  one XRANGE and one XTRIM for the batch, where one event each would cost both. Bytes are the JSON's length in bytes (UTF-8), Lua's `#`.
   The accounting lives beside the stream, in its slot:
     stream entry   e = the event JSON, r = its run id
     bytes hash     tenant = bytes of the stream, run:<run id> = bytes of that run's events
@@ -21,20 +23,23 @@
   (event_batch): it reads the counters and the stream's length once, drops past the caps as
   each event comes, as publishing them one by one would, and writes the counters and the new
   members back once at the end (settle). Two events then cost HMGET, XLEN, ZADD and HSET
-  beside their XADDs and announcements, not ZADD, HINCRBY, HINCRBY and XLEN each; a drop past
-  a cap costs its XDEL and ZREM (and an HINCRBY for another run's event), the stream's length
-  and the counters of the run and the tenant being counted in Lua. One event alone
-  (publish_event) costs the same 4.
+  beside their XADDs and announcements, not ZADD, HINCRBY, HINCRBY and XLEN each; a drop by
+  the run's cap costs its XDEL and ZREM, a batch dropped by the tenant's caps its XRANGE, XTRIM,
+  one ZREM and an HINCRBY for each other run it held, the stream's length and the counters of
+  the run and the tenant being counted in Lua. One event alone (publish_event) costs the same 4.
 ]]
 --@include announce
+--@include eventCaps
 
 local function event_member(run, id, bytes)
   local ms, seq = string.match(id, '^(%d+)-(%d+)$')
   return run .. '\0' .. string.rep('0', 15 - #ms) .. ms .. '-' .. string.rep('0', 10 - #seq) .. seq .. '\0' .. id .. '\0' .. bytes
 end
 
--- Largest number of by-run members one ZADD takes (unpack's limit is the Lua stack).
+-- Largest number of by-run members one ZADD or ZREM takes (unpack's limit is the Lua stack).
 local EVENT_MEMBERS_BATCH = 500
+-- Most of the stream's oldest entries read at once when trimming (a lowered cap trims in several).
+local DROP_BATCH = 1000
 
 -- A counter written back with HSET: an integer's digits, never Lua's "1e+15" or "197.0".
 local function integer_text(n)
@@ -55,6 +60,7 @@ end
 ]]
 local function event_batch(keys, caps, channel, tenant_json, run)
   local run_cap, cap, retain = tonumber(caps.run_bytes), tonumber(caps.bytes), tonumber(caps.retain)
+  local slack = math.floor(retain / EVENT_COUNT_SLACK_DIVISOR)
   local run_field = 'run:' .. run
   -- The counters as the hash would hold them had each event been counted: loaded by the first
   -- event after a settle. `run_held` mirrors whether the hash has the run's field (publish_event
@@ -109,30 +115,45 @@ local function event_batch(keys, caps, channel, tenant_json, run)
       bytes = bytes - old_bytes
       forget_own(old_bytes)
     end
-    -- The tenant's oldest, while over the count or the byte cap.
-    while bytes > cap or length > retain do
-      local oldest = redis.call('XRANGE', keys.stream, '-', '+', 'COUNT', 1)[1]
-      if not oldest then break end
-      local old_id = oldest[1]
-      length = length - redis.call('XDEL', keys.stream, old_id)
-      local fields = oldest[2]
-      local old_json, old_run
-      for i = 1, #fields, 2 do
-        if fields[i] == 'e' then old_json = fields[i + 1] elseif fields[i] == 'r' then old_run = fields[i + 1] end
-      end
-      if old_run and old_json then
-        local old_bytes = #old_json
-        bytes = bytes - old_bytes
-        if old_run ~= run then
-          redis.call('ZREM', keys.by_run, event_member(old_run, old_id, old_bytes))
-          if redis.call('HINCRBY', keys.bytes, 'run:' .. old_run, -old_bytes) <= 0 then redis.call('HDEL', keys.bytes, 'run:' .. old_run) end
-        else
-          if first <= last and ids[first] == old_id then
-            first = first + 1
-          else
-            redis.call('ZREM', keys.by_run, event_member(run, old_id, old_bytes))
+    -- The tenant's oldest: past the byte cap, or past the count cap and its slack, until both
+    -- hold again; a batch at a time (one XRANGE, one XTRIM), its counters written once.
+    if bytes > cap or length > retain + slack then
+      while bytes > cap or length > retain do
+        local oldest = redis.call('XRANGE', keys.stream, '-', '+', 'COUNT', integer_text(math.min(math.max(length - retain, 1), DROP_BATCH)))
+        local dropped, members, others, other_bytes = 0, {}, {}, {}
+        for _, entry in ipairs(oldest) do
+          if bytes <= cap and length <= retain then break end
+          dropped, length = dropped + 1, length - 1
+          local old_id, fields = entry[1], entry[2]
+          local old_json, old_run
+          for i = 1, #fields, 2 do
+            if fields[i] == 'e' then old_json = fields[i + 1] elseif fields[i] == 'r' then old_run = fields[i + 1] end
           end
-          forget_own(old_bytes)
+          if old_run and old_json then
+            local old_bytes = #old_json
+            bytes = bytes - old_bytes
+            if old_run ~= run then
+              members[#members + 1] = event_member(old_run, old_id, old_bytes)
+              if not other_bytes[old_run] then others[#others + 1], other_bytes[old_run] = old_run, 0 end
+              other_bytes[old_run] = other_bytes[old_run] + old_bytes
+            else
+              if first <= last and ids[first] == old_id then
+                first = first + 1
+              else
+                members[#members + 1] = event_member(run, old_id, old_bytes)
+              end
+              forget_own(old_bytes)
+            end
+          end
+        end
+        if dropped == 0 then break end
+        -- The stream's oldest `dropped` entries are those just read: trimmed to what is left.
+        redis.call('XTRIM', keys.stream, 'MAXLEN', '=', integer_text(length))
+        for from = 1, #members, EVENT_MEMBERS_BATCH do
+          redis.call('ZREM', keys.by_run, unpack(members, from, math.min(#members, from + EVENT_MEMBERS_BATCH - 1)))
+        end
+        for _, other in ipairs(others) do
+          if redis.call('HINCRBY', keys.bytes, 'run:' .. other, integer_text(-other_bytes[other])) <= 0 then redis.call('HDEL', keys.bytes, 'run:' .. other) end
         end
       end
     end
