@@ -184,7 +184,7 @@ export const SETTING_DOCS: Readonly<Record<string, SettingDoc>> = {
   },
   SERVICE_EVENTS_RETAIN: {
     group: "Limits and retention",
-    text: "Run events kept per tenant for resuming a stream with `Last-Event-ID`.",
+    text: "Run events kept per tenant for resuming a stream with `Last-Event-ID`: the newest this many, and up to 1 % more between the trims of the oldest.",
   },
   SERVICE_EVENTS_MAX_BYTES: {
     group: "Limits and retention",
