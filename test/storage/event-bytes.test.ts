@@ -8,6 +8,7 @@ import type { Backend } from '../../src/ports/backend.js';
 import { Redis } from 'ioredis';
 import { RedisEventBus } from '../../src/adapters/redis/event-bus.js';
 import { RedisKeys } from '../../src/adapters/redis/keys.js';
+import { compareEventIds } from '../../src/domain/event-ids.js';
 import { runEvent } from '../../src/domain/run-events.js';
 import { startPrivateRedis, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { monitorRedis } from '../support/redis-monitor.js';
@@ -90,7 +91,7 @@ journalBytes('redis', () => createRedisBackend({ ...common, connection: { mode: 
 /**
  * Steps that publish several events at once, past the count cap, a run's byte cap and the
  * tenant's: the Redis scripts must keep what the memory backend keeps and leave the accounting
- * beside the stream (bytes hash, by-run set) equal to what the stream holds.
+ * beside the stream (the bytes hash) equal to what the stream holds.
  */
 describe('event accounting of steps with several events', () => {
   const caps = { eventsRetain: 12, eventsMaxBytes: 2_000, eventsRunMaxBytes: 1_200 };
@@ -114,7 +115,7 @@ describe('event accounting of steps with several events', () => {
     return kept.map(({ event: e }) => `${label.get(e.run_id)} ${e.type} ${'node' in e ? e.node : 'name' in e ? e.name : ''}`);
   }
 
-  it('keeps on Redis the events the memory backend keeps, with the bytes hash and the by-run set equal to the stream', async () => {
+  it('keeps on Redis the events the memory backend keeps, with the bytes hash equal to the stream', async () => {
     await onBoth(options, 'event-steps', async ({ memory, onRedis, admin, keys }) => {
       const tenant = `t-${randomUUID()}`;
       const expected = await drive(memory, tenant);
@@ -160,25 +161,45 @@ async function onBoth(
   }
 }
 
-/** The accounting beside a tenant's stream on Redis: its entries, the bytes hash and the by-run set. */
+/**
+ * The accounting beside a tenant's stream on Redis: its entries, the bytes hash's counters, the
+ * runs whose `first:` field is where their oldest entry is looked for (at or before it: "(" and
+ * an id, strictly before), how many `first:` fields there are, and whether the by-run index of
+ * earlier versions exists.
+ */
 async function accountingOf(admin: Redis, keys: RedisKeys, tenant: string) {
   const entries = (await admin.xrange(keys.events(tenant), '-', '+')).map(([id, fields]) => {
     const field = (name: string) => fields[fields.indexOf(name) + 1]!;
     return { id, run: field('r'), bytes: Buffer.byteLength(field('e')) };
   });
-  return { entries, bytes: await admin.hgetall(keys.eventBytes(tenant)), byRun: (await admin.zrange(keys.eventsByRun(tenant), '0', '-1')).sort() };
+  const hash = await admin.hgetall(keys.eventBytes(tenant));
+  const bytes = Object.fromEntries(Object.entries(hash).filter(([field]) => !field.startsWith('first:')));
+  const firstFields = Object.keys(hash).filter((field) => field.startsWith('first:'));
+  const firsts = firstFields
+    .map((field) => field.slice('first:'.length))
+    .filter((run) => {
+      const oldest = entries.find((e) => e.run === run);
+      const from = hash[`first:${run}`]!;
+      if (!oldest) return false;
+      const order = compareEventIds(from.replace(/^\(/, ''), oldest.id);
+      return from.startsWith('(') ? order < 0 : order <= 0;
+    })
+    .sort();
+  return { entries, bytes, firsts, firstFields: firstFields.length, byRunIndex: (await admin.exists(keys.eventsByRun(tenant))) === 1 };
 }
 
-/** What publishing the stream's entries one by one leaves beside it: each run's bytes and the tenant's, one member per entry. */
+/** What publishing the stream's entries one by one leaves beside it: each run's bytes and the tenant's, each run's oldest findable. */
 function accountingFor(entries: { id: string; run: string; bytes: number }[]) {
   const byRun = new Map<string, number>();
-  for (const e of entries) byRun.set(`run:${e.run}`, (byRun.get(`run:${e.run}`) ?? 0) + e.bytes);
+  for (const e of entries) byRun.set(e.run, (byRun.get(e.run) ?? 0) + e.bytes);
   const total = entries.reduce((n, e) => n + e.bytes, 0);
-  const member = (e: (typeof entries)[number]) => {
-    const [ms, seq] = e.id.split('-') as [string, string];
-    return `${e.run}\0${ms.padStart(15, '0')}-${seq.padStart(10, '0')}\0${e.id}\0${e.bytes}`;
+  return {
+    entries,
+    bytes: { tenant: String(total), ...Object.fromEntries([...byRun].map(([run, n]) => [`run:${run}`, String(n)])) },
+    firsts: [...byRun.keys()].sort(),
+    firstFields: byRun.size,
+    byRunIndex: false,
   };
-  return { entries, bytes: { tenant: String(total), ...Object.fromEntries([...byRun].map(([f, n]) => [f, String(n)])) }, byRun: entries.map(member).sort() };
 }
 
 /**
@@ -192,7 +213,7 @@ describe('the events of one step on Redis, accounted together', () => {
   /** The node after the step's: its node_start is the largest event. */
   const NEXT = 'b'.repeat(600);
 
-  it('counts two events of a step in 4 commands beside their XADDs (read the counters, the length; one ZADD, one HSET)', async () => {
+  it('counts two events of a step in 3 commands beside their XADDs (read the counters, the length; one HSET)', async () => {
     const prefix = uniquePrefix('event-count');
     const backend = createRedisBackend({ ...common, eventsMaxBytes: DEFAULT_EVENT_RETENTION.bytes, eventsRunMaxBytes: DEFAULT_EVENT_RETENTION.runBytes, connection: { mode: 'single', url: redis.url }, keyPrefix: prefix, lockDurationMs: 30_000 });
     const admin = new Redis(redis.url);
@@ -228,15 +249,15 @@ describe('the events of one step on Redis, accounted together', () => {
       // Two events (node_end, node_start); then the run's last step: node_end and completed.
       const step = await counted(() => backend.journal.step(tenant, run, { ended: [{ node: 'a', span: span('a') }], patch: {}, next: 'b' }));
       const last = await counted(() => backend.journal.step(tenant, run, { ended: [{ node: 'b', span: span('b') }], patch: {}, next: '__end__' }));
-      // One event a script: no more than the 4 commands it took before.
+      // One event a script: the same 3.
       run = await runningRun(backend, tenant);
       const begin = await counted(() => backend.journal.begin(tenant, { id: run.id, session_id: run.session_id, agent_id: run.agent_id }));
       const publish = await counted(() => backend.events.publish(tenant, { type: 'custom', session: run.session_id, run_id: run.id, agent_id: 'echo', ts: new Date().toISOString(), name: 'one', data: 1 }));
       expect({ step, last, begin, publish }).toEqual({
-        step: ['hmget', 'xlen', 'zadd', 'hset'],
-        last: ['hmget', 'xlen', 'zadd', 'hset'],
-        begin: ['hmget', 'xlen', 'zadd', 'hset'],
-        publish: ['hmget', 'xlen', 'zadd', 'hset'],
+        step: ['hmget', 'xlen', 'hset'],
+        last: ['hmget', 'xlen', 'hset'],
+        begin: ['hmget', 'xlen', 'hset'],
+        publish: ['hmget', 'xlen', 'hset'],
       });
       const state = await accountingOf(admin, keys, tenant);
       expect(state.entries).toHaveLength(8);
@@ -297,6 +318,31 @@ describe('the events of one step on Redis, accounted together', () => {
       const expected = await drive(memory, tenant);
       expect(expected).toEqual(kept);
       expect(await drive(onRedis, tenant)).toEqual(expected);
+      const state = await accountingOf(admin, keys, tenant);
+      expect(state).toEqual(accountingFor(state.entries));
+    });
+  });
+});
+
+describe('event accounting left by an earlier version', () => {
+  it('finds a run\'s oldest without its `first:` field and deletes the by-run index at the next trim', async () => {
+    // Count cap 100 with its slack of 1; the run's cap is passed by its 5th ~2 KB event.
+    const options = { ...common, eventsRetain: 100, eventsMaxBytes: 1_048_576, eventsRunMaxBytes: 7_000 };
+    await onBoth(options, 'event-legacy', async ({ memory, onRedis, admin, keys }) => {
+      const tenant = `t-${randomUUID()}`;
+      const publish = async (backend: Backend, run: string, i: number) =>
+        backend.events.publish(tenant, { type: 'custom', session: 's', run_id: run, agent_id: 'echo', ts: new Date().toISOString(), name: `e${i}`, data: 'x'.repeat(1_900) });
+      const names = async (backend: Backend) => (await readAll(backend, tenant)).map(({ event: e }) => `${e.run_id} ${'name' in e ? e.name : ''}`);
+      for (const backend of [memory, onRedis]) for (let i = 0; i < 3; i += 1) await publish(backend, 'loud', i);
+      // As an earlier version left them: no `first:` field, an index of events by run.
+      await admin.hdel(keys.eventBytes(tenant), 'first:loud');
+      await admin.zadd(keys.eventsByRun(tenant), 0, 'loud\0earlier');
+      for (const backend of [memory, onRedis]) for (let i = 3; i < 6; i += 1) await publish(backend, 'loud', i);
+      expect(await names(onRedis)).toEqual(await names(memory));
+      expect((await names(memory))[0]).toBe('loud e3');
+      // Past the count cap: the trim deletes the index; the accounting is the stream's.
+      for (const backend of [memory, onRedis]) for (let i = 0; i < 110; i += 1) await backend.events.publish(tenant, { type: 'custom', session: 's', run_id: `quiet-${i % 7}`, agent_id: 'echo', ts: new Date().toISOString(), name: `q${i}`, data: i });
+      expect(await names(onRedis)).toEqual(await names(memory));
       const state = await accountingOf(admin, keys, tenant);
       expect(state).toEqual(accountingFor(state.entries));
     });
