@@ -151,14 +151,15 @@ export class RedisKeys {
   }
   /**
    * Bytes of the tenant's retained events (includes/publishEvent.lua): a hash, field `tenant`
-   * the whole log's, `run:<run id>` each run's with events retained.
+   * the whole log's, `run:<run id>` each run's with events retained, `first:<run id>` where
+   * that run's oldest event is looked for.
    */
   eventBytes(tenant: string): string {
     return `${this.t(tenant)}:events:bytes`;
   }
   /**
-   * The tenant's retained events by run (includes/publishEvent.lua), so a run's oldest can be
-   * dropped: a sorted set read lexically, one member per event.
+   * An index of the tenant's events by run that earlier versions kept (a sorted set): the
+   * event scripts delete it at the tenant's next trim (includes/publishEvent.lua).
    */
   eventsByRun(tenant: string): string {
     return `${this.t(tenant)}:events:by-run`;

@@ -5,7 +5,7 @@
 
   KEYS[1] run hash   KEYS[2] session hash   KEYS[3] active-runs sorted set of the tenant
   KEYS[4] the tenant's event stream   KEYS[5] state hash   KEYS[6] checkpoints list
-  KEYS[7] the tenant's event bytes hash   KEYS[8] the tenant's events by run (includes/publishEvent.lua)
+  KEYS[7] the tenant's event bytes hash   KEYS[8] an earlier version's index of events by run, deleted (includes/publishEvent.lua)
 
   ARGV, named and ordered by SCRIPT_ARGS.beginRun (script-args.ts):
   ARGV[1] run id   ARGV[2] now (RFC 3339)   ARGV[3] now (ms)

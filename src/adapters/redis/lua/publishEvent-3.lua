@@ -2,7 +2,7 @@
   Publishes one run event (see includes/publishEvent.lua).
 
   KEYS[1] the tenant's event stream   KEYS[2] the tenant's event bytes hash
-  KEYS[3] the tenant's events by run
+  KEYS[3] an earlier version's index of events by run, deleted (includes/publishEvent.lua)
 
   ARGV[1] events retained
   ARGV[2] the event as JSON

@@ -9,7 +9,7 @@
   KEYS[5] run hash   KEYS[6] the tenant's event stream   KEYS[7] sessions-by-activity sorted set
   KEYS[8] active-runs sorted set   KEYS[9] runs queued behind on the session
   KEYS[10] schedule run links hash of the tenant
-  KEYS[11] the tenant's event bytes hash   KEYS[12] the tenant's events by run (includes/publishEvent.lua)
+  KEYS[11] the tenant's event bytes hash   KEYS[12] an earlier version's index of events by run, deleted (includes/publishEvent.lua)
 
   ARGV, named and ordered by SCRIPT_ARGS.stepRun (script-args.ts):
   ARGV[1] session id   ARGV[2] run id   ARGV[3] checkpoint id   ARGV[4] next node
