@@ -16,6 +16,10 @@ const redis = useRedis();
 
 const job = (tenant: string): RunJob => ({ kind: 'start', tenant, run_id: randomUUID(), session_id: randomUUID(), agent_id: 'echo' });
 const POLICY = JSON.stringify({ d: [1, 0], t: {} });
+/** The admission scripts' first arguments as a process that hands no job itself gives them (includes/admitRuns.lua). */
+const unhanded = (keys: ReturnType<typeof admissionKeys>) => [keys.pending, POLICY, '', '', ''];
+/** enqueueRun's arguments of a job (no cap on its tenant or its agent), from such a process. */
+const enqueueArgs = (keys: ReturnType<typeof admissionKeys>, j: RunJob) => [...unhanded(keys), runJobId(j), JSON.stringify(j), 0, j.tenant, j.kind, j.agent_id, 0, 0];
 
 /** What only the Redis adapter can meet: a process dying inside the admission, counts drifting. */
 describe('RunQueue admission on Redis: crashes and drift', () => {
@@ -36,7 +40,7 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     const start = job('a');
     const id = runJobId(start);
     // A live worker's slots that take nothing yet: a start is admitted at once and waits in BullMQ.
-    await loadScripts(client)('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 2', 60_000]);
+    await loadScripts(client)('admitRuns', keys.keys, [...unhanded(keys), 'ghost 2', 60_000]);
     // The first start loads the script on the server (EVAL, or EVALSHA then EVAL): not counted.
     await queue.enqueue(job('b'));
     const monitor = await monitorRedis(redis.url);
@@ -75,7 +79,7 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     const { prefix, queue, keys, client } = setUp();
     const start = job('a');
     const id = runJobId(start);
-    await loadScripts(client)('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 2', 60_000]);
+    await loadScripts(client)('admitRuns', keys.keys, [...unhanded(keys), 'ghost 2', 60_000]);
     await queue.enqueue(job('b'));
     const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
     onTestFinished(() => bull.close());
@@ -123,8 +127,8 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     const lost = job('a');
     const script = loadScripts(client);
     // A live worker's slot, then the admission as a dying API replica runs it: admitted, never added.
-    await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
-    const [queued, , ...admitted] = await script<[number, number, ...string[]]>('enqueueRun', keys.keys, [keys.pending, POLICY, runJobId(lost), JSON.stringify(lost), 0]);
+    await script('admitRuns', keys.keys, [...unhanded(keys), 'ghost 1', 60_000]);
+    const [queued, , ...admitted] = await script<[number, number, ...string[]]>('enqueueRun', keys.keys, enqueueArgs(keys, lost));
     expect([queued, admitted.length]).toEqual([1, 1]);
     expect(await queue.hasLiveJob({ id: lost.run_id })).toBe(true);
     const seen: string[] = [];
@@ -140,7 +144,7 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     const id = runJobId(deleted);
     const script = loadScripts(client);
     // A live worker's slot that takes nothing: the job waits in BullMQ, where an operator removes it.
-    await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
+    await script('admitRuns', keys.keys, [...unhanded(keys), 'ghost 1', 60_000]);
     await queue.enqueue(deleted);
     const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
     onTestFinished(() => bull.close());
@@ -160,8 +164,8 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     const admitted = job('a');
     const id = runJobId(admitted);
     const script = loadScripts(client);
-    await script('admitRuns', keys.keys, [keys.pending, POLICY, 'ghost 1', 60_000]);
-    await script('enqueueRun', keys.keys, [keys.pending, POLICY, id, JSON.stringify(admitted), 0]);
+    await script('admitRuns', keys.keys, [...unhanded(keys), 'ghost 1', 60_000]);
+    await script('enqueueRun', keys.keys, enqueueArgs(keys, admitted));
     const bull = new Queue(RUNS_QUEUE, { connection: client, prefix });
     onTestFinished(() => bull.close());
     // Admitted, not in BullMQ (its add failed): not marked, so the reconcile pass adds it.
@@ -170,7 +174,7 @@ describe('RunQueue admission on Redis: crashes and drift', () => {
     await bull.add(admitted.kind, admitted, { jobId: id });
     expect(await script('handRuns', [keys.keys[5]!, keys.handed], [bull.toKey(''), id])).toBe(1);
     // Released (its run ended): its mark goes with its slot.
-    await script('releaseRun', [...keys.keys, keys.handed], [keys.pending, POLICY, id]);
+    await script('releaseRun', [...keys.keys, keys.handed], [...unhanded(keys), id]);
     expect(await client.sismember(keys.handed, id)).toBe(0);
   });
 

@@ -126,7 +126,8 @@ describe('Redis round trips at light load', () => {
     const client = new Redis(redis.url);
     const keys = admissionKeys(uniquePrefix('admission'));
     const script = loadScripts(client);
-    const policy = JSON.stringify({ d: [1, 0], t: {} });
+    // The policy, and no handing (includes/admitRuns.lua): the scripts return the jobs they admit.
+    const head = [keys.pending, JSON.stringify({ d: [1, 0], t: {} }), '', '', ''];
     const job: RunJob = { kind: 'start', tenant: 'light', run_id: 'run-1', session_id: 'session-1', agent_id: 'echo' };
     const monitor = await monitorRedis(redis.url);
     let inside = 0;
@@ -148,13 +149,13 @@ describe('Redis round trips at light load', () => {
     };
     try {
       // Counted too (and dropped), so its commands are all seen before the enqueue's count starts.
-      await counted(() => script('admitRuns', keys.keys, [keys.pending, policy, 'worker-1 8', 60_000]));
+      await counted(() => script('admitRuns', keys.keys, [...head, 'worker-1 8', 60_000]));
       let admitted: unknown[] = [];
       const enqueue = await counted(async () => {
-        admitted = await script<unknown[]>('enqueueRun', keys.keys, [keys.pending, policy, runJobId(job), JSON.stringify(job), 0]);
+        admitted = await script<unknown[]>('enqueueRun', keys.keys, [...head, runJobId(job), JSON.stringify(job), 0, job.tenant, job.kind, job.agent_id, 0, 0]);
       });
       expect(admitted).toEqual([1, 0, JSON.stringify(job)]);
-      const release = await counted(() => script('releaseRun', [...keys.keys, keys.handed], [keys.pending, policy, runJobId(job)]));
+      const release = await counted(() => script('releaseRun', [...keys.keys, keys.handed], [...head, runJobId(job)]));
       expect(await client.hgetall(keys.keys[4]!)).toEqual({});
       // Through the whole rule (queue, ring, turn, admit) they were 25 and 9 (TIME not counted).
       expect({ enqueue, release }).toEqual({ enqueue: expect.toSatisfy((n: number) => n <= 12), release: expect.toSatisfy((n: number) => n <= 7) });

@@ -1,5 +1,6 @@
 import { Job, type Queue } from 'bullmq';
-import { cappedAgents, queueFull, shareOf, type AgentQueueDepth, type FairShare, type TenantQueueDepth } from '../../domain/fair-share.js';
+import { Packr } from 'msgpackr';
+import { agentCapOf, cappedAgents, queueFull, shareOf, type AgentQueueDepth, type FairShare, type TenantQueueDepth } from '../../domain/fair-share.js';
 import { liveJobIds, runJobId } from '../../domain/run-jobs.js';
 import type { RunJob } from '../../domain/types.js';
 import type { RedisClient } from './connection.js';
@@ -25,6 +26,8 @@ export class RunAdmission {
   private readonly script: ScriptCaller;
   private readonly keys;
   private readonly policy: string;
+  /** How the scripts hand a job they admit to BullMQ (includes/admitRuns.lua `hand`): their ARGV[3..5]. */
+  private readonly handing: [queue: string, options: Buffer, handed: string];
 
   /** The connection of the reads a request makes of the queue (see `reads` of the constructor). */
   private readonly reads: RedisClient;
@@ -50,12 +53,8 @@ export class RunAdmission {
     this.script = loadScripts(redis);
     this.readScript = loadScripts(this.reads);
     this.keys = admissionKeys(queuePrefix);
-    this.policy = policyJson(fair, {
-      q: queue.toKey(''),
-      k: BULL_ADD_KEYS.map((name) => queue.keys[name] ?? queue.toKey(name)),
-      o: jobOptions,
-      h: this.keys.handed,
-    });
+    this.policy = policyJson(fair);
+    this.handing = [queue.toKey(''), packedOptions(jobOptions), this.keys.handed];
   }
 
   /** Queues the job for its turn (after `delayMs`); the jobs then admitted are in BullMQ when it resolves. */
@@ -63,9 +62,15 @@ export class RunAdmission {
     const [, queued, ...admitted] = await this.script<[number, number, ...string[]]>('enqueueRun', this.keys.keys, [
       this.keys.pending,
       this.policy,
+      ...this.handing,
       runJobId(job),
       JSON.stringify(job),
       Math.max(0, Math.round(delayMs)),
+      job.tenant,
+      job.kind,
+      job.agent_id,
+      shareOf(this.fair, job.tenant).maxRunning,
+      agentCapOf(this.fair, job.agent_id),
     ]);
     this.saw(job.tenant, queued);
     await this.dispatch(admitted);
@@ -74,7 +79,7 @@ export class RunAdmission {
   /** The admission step, with a worker's heartbeat (`slots` for `lastsMs`; 0 ms removes it). */
   async admit(worker?: { id: string; slots: number; lastsMs: number }): Promise<void> {
     const member = worker ? `${worker.id} ${worker.slots}` : '';
-    const admitted = await this.script<string[]>('admitRuns', this.keys.keys, [this.keys.pending, this.policy, member, worker?.lastsMs ?? 0]);
+    const admitted = await this.script<string[]>('admitRuns', this.keys.keys, [this.keys.pending, this.policy, ...this.handing, member, worker?.lastsMs ?? 0]);
     await this.dispatch(admitted);
   }
 
@@ -84,13 +89,13 @@ export class RunAdmission {
    * reading and decoding the job; without it the script reads them.
    */
   async release(jobId: string, job?: Pick<RunJob, 'tenant' | 'agent_id'>): Promise<void> {
-    const admitted = await this.script<string[]>('releaseRun', [...this.keys.keys, this.keys.handed], [this.keys.pending, this.policy, jobId, ...(job ? [job.tenant, job.agent_id] : [])]);
+    const admitted = await this.script<string[]>('releaseRun', [...this.keys.keys, this.keys.handed], [this.keys.pending, this.policy, ...this.handing, jobId, ...(job ? [job.tenant, job.agent_id] : [])]);
     await this.dispatch(admitted);
   }
 
   /** Takes the run's waiting jobs out; a slot of its agent one of them held goes to the agent's next parked job. */
   async withdraw(run: { id: string; approval_id?: string }): Promise<void> {
-    const admitted = await this.script<string[]>('withdrawRun', this.keys.keys, [this.keys.pending, this.policy, ...liveJobIds(run)]);
+    const admitted = await this.script<string[]>('withdrawRun', this.keys.keys, [this.keys.pending, this.policy, ...this.handing, ...liveJobIds(run)]);
     await this.dispatch(admitted);
   }
 
@@ -193,7 +198,7 @@ export class RunAdmission {
 
   /**
    * Adds to BullMQ the jobs a script admitted and did not hand itself (a job the reconcile pass
-   * found lost, or one admitted with a policy without "b") and marks them handed, sent back to back on the one
+   * found lost, or one admitted by a script given no handing) and marks them handed, sent back to back on the one
    * connection (one round trip, in this order): BullMQ's add of each (Job.addJob, which sends
    * its command before it yields), then the mark, which takes only the jobs BullMQ then has. A
    * job admitted and never added is the reconcile pass's. (Not an ioredis pipeline: building
@@ -220,27 +225,30 @@ const SEEN_FRESH_MS = 1_000;
 /** Tenants whose count one process remembers at most. */
 const SEEN_TENANTS = 10_000;
 
-/** BullMQ's keys of a queue that its addStandardJob script takes, in its order. */
-const BULL_ADD_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
+/** BullMQ's packer (its options: a map is a map, undefined is nil). */
+const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 
-/** How the admission scripts hand a job they admit to BullMQ (includes/admitRuns.lua `hand`). */
-interface Handing {
-  /** The prefix of BullMQ's job keys of the queue (the job id follows). */
-  q: string;
-  /** BullMQ's keys of the queue, in the order of its addStandardJob script. */
-  k: string[];
-  /** Every run job's BullMQ options. */
-  o: RunJobOptions;
-  /** The set of the job ids handed. */
-  h: string;
+/**
+ * Every run job's BullMQ options packed as BullMQ packs a job's (msgpack), their last key
+ * `jobId` and not its value: the scripts append each job's id packed (includes/admitRuns.lua
+ * `hand`), which spares them packing the options.
+ */
+function packedOptions(jobOptions: RunJobOptions): Buffer {
+  const packed = packer.pack({ ...jobOptions, jobId: '' });
+  // The empty id packs as its one byte, last.
+  if (packed.at(-1) !== EMPTY_STRING) throw new Error('The packed run job options do not end with an empty jobId.');
+  return Buffer.from(packed.subarray(0, -1));
 }
+
+/** msgpack's empty string (fixstr of length 0). */
+const EMPTY_STRING = 0xa0;
 
 /**
  * The policy as the scripts read it: `{"d": [weight, max running], "t": {tenant: [weight, max
- * running]}, "a": {agent: max running}, "b": handing}`, `a` only when an agent has a cap (without
- * it the scripts read no job's agent).
+ * running]}, "a": {agent: max running}}`, `a` only when an agent has a cap (without it the
+ * scripts read no job's agent).
  */
-function policyJson(fair: FairShare, handing: Handing): string {
+function policyJson(fair: FairShare): string {
   const pair = (tenant: string) => {
     const share = shareOf(fair, tenant);
     return [share.weight, share.maxRunning];
@@ -250,6 +258,5 @@ function policyJson(fair: FairShare, handing: Handing): string {
     d: [fair.defaults.weight, fair.defaults.maxRunning],
     t: Object.fromEntries(Object.keys(fair.tenants).map((tenant) => [tenant, pair(tenant)])),
     ...(caps.length > 0 ? { a: Object.fromEntries(caps) } : {}),
-    b: handing,
   });
 }

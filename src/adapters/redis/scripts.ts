@@ -189,20 +189,30 @@ const GENERATED_INCLUDES: Record<string, (options: ScriptOptions) => string> = {
 };
 
 /**
+ * The names of BullMQ's keys of a queue that its addStandardJob script takes, in its order: each
+ * key is the queue's prefix (`queue.toKey('')`) and its name.
+ */
+const BULL_ADD_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
+
+/**
  * BullMQ's own script that adds a job to a queue (`addStandardJob`, its includes resolved), from
- * the BullMQ this package runs with: the admission scripts add the jobs they admit with it, in
- * the same step (includes/admitRuns.lua `hand`), so an admitted job reaches BullMQ as BullMQ
- * itself would add it, whichever version is installed. Read from the package's generated
- * scripts, which its exports do not name (CommonJS, hence `require`).
+ * the BullMQ this package runs with, and the names of its keys (BULL_ADD_KEYS): the admission
+ * scripts add the jobs they admit with it, in the same step (includes/admitRuns.lua `hand`), so
+ * an admitted job reaches BullMQ as BullMQ itself would add it, whichever version is installed.
+ * Read from the package's generated scripts, which its exports do not name (CommonJS, hence
+ * `require`).
  */
 let bullAdd: string | undefined;
 function bullAddStandardJob(): string {
   if (bullAdd !== undefined) return bullAdd;
   const { addStandardJob } = createRequire(import.meta.url)('bullmq/dist/cjs/scripts/addStandardJob-9.js') as { addStandardJob: { content: string; keys: number } };
-  // run-admission.ts gives it its 9 keys: another count is another script, which this one cannot call.
-  if (addStandardJob.keys !== 9) throw new Error(`BullMQ's addStandardJob takes ${addStandardJob.keys} keys, not the 9 the admission scripts give it.`);
+  // The admission scripts give it these keys: another count is another script, which this one cannot call.
+  if (addStandardJob.keys !== BULL_ADD_KEYS.length) throw new Error(`BullMQ's addStandardJob takes ${addStandardJob.keys} keys, not the ${BULL_ADD_KEYS.length} the admission scripts give it.`);
   // A function whose parameters stand for the script's KEYS and ARGV: its body is BullMQ's script as is.
-  return (bullAdd = `local function bull_add_standard_job(KEYS, ARGV)\n${addStandardJob.content}\nend`);
+  return (bullAdd = [
+    `local BULL_ADD_KEYS = {${BULL_ADD_KEYS.map((name) => `'${name}'`).join(', ')}}`,
+    `local function bull_add_standard_job(KEYS, ARGV)\n${addStandardJob.content}\nend`,
+  ].join('\n'));
 }
 
 /** How scripts are generated for a client. */
@@ -224,10 +234,13 @@ export function readScript(file: string, options: ScriptOptions = {}): string {
   return expand(read(file));
 }
 
-type ScriptFn = (...args: ((string | number)[] | string | number)[]) => Promise<unknown>;
+/** An argument of a script: a Buffer goes as its bytes. */
+export type ScriptArg = string | number | Buffer;
+
+type ScriptFn = (...args: (ScriptArg[] | ScriptArg)[]) => Promise<unknown>;
 
 /** Calls a script by name; a reply whose first element is a failure code rejects with its AppError. */
-export type ScriptCaller = <T = unknown[]>(name: ScriptName, keys: string[], args: (string | number)[]) => Promise<T>;
+export type ScriptCaller = <T = unknown[]>(name: ScriptName, keys: string[], args: ScriptArg[]) => Promise<T>;
 
 /**
  * Registers the scripts on a client with `defineCommand` (EVALSHA with an EVAL fallback)
@@ -241,7 +254,7 @@ export function loadScripts(redis: RedisClient): ScriptCaller {
     if (typeof commands[name] === 'function') continue;
     redis.defineCommand(name, { numberOfKeys: Number(numKeys), lua: readScript(file, options) });
   }
-  return async <T>(name: ScriptName, keys: string[], args: (string | number)[]): Promise<T> => {
+  return async <T>(name: ScriptName, keys: string[], args: ScriptArg[]): Promise<T> => {
     // One array argument (ioredis flattens it): a state of many keys must not spread into the call stack.
     const reply = await commands[name]!.call(redis, [...keys, ...args]);
     if (Array.isArray(reply) && typeof reply[0] === 'number' && reply[0] < 0) throw scriptError(name, reply);

@@ -7,15 +7,16 @@
   (includes/admitRuns.lua says what each holds)
 
   ARGV[1] prefix of the tenants' pending lists   ARGV[2] policy (JSON)
-  ARGV[3] the worker ("<worker id> <slots>"), '' for none
-  ARGV[4] how long its heartbeat lasts (ms); 0 removes the worker
+  ARGV[3..5] how a job admitted is handed to BullMQ (includes/admitRuns.lua)
+  ARGV[6] the worker ("<worker id> <slots>"), '' for none
+  ARGV[7] how long its heartbeat lasts (ms); 0 removes the worker
 
   Returns the JSON of each job admitted and not handed to BullMQ here (includes/admitRuns.lua).
 ]]
 --@include admitRuns
-local prefix, now, policy = ARGV[1], server_now(), cjson.decode(ARGV[2])
-local lasts = tonumber(ARGV[4])
-if ARGV[3] ~= '' then
-  if lasts > 0 then redis.call('ZADD', KEYS[8], now + lasts, ARGV[3]) else redis.call('ZREM', KEYS[8], ARGV[3]) end
+local prefix, now = ARGV[1], server_now()
+local worker, lasts = ARGV[6], tonumber(ARGV[7])
+if worker ~= '' then
+  if lasts > 0 then redis.call('ZADD', KEYS[8], now + lasts, worker) else redis.call('ZREM', KEYS[8], worker) end
 end
-return admit(prefix, now, policy)
+return admit(prefix, now, read_policy())

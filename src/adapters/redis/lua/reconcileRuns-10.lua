@@ -14,7 +14,7 @@
   Returns {jobs waiting, jobs admitted}.
 ]]
 --@include admitRuns
-local prefix, policy = ARGV[1], cjson.decode(ARGV[2])
+local prefix, policy = ARGV[1], read_policy()
 local slots = {}
 local function hold(agent)
   if agent_cap(policy, agent) > 0 then slots[agent] = (slots[agent] or 0) + 1 end
@@ -49,15 +49,15 @@ redis.call('DEL', KEYS[9])
 for agent, count in pairs(slots) do redis.call('HSET', KEYS[9], agent, count) end
 for agent, tenants in pairs(parked_by) do
   local ring = agent_ring(agent)
-  for _, tenant in ipairs(redis.call('LRANGE', ring, 0, -1)) do
-    if redis.call('LLEN', parked_list(agent, tenant)) == 0 then redis.call('LREM', ring, 0, tenant) end
+  for _, tenant in ipairs(redis.call('LRANGE', ring, '0', '-1')) do
+    if redis.call('LLEN', parked_list(agent, tenant)) == 0 then redis.call('LREM', ring, '0', tenant) end
   end
   for tenant in pairs(tenants) do
     if redis.call('LLEN', parked_list(agent, tenant)) > 0 and not redis.call('LPOS', ring, tenant) then redis.call('RPUSH', ring, tenant) end
   end
   fill_agent(prefix, policy, agent)
 end
-for _, tenant in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+for _, tenant in ipairs(redis.call('LRANGE', KEYS[2], '0', '-1')) do
   if redis.call('LLEN', prefix .. tenant) == 0 then leave_ring(tenant) end
 end
 for tenant in pairs(queued) do

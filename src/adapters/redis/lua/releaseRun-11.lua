@@ -8,8 +8,9 @@
   (includes/admitRuns.lua says what each holds)
   KEYS[11] handed (lua/handRuns-2.lua)
 
-  ARGV[1] prefix of the tenants' pending lists   ARGV[2] policy (JSON)   ARGV[3] job id
-  ARGV[4] its tenant and ARGV[5] its agent, as in its JSON (the worker that ran it has them), or
+  ARGV[1] prefix of the tenants' pending lists   ARGV[2] policy (JSON)
+  ARGV[3..5] how a job admitted is handed to BullMQ (includes/admitRuns.lua)   ARGV[6] job id
+  ARGV[7] its tenant and ARGV[8] its agent, as in its JSON (the worker that ran it has them), or
   none: the job's JSON is then read from KEYS[6]
 
   Returns the JSON of each job admitted and not handed to BullMQ here (includes/admitRuns.lua).
@@ -18,14 +19,7 @@
   server's clock read, only when an agent has a cap or a job may be admitted.
 ]]
 --@include admitRuns
-local prefix, id, tenant, agent = ARGV[1], ARGV[3], ARGV[4], ARGV[5]
-local decoded = nil
-local function policy()
-  decoded = decoded or cjson.decode(ARGV[2])
-  return decoded
-end
--- Only a policy with agent caps has "a" (a tenant named "a" only makes this look for nothing).
-local caps = string.find(ARGV[2], '"a":', 1, true) ~= nil
+local prefix, id, tenant, agent = ARGV[1], ARGV[6], ARGV[7], ARGV[8]
 if not tenant or tenant == '' then
   local data = redis.call('HGET', KEYS[6], id)
   if data then
@@ -34,10 +28,10 @@ if not tenant or tenant == '' then
   end
 end
 if tenant and tenant ~= '' and redis.call('HDEL', KEYS[6], id) == 1 then
-  add_count(KEYS[5], tenant, -1)
-  if caps and agent_cap(policy(), agent) > 0 then free_agent_slot(prefix, policy(), agent) end
+  add_count(KEYS[5], tenant, '-1')
+  if caps_agents() and agent_cap(read_policy(), agent) > 0 then free_agent_slot(prefix, read_policy(), agent) end
 end
 redis.call('SREM', KEYS[11], id)
 -- No tenant waiting, no job delayed: nothing to admit.
 if redis.call('EXISTS', KEYS[2], KEYS[7]) == 0 then return {} end
-return admit(prefix, server_now(), policy())
+return admit(prefix, server_now(), read_policy())

@@ -17,12 +17,14 @@
 -- <KEYS[9]>:parked:<agent>|<tenant>; the tenants with jobs parked there take the agent's freed
 -- slots in turn, the list <KEYS[9]>:ring:<agent> (the tenant whose turn it is first).
 -- A policy is JSON {"d": [weight, max running], "t": {"<tenant>": [weight, max running]}, "a":
--- {"<agent id>": max running}, "b": {...}}, "a" only when an agent has a cap: without it no job
--- is decoded. "b" says how a job admitted is handed to BullMQ's queue of runs in the same script
--- (see `hand`): {"q": the prefix of its job keys, "k": [its keys wait, paused, meta, id,
--- completed, delayed, active, events, marker], "o": the jobs' options, "h": the key of the set
--- of the job ids handed}. Without "b" the scripts return the jobs they admit, for the caller to
--- hand to BullMQ (as a process of an earlier release did).
+-- {"<agent id>": max running}}, "a" only when an agent has a cap: without it no job is decoded.
+-- Every admission script takes ARGV[1] the prefix of the pending lists and ARGV[2] the policy;
+-- those that admit take after them how a job admitted is handed to BullMQ's queue of runs in the
+-- same script (see `hand`): ARGV[3] the prefix of its job keys (its keys are that prefix and
+-- their names, BULL_ADD_KEYS), ARGV[4] every run job's options packed (msgpack, as BullMQ packs
+-- them) with their last key "jobId" and not its value, ARGV[5] the key of the set of the job
+-- ids handed. With ARGV[3] '' the scripts return the jobs they admit, for the caller to hand to
+-- BullMQ (as a process of an earlier release did).
 --@include bullAddStandardJob
 
 -- The server's clock (ms): one clock for every process, whatever their skew.
@@ -31,17 +33,32 @@ local function server_now()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- The policy (ARGV[2]), decoded at its first use: the light paths need none of it.
+local decoded_policy = nil
+local function read_policy()
+  decoded_policy = decoded_policy or cjson.decode(ARGV[2])
+  return decoded_policy
+end
+
+-- Whether an agent has a cap, without decoding the policy: only such a policy has "a" (a tenant
+-- named "a" only makes this say yes for nothing).
+local function caps_agents()
+  return string.find(ARGV[2], '"a":', 1, true) ~= nil
+end
+
 -- Hands a job just admitted to BullMQ, in this script (its add, as BullMQ's own script does it,
 -- with the job's options and the run job as data), and marks it handed: one step, so a job is
--- never admitted and left out of BullMQ. Returns false when the policy has no "b" (the caller
--- hands it).
-local function hand(policy, now, id, data, kind)
-  local b = policy.b
-  if not b then return false end
-  local opts = b.o
-  opts.jobId = id
-  bull_add_standard_job(b.k, {cmsgpack.pack({b.q, id, kind, now}), data, cmsgpack.pack(opts)})
-  redis.call('SADD', b.h, id)
+-- never admitted and left out of BullMQ. `kind`: the job's, read from `data` when nil. Returns
+-- false when the script has no handing (ARGV[3] ''; the caller hands it).
+local function hand(now, id, data, kind)
+  local queue = ARGV[3]
+  if not queue or queue == '' then return false end
+  local keys = {}
+  for i, name in ipairs(BULL_ADD_KEYS) do keys[i] = queue .. name end
+  kind = kind or cjson.decode(data).kind
+  -- The options end with the key "jobId": the packed id is its value.
+  bull_add_standard_job(keys, {cmsgpack.pack({queue, id, kind, now}), data, ARGV[4] .. cmsgpack.pack(id)})
+  redis.call('SADD', ARGV[5], id)
   return true
 end
 
@@ -63,7 +80,7 @@ local function push_pending(prefix, policy, id, job)
 end
 
 local function leave_ring(tenant)
-  redis.call('LREM', KEYS[2], 1, tenant)
+  redis.call('LREM', KEYS[2], '1', tenant)
   redis.call('HDEL', KEYS[3], tenant)
 end
 
@@ -97,7 +114,7 @@ local function unpark(prefix, policy, agent, hold)
     if id and redis.call('HEXISTS', KEYS[1], id) == 1 then
       if hold then
         redis.call('SADD', KEYS[10], id)
-        redis.call('HINCRBY', KEYS[9], agent, 1)
+        redis.call('HINCRBY', KEYS[9], agent, '1')
       end
       redis.call('LPUSH', prefix .. tenant, id)
       if redis.call('HSETNX', KEYS[3], tenant, (share_of(policy, tenant))) == 1 then redis.call('RPUSH', KEYS[2], tenant) end
@@ -119,7 +136,7 @@ end
 -- A slot of the agent is given back (its job ended, or was withdrawn holding it): the next
 -- parked job takes it.
 local function free_agent_slot(prefix, policy, agent)
-  add_count(KEYS[9], agent, -1)
+  add_count(KEYS[9], agent, '-1')
   fill_agent(prefix, policy, agent)
 end
 
@@ -135,7 +152,7 @@ local function take_agent_slot(policy, id, data)
     park(id, job)
     return false
   end
-  redis.call('HINCRBY', KEYS[9], job.agent_id, 1)
+  redis.call('HINCRBY', KEYS[9], job.agent_id, '1')
   return true
 end
 
@@ -150,7 +167,7 @@ end
 -- Slots of the workers whose heartbeat has not lapsed (the lapsed ones are removed).
 local function capacity(now)
   redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', now)
-  return slots_of(redis.call('ZRANGE', KEYS[8], 0, -1))
+  return slots_of(redis.call('ZRANGE', KEYS[8], '0', '-1'))
 end
 
 -- The same count in one read, the lapsed left for `capacity` (every heartbeat's admission) to remove.
@@ -162,10 +179,10 @@ end
 -- slots are free: the tenant first in the ring gives its head job unless it is at its running
 -- cap (then it waits for its next turn); after `weight` jobs, or none left, the turn passes. A
 -- head job whose agent is at its cap is parked and the tenant's next job is looked at instead.
--- Each job admitted is handed to BullMQ here (see `hand`), or, without "b" in the policy,
+-- Each job admitted is handed to BullMQ here (see `hand`), or, without a handing in ARGV,
 -- returned (its JSON) for the caller to hand to the workers.
 local function admit(prefix, now, policy)
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 1000)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', '0', '1000')) do
     redis.call('ZREM', KEYS[7], id)
     local data = redis.call('HGET', KEYS[1], id)
     if data then push_pending(prefix, policy, id, cjson.decode(data)) end
@@ -178,7 +195,7 @@ local function admit(prefix, now, policy)
   while free > 0 do
     local tenants = redis.call('LLEN', KEYS[2])
     if skipped >= tenants then break end
-    local tenant = redis.call('LINDEX', KEYS[2], 0)
+    local tenant = redis.call('LINDEX', KEYS[2], '0')
     local list = prefix .. tenant
     local weight, max_running = share_of(policy, tenant)
     local id = false
@@ -197,10 +214,10 @@ local function admit(prefix, now, policy)
     elseif id then
       redis.call('HDEL', KEYS[1], id)
       if data then
-        add_count(KEYS[4], tenant, -1)
+        add_count(KEYS[4], tenant, '-1')
         redis.call('HSET', KEYS[6], id, data)
-        redis.call('HINCRBY', KEYS[5], tenant, 1)
-        if not hand(policy, now, id, data, cjson.decode(data).kind) then admitted[#admitted + 1] = data end
+        redis.call('HINCRBY', KEYS[5], tenant, '1')
+        if not hand(now, id, data) then admitted[#admitted + 1] = data end
         free = free - 1
       end
       skipped = 0
@@ -221,24 +238,24 @@ end
 -- A job may skip the ring when it would be admitted at once, alone: no tenant waits, no delayed
 -- job is due, a slot is free and its tenant and its agent are under their caps. Then `admit` would take
 -- it first and leave every key as this does (the ring, the credit and the queued count back
--- where they were), in a third of the commands. Returns whether it was admitted, and whether no
--- tenant waits and no job is delayed at all (then no job waits but parked ones: see `park`).
-local function admit_alone(now, policy, id, job, data)
+-- where they were), in a third of the commands. `max_running`: its tenant's cap, `cap` its
+-- agent's (as the policy has them; 0 for none), so this decodes neither the policy nor the job.
+-- Returns whether it was admitted, and whether no tenant waits and no job is delayed at all (then
+-- no job waits but parked ones: see `park`).
+local function admit_alone(now, id, job, data, max_running, cap)
   -- One look for both (the light load: neither exists) spares the two reads below.
   local idle = redis.call('EXISTS', KEYS[2], KEYS[7]) == 0
   if not idle then
     if redis.call('LLEN', KEYS[2]) > 0 then return false, false end
-    if #redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 1) > 0 then return false, false end
+    if #redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', '0', '1') > 0 then return false, false end
   end
   if live_capacity(now) - redis.call('HLEN', KEYS[6]) <= 0 then return false, idle end
-  local _, max_running = share_of(policy, job.tenant)
   if max_running > 0 and tonumber(redis.call('HGET', KEYS[5], job.tenant) or '0') >= max_running then return false, idle end
-  local cap = agent_cap(policy, job.agent_id)
   if cap > 0 then
     if tonumber(redis.call('HGET', KEYS[9], job.agent_id) or '0') >= cap then return false, idle end
-    redis.call('HINCRBY', KEYS[9], job.agent_id, 1)
+    redis.call('HINCRBY', KEYS[9], job.agent_id, '1')
   end
   redis.call('HSET', KEYS[6], id, data)
-  redis.call('HINCRBY', KEYS[5], job.tenant, 1)
+  redis.call('HINCRBY', KEYS[5], job.tenant, '1')
   return true, idle
 end
