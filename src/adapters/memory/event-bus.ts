@@ -22,7 +22,8 @@ interface RunEntries {
 /**
  * The retained events of one tenant, oldest first: the newest `retain` events (up to
  * `eventCountSlack(retain)` more between trims), at most `maxBytes` bytes of event JSON (UTF-8,
- * as Redis counts them) and `runMaxBytes` per run; past a cap the oldest go (the run's own oldest for the run cap, out of the middle of the log). Dropped entries
+ * as Redis counts them) and `runMaxBytes` per run; past a cap the oldest go (the run's own
+ * oldest for the run cap, out of the middle of the log). Dropped entries
  * stay as gaps, skipped by reads, until compaction; ids rise with the index, so a read after
  * an id is a binary search.
  */
